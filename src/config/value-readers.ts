@@ -1,0 +1,145 @@
+import type { Problem } from '../shared/errors.js';
+import { parseDurationMs } from './duration.js';
+
+/**
+ * Typed readers for raw config values. Each returns the value or records a problem naming the key
+ * path and the expected type, so one pass over a config reports every mistake. Strings from
+ * environment variables and properties files are coerced ("true", "30s", "a,b").
+ */
+export class Reader {
+  readonly problems: Problem[] = [];
+  readonly warnings: Problem[] = [];
+
+  problem(path: string, message: string): undefined {
+    this.problems.push({ path, message });
+    return undefined;
+  }
+
+  warn(path: string, message: string): void {
+    this.warnings.push({ path, message });
+  }
+
+  string(path: string, value: unknown): string | undefined {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
+    return this.problem(path, `expected a string, got ${describe(value)}`);
+  }
+
+  bool(path: string, value: unknown): boolean | undefined {
+    if (typeof value === 'boolean') return value;
+    if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+    return this.problem(path, `expected true or false, got ${describe(value)}`);
+  }
+
+  integer(path: string, value: unknown, min: number, max: number): number | undefined {
+    const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isInteger(number)) {
+      return this.problem(path, `expected a whole number, got ${describe(value)}`);
+    }
+    if (number < min || number > max) return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
+    return number;
+  }
+
+  number(path: string, value: unknown, min: number, max: number): number | undefined {
+    const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof number !== 'number' || Number.isNaN(number)) {
+      return this.problem(path, `expected a number, got ${describe(value)}`);
+    }
+    if (number < min || number > max) return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
+    return number;
+  }
+
+  /** A Go-style duration string (`30s`); bare numbers are rejected because their unit is ambiguous. */
+  duration(path: string, value: unknown, options: { allowZero?: boolean } = {}): number | undefined {
+    if (typeof value !== 'string') {
+      return this.problem(path, `expected a duration such as "30s" or "1m30s", got ${describe(value)}`);
+    }
+    const ms = parseDurationMs(value);
+    if (ms === undefined) return this.problem(path, `"${value}" is not a duration (use e.g. "500ms", "30s", "1m")`);
+    if (ms < 0 || (ms === 0 && options.allowZero === false)) {
+      return this.problem(path, `must be ${options.allowZero === false ? 'greater than zero' : 'zero or more'}, got "${value}"`);
+    }
+    return ms;
+  }
+
+  /** A list of strings; a comma-separated string is split (environment variables, properties files). */
+  stringList(path: string, value: unknown): string[] | undefined {
+    if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
+    if (!Array.isArray(value)) return this.problem(path, `expected a list of strings, got ${describe(value)}`);
+    const out: string[] = [];
+    value.forEach((item, index) => {
+      const text = this.string(`${path}[${index}]`, item);
+      if (text !== undefined) out.push(text);
+    });
+    return out;
+  }
+
+  /** A map of string to string; a JSON object string is accepted (environment variables). */
+  stringMap(path: string, value: unknown): Record<string, string> | undefined {
+    let object = value;
+    if (typeof value === 'string') {
+      try {
+        object = JSON.parse(value);
+      } catch {
+        return this.problem(path, 'expected a map; in an environment variable write it as a JSON object');
+      }
+    }
+    if (!isPlainObject(object)) return this.problem(path, `expected a map of strings, got ${describe(value)}`);
+    const out: Record<string, string> = {};
+    for (const [key, member] of Object.entries(object)) {
+      const text = this.string(`${path}.${key}`, member);
+      if (text !== undefined) out[key] = text;
+    }
+    return out;
+  }
+
+  /** One of a fixed set of names, case-insensitive; the error lists the accepted names. */
+  oneOf<T extends string>(path: string, value: unknown, allowed: readonly T[]): T | undefined {
+    const text = this.string(path, value);
+    if (text === undefined) return undefined;
+    const found = allowed.find((name) => name.toLowerCase() === text.trim().toLowerCase());
+    return found ?? this.problem(path, `"${text}" is not one of ${allowed.join(', ')}`);
+  }
+}
+
+/** True for `{...}` objects (not arrays, not null). */
+export function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** Short description of a value's type for error messages (`a list`, `the number 3`). */
+export function describe(value: unknown): string {
+  if (value === null || value === undefined) return 'nothing';
+  if (Array.isArray(value)) return 'a list';
+  if (typeof value === 'object') return 'a map';
+  if (typeof value === 'string') return `"${value.length > 60 ? `${value.slice(0, 57)}...` : value}"`;
+  return `the ${typeof value} ${String(value)}`;
+}
+
+/** Suggests the closest known key (edit distance at most 3) for a did-you-mean hint. */
+export function closestKey(key: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = 4;
+  for (const candidate of known) {
+    const distance = editDistance(key, candidate);
+    if (distance < bestDistance) {
+      best = candidate;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i++) {
+    let previous = row[0] as number;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const current = row[j] as number;
+      row[j] = Math.min(current + 1, (row[j - 1] as number) + 1, previous + (a[i - 1] === b[j - 1] ? 0 : 1));
+      previous = current;
+    }
+  }
+  return row[b.length] as number;
+}

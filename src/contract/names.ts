@@ -1,0 +1,24 @@
+/**
+ * Names Envoy's resources and Portcullis's services must agree on. Changing one is a protocol
+ * change: every compiled resource, bootstrap and ext_authz lookup uses these constants.
+ */
+
+/** The single RouteConfiguration the HTTP listener's connection manager fetches over RDS. */
+export const INGRESS_ROUTE_CONFIG = 'ingress';
+
+/** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */
+export const XDS_CLUSTER = 'portcullis-xds';
+
+/** Envoy HTTP filter names, in chain order. ext_authz is inserted before the router by the authorize issue. */
+export const HTTP_FILTER_EXT_AUTHZ = 'envoy.filters.http.ext_authz';
+export const HTTP_FILTER_ROUTER = 'envoy.filters.http.router';
+
+/** Network and listener filter names. */
+export const NETWORK_FILTER_HCM = 'envoy.filters.network.http_connection_manager';
+export const LISTENER_FILTER_PROXY_PROTOCOL = 'envoy.filters.listener.proxy_protocol';
+export const LISTENER_FILTER_TLS_INSPECTOR = 'envoy.filters.listener.tls_inspector';
+export const TRANSPORT_SOCKET_TLS = 'envoy.transport_sockets.tls';
+export const HTTP_PROTOCOL_OPTIONS_KEY = 'envoy.extensions.upstreams.http.v3.HttpProtocolOptions';
+
+/** Buffer limit per connection on listeners and clusters (Envoy edge best practice, 32 KiB). */
+export const CONNECTION_BUFFER_LIMIT_BYTES = 32 * 1024;

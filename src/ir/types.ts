@@ -1,0 +1,96 @@
+/**
+ * The intermediate representation: Portcullis's own model of what Envoy must do, after defaults
+ * are applied and cross-references checked, before any Envoy type appears. Compile turns it into
+ * xDS resources; golden files at this seam show every decision translate made. Durations are in
+ * milliseconds; names are derived from content, never from counters.
+ */
+import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from '../config/types.js';
+
+export interface IR {
+  readonly listener: IRListener;
+  /** Virtual hosts sorted by name; the wildcard catch-all (if any) is last. */
+  readonly virtualHosts: readonly IRVirtualHost[];
+  /** Clusters sorted by name. */
+  readonly clusters: readonly IRCluster[];
+  /** Response headers set on every route unless a route overrides them. */
+  readonly responseHeaders: Readonly<Record<string, string>>;
+}
+
+export interface IRListener {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  readonly tls: { readonly certificates: readonly { certPem: string; keyPem: string }[] } | undefined;
+  readonly useProxyProtocol: boolean;
+  readonly xffNumTrustedHops: number;
+  readonly requestTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+}
+
+export interface IRVirtualHost {
+  readonly name: string;
+  /** Envoy domains: exact hosts, or `*.suffix` / `prefix.*` wildcards Envoy matches natively. */
+  readonly domains: readonly string[];
+  readonly routes: readonly IRRoute[];
+}
+
+export type IRPathMatch =
+  | { readonly kind: 'prefix'; readonly value: string }
+  | { readonly kind: 'path'; readonly value: string }
+  | { readonly kind: 'regex'; readonly value: string };
+
+export type IRHostRewrite =
+  | { readonly kind: 'auto' }
+  | { readonly kind: 'preserve' }
+  | { readonly kind: 'literal'; readonly host: string };
+
+export interface IRRoute {
+  /** 16 hex characters derived from from, matchers and to: stable across restarts and reorderings. */
+  readonly id: string;
+  readonly name: string;
+  readonly sourcePath: string;
+  readonly match: IRPathMatch;
+  /** Anchored RE2 for `:authority` when the from host has a wildcard Envoy cannot express in domains. */
+  readonly authorityRegex: string | undefined;
+  readonly clusterName: string;
+  readonly timeoutMs: number;
+  readonly idleTimeoutMs: number | undefined;
+  readonly prefixRewrite: string | undefined;
+  readonly regexRewrite: { readonly pattern: string; readonly substitution: string } | undefined;
+  readonly hostRewrite: IRHostRewrite;
+  readonly allowWebsockets: boolean;
+  readonly requestHeadersToSet: Readonly<Record<string, string>>;
+  readonly requestHeadersToRemove: readonly string[];
+  readonly responseHeadersToSet: Readonly<Record<string, string>>;
+  readonly public: boolean;
+}
+
+export interface IREndpoint {
+  readonly host: string;
+  readonly port: number;
+  readonly weight: number | undefined;
+}
+
+export interface IRUpstreamTls {
+  readonly serverName: string;
+  readonly skipVerify: boolean;
+  /** PEM bundle to trust; undefined means the system trust store at `systemCaFile`. */
+  readonly customCaPem: string | undefined;
+  readonly systemCaFile: string;
+  readonly clientCertificate: { readonly certPem: string; readonly keyPem: string } | undefined;
+}
+
+export interface IRCluster {
+  readonly name: string;
+  /** EDS when every endpoint is an IP literal; STRICT_DNS (inline endpoints) when any is a hostname. */
+  readonly discovery: 'EDS' | 'STRICT_DNS';
+  readonly lbPolicy: LoadBalancingPolicy;
+  readonly endpoints: readonly IREndpoint[];
+  readonly connectTimeoutMs: number;
+  readonly tls: IRUpstreamTls | undefined;
+  /** HTTP/1.1 only when websockets are allowed (upgrades need it); otherwise ALPN for TLS, HTTP/1.1 for plain. */
+  readonly upstreamProtocol: 'http1' | 'alpn';
+  readonly healthChecks: readonly HealthCheckSettings[];
+  readonly outlierDetection: OutlierDetectionSettings | undefined;
+  readonly healthyPanicThreshold: number | undefined;
+}

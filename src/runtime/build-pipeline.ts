@@ -1,0 +1,53 @@
+import type { Problem } from '../shared/errors.js';
+import { loadConfigFile } from '../config/load-file.js';
+import type { Config } from '../config/types.js';
+import type { IR } from '../ir/types.js';
+import { translate, type TranslateOptions } from '../translate/translate.js';
+import { compile, type CompiledResources } from '../xds/compile/compile.js';
+import { buildSnapshot, checkConsistency } from '../xds/snapshot/build-snapshot.js';
+import type { Snapshot } from '../xds/snapshot/types.js';
+import { errorMessage } from '../shared/errors.js';
+
+/** Everything one pass of the pipeline produced; `snapshot` only when every stage succeeded. */
+export type BuildResult =
+  | {
+      readonly ok: true;
+      readonly config: Config;
+      readonly ir: IR;
+      readonly compiled: CompiledResources;
+      readonly snapshot: Snapshot;
+      readonly warnings: readonly Problem[];
+      readonly filesRead: readonly string[];
+    }
+  | {
+      readonly ok: false;
+      readonly stage: 'parse' | 'translate' | 'compile';
+      readonly problems: readonly Problem[];
+      readonly warnings: readonly Problem[];
+      readonly filesRead: readonly string[];
+    };
+
+/**
+ * config file + env -parse-> Config -translate-> IR -compile-> resources -snapshot-> Snapshot.
+ * Any stage's problems stop the pass, so nothing half-built is ever published.
+ */
+export function buildFromFile(
+  configPath: string,
+  env: Readonly<Record<string, string | undefined>>,
+  options: TranslateOptions,
+): BuildResult {
+  const loaded = loadConfigFile(configPath, env);
+  const { warnings, filesRead } = loaded;
+  if (loaded.config === undefined) return { ok: false, stage: 'parse', problems: loaded.problems, warnings, filesRead };
+  const translated = translate(loaded.config, options);
+  if (translated.ir === undefined) return { ok: false, stage: 'translate', problems: translated.problems, warnings, filesRead };
+  try {
+    const compiled = compile(translated.ir);
+    const problems = checkConsistency(compiled);
+    if (problems.length > 0) return { ok: false, stage: 'compile', problems, warnings, filesRead };
+    const snapshot = buildSnapshot(compiled);
+    return { ok: true, config: loaded.config, ir: translated.ir, compiled, snapshot, warnings, filesRead };
+  } catch (err) {
+    return { ok: false, stage: 'compile', problems: [{ path: '', message: errorMessage(err) }], warnings, filesRead };
+  }
+}

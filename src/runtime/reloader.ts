@@ -1,0 +1,107 @@
+import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { TranslateOptions } from '../translate/translate.js';
+import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import { buildFromFile, type BuildResult } from './build-pipeline.js';
+import { FileWatcher } from './file-watcher.js';
+
+/** Counters and state of the reload loop, for logs, tests and (later) metrics. */
+export interface ReloadStats {
+  readonly reloads: number;
+  readonly failures: number;
+  readonly lastSuccess: boolean;
+  readonly activeVersion: string | undefined;
+  readonly lastProblems: readonly Problem[];
+}
+
+/**
+ * The reload loop: watch -> parse -> translate -> compile -> publish, or keep the last good
+ * snapshot. An invalid change is logged once with every problem and its key path and never
+ * reaches Envoy; the next valid change goes live within the watcher's debounce.
+ */
+export class Reloader {
+  private readonly watcher: FileWatcher;
+  private stats: ReloadStats = { reloads: 0, failures: 0, lastSuccess: true, activeVersion: undefined, lastProblems: [] };
+  private lastGood: Extract<BuildResult, { ok: true }> | undefined;
+
+  constructor(
+    private readonly options: {
+      readonly configPath: string;
+      readonly env: Readonly<Record<string, string | undefined>>;
+      readonly translate: TranslateOptions;
+      readonly store: SnapshotStore;
+      readonly logger: Logger;
+      readonly debounceMs?: number;
+      readonly onReload?: (result: BuildResult) => void;
+    },
+  ) {
+    this.watcher = new FileWatcher(() => this.reload(), { debounceMs: options.debounceMs ?? 50 });
+  }
+
+  /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
+  loadInitial(): Extract<BuildResult, { ok: true }> {
+    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate);
+    this.logWarnings(result.warnings);
+    if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
+    this.accept(result);
+    this.watcher.watch(result.filesRead);
+    return result;
+  }
+
+  /** Re-runs the pipeline now (file change, SIGHUP); returns the result. */
+  reload(): BuildResult {
+    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate);
+    this.logWarnings(result.warnings);
+    if (result.ok) {
+      const changed = this.accept(result);
+      this.options.logger.info(
+        { version: result.snapshot.version, routes: result.config.routes.length, changed },
+        changed ? 'config reloaded' : 'config reloaded, no change',
+      );
+    } else {
+      this.stats = { ...this.stats, failures: this.stats.failures + 1, lastSuccess: false, lastProblems: result.problems };
+      this.options.logger.error(
+        {
+          config: this.options.configPath,
+          stage: result.stage,
+          problems: result.problems.map(formatProblem),
+          keeping: this.stats.activeVersion,
+        },
+        'config reload rejected; the last good config keeps serving',
+      );
+    }
+    // Watch whatever the newest config references (a new CA file, say), even when it was rejected.
+    this.watcher.watch([...new Set([...(this.lastGood?.filesRead ?? []), ...result.filesRead])]);
+    this.options.onReload?.(result);
+    return result;
+  }
+
+  current(): ReloadStats {
+    return this.stats;
+  }
+
+  lastGoodBuild(): Extract<BuildResult, { ok: true }> | undefined {
+    return this.lastGood;
+  }
+
+  close(): void {
+    this.watcher.close();
+  }
+
+  private accept(result: Extract<BuildResult, { ok: true }>): boolean {
+    this.lastGood = result;
+    const changed = this.options.store.publish(result.snapshot);
+    this.stats = {
+      reloads: this.stats.reloads + 1,
+      failures: this.stats.failures,
+      lastSuccess: true,
+      activeVersion: result.snapshot.version,
+      lastProblems: [],
+    };
+    return changed;
+  }
+
+  private logWarnings(warnings: readonly Problem[]): void {
+    for (const warning of warnings) this.options.logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
+  }
+}

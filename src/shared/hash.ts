@@ -1,0 +1,16 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Short, stable content hash used for resource names and xDS versions. Names must be derived from
+ * content, never from counters, so that a restarted control plane produces the same names and
+ * versions for the same config (see security-threats.md 2.1: renamed snapshots cause outages).
+ * 16 hex characters (64 bits) keeps names short while making collisions negligible at 10^5 routes.
+ */
+export function shortHash(input: string | Uint8Array): string {
+  return createHash('sha256').update(input).digest('hex').slice(0, 16);
+}
+
+/** Full SHA-256 hex digest, for versions of whole snapshots. */
+export function fullHash(input: string | Uint8Array): string {
+  return createHash('sha256').update(input).digest('hex');
+}

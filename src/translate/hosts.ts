@@ -1,0 +1,29 @@
+/**
+ * How a route's `from` host becomes Envoy virtual-host domains. Envoy matches exact domains and a
+ * single leading (`*.example.com`) or trailing (`example.*`) wildcard natively and fast; any other
+ * wildcard shape goes to one catch-all virtual host and is matched on `:authority` with an
+ * anchored RE2, so `*.example.com` never matches `example.com` itself.
+ */
+export const CATCH_ALL_VHOST = 'catch-all';
+
+export interface HostPlacement {
+  /** Virtual host the route belongs to. */
+  readonly vhost: string;
+  readonly domains: readonly string[];
+  readonly authorityRegex: string | undefined;
+}
+
+/** Places a lower-cased `from` hostname (no port: the listener strips ports before matching). */
+export function placeHost(hostname: string): HostPlacement {
+  const host = hostname.toLowerCase();
+  const stars = host.split('*').length - 1;
+  if (stars === 0) return { vhost: host, domains: [host], authorityRegex: undefined };
+  if (stars === 1 && (host.startsWith('*') || host.endsWith('*'))) {
+    return { vhost: host, domains: [host], authorityRegex: undefined };
+  }
+  const regex = host
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^/:]+');
+  return { vhost: CATCH_ALL_VHOST, domains: ['*'], authorityRegex: `^${regex}$` };
+}

@@ -1,0 +1,143 @@
+import type { Problem } from '../shared/errors.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import { shortHash } from '../shared/hash.js';
+import type { Config, RouteSettings } from '../config/types.js';
+import type { IR, IRCluster, IRListener, IRRoute, IRVirtualHost, IRPathMatch } from '../ir/types.js';
+import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
+import { buildCluster } from './upstreams.js';
+
+/** Inputs translate needs from the outside world, injected so translate stays pure. */
+export interface TranslateOptions {
+  /** PEM bundle of the system trust store, used for HTTPS upstreams without a custom CA. */
+  readonly systemCaFile: string;
+}
+
+export interface TranslateResult {
+  readonly ir: IR | undefined;
+  readonly problems: readonly Problem[];
+}
+
+/** Default security headers when `set_response_headers` is unset; HSTS only when TLS is served. */
+const DEFAULT_RESPONSE_HEADERS = { 'X-Frame-Options': 'SAMEORIGIN', 'X-XSS-Protection': '1; mode=block' };
+const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains; preload' };
+
+/**
+ * Config -> IR: groups routes into virtual hosts, derives stable ids and names, applies defaults
+ * (timeouts, host rewriting, security headers) and checks cross-route rules (no two routes with
+ * the same id). Pure and deterministic: same Config, same IR.
+ */
+export function translate(config: Config, options: TranslateOptions): TranslateResult {
+  const problems: Problem[] = [];
+  const seen = new Map<string, string>();
+  const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
+  const clusters: IRCluster[] = [];
+  for (const settings of config.routes) {
+    const id = routeId(settings);
+    const earlier = seen.get(id);
+    if (earlier !== undefined) {
+      problems.push({
+        path: settings.source_path,
+        message: `duplicates ${earlier} (same from, matcher and to); remove one or change its matcher`,
+      });
+      continue;
+    }
+    seen.set(id, settings.source_path);
+    const placement = placeHost(settings.from.hostname);
+    const clusterName = `route-${id}`;
+    const route = buildRoute(settings, id, clusterName, placement.authorityRegex, config);
+    const vhost = vhosts.get(placement.vhost) ?? { domains: placement.domains, routes: [] };
+    vhost.routes.push(route);
+    vhosts.set(placement.vhost, vhost);
+    clusters.push(buildCluster(settings, clusterName, options.systemCaFile, problems));
+  }
+  if (problems.length > 0) return { ir: undefined, problems };
+  const virtualHosts: IRVirtualHost[] = [...vhosts.entries()]
+    .sort(([a], [b]) => (a === CATCH_ALL_VHOST ? 1 : b === CATCH_ALL_VHOST ? -1 : a < b ? -1 : a > b ? 1 : 0))
+    .map(([name, vhost]) => ({ name, domains: vhost.domains, routes: vhost.routes }));
+  const tls = !config.insecure_server;
+  return {
+    ir: {
+      listener: buildListener(config),
+      virtualHosts,
+      clusters: clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      responseHeaders: globalResponseHeaders(config.set_response_headers, tls),
+    },
+    problems: [],
+  };
+}
+
+/**
+ * A route's id: 16 hex characters over what identifies it (from, matcher, destinations with
+ * weights), so reordering routes or editing their headers keeps names and Envoy stats stable.
+ */
+export function routeId(route: RouteSettings): string {
+  return shortHash(
+    canonicalJson({
+      from: route.from.href,
+      prefix: route.prefix,
+      path: route.path,
+      regex: route.regex,
+      to: route.to.map(({ url, weight }) => (weight === undefined ? url.href : `${url.href},${weight}`)),
+    }),
+  );
+}
+
+function buildRoute(settings: RouteSettings, id: string, clusterName: string, authorityRegex: string | undefined, config: Config): IRRoute {
+  const match: IRPathMatch =
+    settings.path !== undefined
+      ? { kind: 'path', value: settings.path }
+      : settings.regex !== undefined
+        ? { kind: 'regex', value: settings.regex }
+        : { kind: 'prefix', value: settings.prefix ?? '/' };
+  const toPath = settings.to[0]?.url.pathname ?? '/';
+  const impliedRewrite =
+    toPath !== '/' && settings.prefix_rewrite === undefined && settings.regex_rewrite_pattern === undefined ? toPath : undefined;
+  const websockets = settings.allow_websockets;
+  return {
+    id,
+    name: settings.name ?? `route-${id}`,
+    sourcePath: settings.source_path,
+    match,
+    authorityRegex,
+    clusterName,
+    timeoutMs: settings.timeout_ms ?? (websockets ? 0 : config.default_upstream_timeout_ms),
+    idleTimeoutMs: settings.idle_timeout_ms ?? (websockets ? 0 : undefined),
+    prefixRewrite: settings.prefix_rewrite ?? impliedRewrite,
+    regexRewrite:
+      settings.regex_rewrite_pattern !== undefined
+        ? { pattern: settings.regex_rewrite_pattern, substitution: settings.regex_rewrite_substitution ?? '' }
+        : undefined,
+    hostRewrite:
+      settings.host_rewrite !== undefined
+        ? { kind: 'literal', host: settings.host_rewrite }
+        : settings.preserve_host_header
+          ? { kind: 'preserve' }
+          : { kind: 'auto' },
+    allowWebsockets: websockets,
+    requestHeadersToSet: settings.set_request_headers,
+    requestHeadersToRemove: settings.remove_request_headers,
+    responseHeadersToSet: settings.set_response_headers,
+    public: settings.allow_public_unauthenticated_access,
+  };
+}
+
+function buildListener(config: Config): IRListener {
+  const separator = config.address.lastIndexOf(':');
+  const host = config.address.slice(0, separator).replace(/^\[|\]$/g, '');
+  return {
+    name: config.insecure_server ? 'http-ingress' : 'https-ingress',
+    host: host === '' ? '0.0.0.0' : host,
+    port: Number(config.address.slice(separator + 1)),
+    tls: config.insecure_server ? undefined : { certificates: config.certificates },
+    useProxyProtocol: config.use_proxy_protocol,
+    xffNumTrustedHops: config.xff_num_trusted_hops,
+    requestTimeoutMs: config.timeout_read_ms,
+    idleTimeoutMs: config.timeout_idle_ms,
+  };
+}
+
+function globalResponseHeaders(configured: Readonly<Record<string, string>> | undefined, tls: boolean): Record<string, string> {
+  if (configured === undefined) return tls ? { ...DEFAULT_RESPONSE_HEADERS, ...HSTS } : { ...DEFAULT_RESPONSE_HEADERS };
+  if (Object.keys(configured).some((key) => key.toLowerCase() === 'disable')) return {};
+  return { ...configured };
+}

@@ -1,0 +1,67 @@
+import { isIP } from 'node:net';
+import type { Problem } from '../shared/errors.js';
+import type { RouteSettings } from '../config/types.js';
+import type { IRCluster, IREndpoint, IRUpstreamTls } from '../ir/types.js';
+
+/** Envoy's cluster connect timeout for route upstreams. */
+export const UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Builds the cluster for one route: endpoints with weights, discovery type, TLS, health checks and
+ * outlier detection. Hostnames other than IP literals need DNS, which EDS cannot carry, so such
+ * clusters are STRICT_DNS with inline endpoints; all-IP clusters use EDS so endpoint changes are
+ * pushed without touching the cluster.
+ */
+export function buildCluster(
+  route: RouteSettings,
+  clusterName: string,
+  systemCaFile: string,
+  problems: Problem[],
+): IRCluster {
+  const endpoints: IREndpoint[] = route.to.map(({ url, weight }) => ({
+    host: normaliseHost(url.hostname),
+    port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
+    weight,
+  }));
+  const schemes = new Set(route.to.map(({ url }) => url.protocol));
+  if (schemes.size > 1) {
+    problems.push({ path: `${route.source_path}.to`, message: 'cannot mix http and https destinations in one route' });
+  }
+  const useTls = schemes.has('https:');
+  return {
+    name: clusterName,
+    discovery: endpoints.every((endpoint) => isIP(endpoint.host) !== 0) ? 'EDS' : 'STRICT_DNS',
+    lbPolicy: route.load_balancing_policy,
+    endpoints,
+    connectTimeoutMs: UPSTREAM_CONNECT_TIMEOUT_MS,
+    tls: useTls ? upstreamTls(route, systemCaFile) : undefined,
+    upstreamProtocol: route.allow_websockets || !useTls ? 'http1' : 'alpn',
+    healthChecks: route.health_checks,
+    outlierDetection: route.outlier_detection,
+    healthyPanicThreshold: route.healthy_panic_threshold,
+  };
+}
+
+function upstreamTls(route: RouteSettings, systemCaFile: string): IRUpstreamTls {
+  const firstHost = route.to[0]?.url.hostname ?? '';
+  return {
+    serverName: route.tls_server_name ?? normaliseSni(firstHost),
+    skipVerify: route.tls_skip_verify,
+    customCaPem: route.tls_custom_ca_pem,
+    systemCaFile,
+    clientCertificate:
+      route.tls_client_cert_pem !== undefined && route.tls_client_key_pem !== undefined
+        ? { certPem: route.tls_client_cert_pem, keyPem: route.tls_client_key_pem }
+        : undefined,
+  };
+}
+
+/** `localhost` becomes 127.0.0.1 (Envoy would otherwise need DNS and might pick ::1); IPv6 loses brackets. */
+function normaliseHost(hostname: string): string {
+  if (hostname === 'localhost') return '127.0.0.1';
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}
+
+function normaliseSni(hostname: string): string {
+  return hostname.startsWith('[') ? hostname.slice(1, -1) : hostname;
+}

@@ -1,0 +1,44 @@
+import { stringify } from 'yaml';
+import { sortKeys } from '../../shared/canonical-json.js';
+import { decodeMessage, encodeMessage } from './codec.js';
+import { RESOURCE_TYPES, SHORT_NAMES, type ResourceType } from './type-urls.js';
+
+/** Resources of each type, keyed by their short names (`clusters`, `endpoints`, ...). */
+export type RenderedResources = Record<'clusters' | 'endpoints' | 'listeners' | 'routes', unknown[]>;
+
+/**
+ * Renders resources the way Envoy will see them: encode to wire bytes, decode, canonical key
+ * order. A field the encoder dropped (a typo, a wrong shape) is therefore absent here too, which
+ * is why golden files and `portcullis compile` both go through this.
+ */
+export function renderResources(
+  resources: Readonly<Record<ResourceType, readonly { name: string; message: Record<string, unknown> }[]>>,
+  options: { redactSecrets?: boolean } = {},
+): RenderedResources {
+  const out = { clusters: [], endpoints: [], listeners: [], routes: [] } as RenderedResources;
+  for (const type of RESOURCE_TYPES) {
+    out[SHORT_NAMES[type]] = resources[type].map(({ message }) => {
+      const decoded = sortKeys(decodeMessage(type, encodeMessage(type, message)));
+      return options.redactSecrets === true ? redactPrivateKeys(decoded) : decoded;
+    });
+  }
+  return out;
+}
+
+/** YAML text for rendered resources: stable formatting for diffs. */
+export function toYaml(value: unknown): string {
+  return stringify(value, { lineWidth: 0, sortMapEntries: false });
+}
+
+/** Replaces inline private keys with a marker so dry-run output never prints a secret. */
+export function redactPrivateKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(redactPrivateKeys);
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, member] of Object.entries(value)) {
+      out[key] = key === 'private_key' ? { inline_string: '[redacted]' } : redactPrivateKeys(member);
+    }
+    return out;
+  }
+  return value;
+}

@@ -1,0 +1,52 @@
+import type { IRCluster } from '../../ir/types.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { CONNECTION_BUFFER_LIMIT_BYTES, HTTP_PROTOCOL_OPTIONS_KEY } from '../../contract/names.js';
+import { compileEndpoints } from './endpoints.js';
+import { compileHealthCheck } from './health-check.js';
+import { compileOutlierDetection } from './outlier-detection.js';
+import { compileUpstreamTls } from './upstream-tls.js';
+
+/**
+ * IR cluster -> Envoy `cluster.v3.Cluster`. EDS clusters get their endpoints over ADS (pushed
+ * before listeners and routes, make-before-break); STRICT_DNS clusters carry them inline because
+ * EDS cannot hold hostnames. Upstream HTTP is HTTP/1.1 for websocket routes and plain upstreams,
+ * ALPN (h2 or HTTP/1.1) for TLS upstreams.
+ */
+export function compileCluster(cluster: IRCluster): ProtoObject {
+  const out: ProtoObject = {
+    name: cluster.name,
+    type: cluster.discovery,
+    connect_timeout: durationMs(cluster.connectTimeoutMs),
+    lb_policy: cluster.lbPolicy,
+    per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
+  };
+  if (cluster.discovery === 'EDS') {
+    out.eds_cluster_config = { eds_config: { ads: {}, resource_api_version: 'V3' } };
+  } else {
+    out.load_assignment = compileEndpoints(cluster);
+    out.dns_lookup_family = 'V4_PREFERRED';
+  }
+  if (cluster.healthChecks.length > 0) out.health_checks = cluster.healthChecks.map(compileHealthCheck);
+  if (cluster.outlierDetection !== undefined) out.outlier_detection = compileOutlierDetection(cluster.outlierDetection);
+  if (cluster.healthyPanicThreshold !== undefined) {
+    out.common_lb_config = { healthy_panic_threshold: { value: cluster.healthyPanicThreshold } };
+  }
+  if (cluster.tls !== undefined) out.transport_socket = compileUpstreamTls(cluster.tls);
+  out.typed_extension_protocol_options = {
+    [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(cluster)),
+  };
+  return out;
+}
+
+function httpProtocolOptions(cluster: IRCluster): ProtoObject {
+  const options: ProtoObject =
+    cluster.upstreamProtocol === 'alpn'
+      ? { auto_config: { http_protocol_options: {}, http2_protocol_options: {} } }
+      : { explicit_http_config: { http_protocol_options: {} } };
+  const hosts = new Set(cluster.endpoints.map((endpoint) => endpoint.host));
+  if (cluster.tls !== undefined && hosts.size > 1) {
+    // Different hosts behind one route: each connection uses and verifies its own host's name.
+    options.upstream_http_protocol_options = { auto_sni: true, auto_san_validation: true };
+  }
+  return options;
+}

@@ -1,0 +1,37 @@
+import type { IR } from '../../ir/types.js';
+import type { ProtoObject } from '../codec/codec.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE,
+  CLUSTER_TYPE,
+  LISTENER_TYPE,
+  ROUTE_CONFIGURATION_TYPE,
+  type ResourceType,
+} from '../codec/type-urls.js';
+import { compileCluster } from './cluster.js';
+import { compileEndpoints } from './endpoints.js';
+import { compileListener } from './listener.js';
+import { compileRouteConfiguration } from './route-configuration.js';
+
+/** A compiled resource before encoding: its name and its proto3-JSON-shaped message. */
+export interface CompiledResource {
+  readonly name: string;
+  readonly message: ProtoObject;
+}
+
+/** Every resource type's compiled resources, sorted by name. */
+export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledResource[]>>;
+
+/**
+ * IR -> Envoy resources. Pure: no clock, randomness, files or network, so the same IR always
+ * gives the same resources (and, after encoding, the same bytes and versions).
+ */
+export function compile(ir: IR): CompiledResources {
+  return {
+    [CLUSTER_TYPE]: ir.clusters.map((cluster) => ({ name: cluster.name, message: compileCluster(cluster) })),
+    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
+      .filter((cluster) => cluster.discovery === 'EDS')
+      .map((cluster) => ({ name: cluster.name, message: compileEndpoints(cluster) })),
+    [LISTENER_TYPE]: [{ name: ir.listener.name, message: compileListener(ir.listener) }],
+    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: compileRouteConfiguration(ir) }],
+  };
+}

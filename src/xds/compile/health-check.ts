@@ -1,0 +1,32 @@
+import type { HealthCheckSettings } from '../../config/types.js';
+import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
+
+/** IR health check -> Envoy `config.core.v3.HealthCheck`. TCP payloads are hex, as Envoy's `text` field. */
+export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
+  const out: ProtoObject = {
+    timeout: durationMs(check.timeout_ms),
+    interval: durationMs(check.interval_ms),
+    unhealthy_threshold: wrapped(check.unhealthy_threshold),
+    healthy_threshold: wrapped(check.healthy_threshold),
+  };
+  if (check.initial_jitter_ms !== undefined) out.initial_jitter = durationMs(check.initial_jitter_ms);
+  if (check.interval_jitter_ms !== undefined) out.interval_jitter = durationMs(check.interval_jitter_ms);
+  if (check.unhealthy_interval_ms !== undefined) out.unhealthy_interval = durationMs(check.unhealthy_interval_ms);
+  if (check.no_traffic_interval_ms !== undefined) out.no_traffic_interval = durationMs(check.no_traffic_interval_ms);
+  if (check.reuse_connection !== undefined) out.reuse_connection = wrapped(check.reuse_connection);
+  if (check.http !== undefined) {
+    const http: ProtoObject = { path: check.http.path };
+    if (check.http.host !== undefined) http.host = check.http.host;
+    if (check.http.expected_statuses !== undefined) http.expected_statuses = check.http.expected_statuses.map((r) => ({ ...r }));
+    if (check.http.codec_client_type !== undefined) http.codec_client_type = check.http.codec_client_type;
+    out.http_health_check = http;
+  } else if (check.tcp !== undefined) {
+    const tcp: ProtoObject = {};
+    if (check.tcp.send !== undefined) tcp.send = { text: check.tcp.send };
+    if (check.tcp.receive !== undefined) tcp.receive = check.tcp.receive.map((text) => ({ text }));
+    out.tcp_health_check = tcp;
+  } else if (check.grpc !== undefined) {
+    out.grpc_health_check = { ...check.grpc };
+  }
+  return out;
+}

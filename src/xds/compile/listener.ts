@@ -1,0 +1,111 @@
+import type { IRListener } from '../../ir/types.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import {
+  CONNECTION_BUFFER_LIMIT_BYTES,
+  INGRESS_ROUTE_CONFIG,
+  HTTP_FILTER_ROUTER,
+  LISTENER_FILTER_PROXY_PROTOCOL,
+  LISTENER_FILTER_TLS_INSPECTOR,
+  NETWORK_FILTER_HCM,
+  TRANSPORT_SOCKET_TLS,
+} from '../../contract/names.js';
+
+/** Envoy-side request limits: bounded headers and HTTP/2 windows (security-threats.md 0.1). */
+const MAX_REQUEST_HEADERS_KB = 64;
+const MAX_HEADERS_COUNT = 100;
+const REQUEST_HEADERS_TIMEOUT_MS = 10_000;
+const STREAM_IDLE_TIMEOUT_MS = 300_000;
+
+/**
+ * IR listener -> the user-facing Envoy `listener.v3.Listener`: PROXY protocol first when enabled
+ * (so X-Forwarded-For is the real client behind another proxy), TLS when not `insecure_server`,
+ * and one HTTP connection manager that routes via RDS.
+ */
+export function compileListener(listener: IRListener): ProtoObject {
+  const listenerFilters: ProtoObject[] = [];
+  if (listener.useProxyProtocol) {
+    listenerFilters.push({
+      name: LISTENER_FILTER_PROXY_PROTOCOL,
+      typed_config: typed('envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol', {}),
+    });
+  }
+  const chain: ProtoObject = {
+    filters: [{ name: NETWORK_FILTER_HCM, typed_config: typed('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', httpConnectionManager(listener)) }],
+  };
+  if (listener.tls !== undefined) {
+    listenerFilters.push({
+      name: LISTENER_FILTER_TLS_INSPECTOR,
+      typed_config: typed('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}),
+    });
+    chain.transport_socket = downstreamTls(listener.tls.certificates);
+  }
+  const out: ProtoObject = {
+    name: listener.name,
+    address: { socket_address: { address: listener.host, port_value: listener.port } },
+    per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
+    filter_chains: [chain],
+  };
+  if (listenerFilters.length > 0) out.listener_filters = listenerFilters;
+  return out;
+}
+
+/**
+ * The HTTP connection manager with every setting of the Envoy contract in security-threats.md
+ * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
+ * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
+ * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
+ * timeouts. The filter chain has the router last; ext_authz goes right before it.
+ */
+export function httpConnectionManager(listener: IRListener): ProtoObject {
+  return {
+    stat_prefix: 'ingress',
+    codec_type: 'AUTO',
+    rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: { ads: {}, resource_api_version: 'V3' } },
+    http_filters: [{ name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) }],
+    use_remote_address: wrapped(true),
+    xff_num_trusted_hops: listener.xffNumTrustedHops,
+    internal_address_config: {
+      cidr_ranges: [
+        { address_prefix: '127.0.0.1', prefix_len: wrapped(32) },
+        { address_prefix: '::1', prefix_len: wrapped(128) },
+      ],
+    },
+    normalize_path: wrapped(true),
+    merge_slashes: true,
+    path_with_escaped_slashes_action: 'REJECT_REQUEST',
+    strip_trailing_host_dot: true,
+    strip_any_host_port: true,
+    max_request_headers_kb: wrapped(MAX_REQUEST_HEADERS_KB),
+    common_http_protocol_options: {
+      idle_timeout: durationMs(listener.idleTimeoutMs),
+      max_headers_count: wrapped(MAX_HEADERS_COUNT),
+      headers_with_underscores_action: 'REJECT_REQUEST',
+    },
+    http_protocol_options: { accept_http_10: false },
+    http2_protocol_options: {
+      max_concurrent_streams: wrapped(100),
+      initial_stream_window_size: wrapped(65_536),
+      initial_connection_window_size: wrapped(1_048_576),
+    },
+    request_headers_timeout: durationMs(REQUEST_HEADERS_TIMEOUT_MS),
+    stream_idle_timeout: durationMs(STREAM_IDLE_TIMEOUT_MS),
+    request_timeout: durationMs(listener.requestTimeoutMs),
+    always_set_request_id_in_response: true,
+  };
+}
+
+function downstreamTls(certificates: readonly { certPem: string; keyPem: string }[]): ProtoObject {
+  return {
+    name: TRANSPORT_SOCKET_TLS,
+    typed_config: typed('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', {
+      common_tls_context: {
+        tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
+        tls_certificates: certificates.map(({ certPem, keyPem }) => ({
+          certificate_chain: { inline_string: certPem },
+          private_key: { inline_string: keyPem },
+        })),
+        alpn_protocols: ['h2', 'http/1.1'],
+      },
+    }),
+  };
+}

@@ -1,0 +1,22 @@
+import type { OutlierDetectionSettings } from '../../config/types.js';
+import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
+import { messageType } from '../codec/proto-root.js';
+
+/**
+ * IR outlier detection -> Envoy `cluster.v3.OutlierDetection`. Field shapes (wrapper, Duration or
+ * plain bool) are read from Envoy's own descriptor, so the table of accepted keys in config and
+ * the wire shape cannot disagree. `{}` stays `{}`: Envoy's defaults.
+ */
+export function compileOutlierDetection(settings: OutlierDetectionSettings): ProtoObject {
+  const type = messageType('envoy.config.cluster.v3.OutlierDetection');
+  const out: ProtoObject = {};
+  for (const [key, value] of Object.entries(settings)) {
+    if (key.endsWith('_ms')) {
+      out[key.slice(0, -3)] = durationMs(value as number);
+      continue;
+    }
+    const fieldType = type.fields[key]?.type;
+    out[key] = fieldType === 'bool' ? value : wrapped(value);
+  }
+  return out;
+}
