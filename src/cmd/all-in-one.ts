@@ -1,0 +1,118 @@
+import * as grpc from '@grpc/grpc-js';
+import { PortcullisError, errorMessage } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import { Reloader } from '../runtime/reloader.js';
+import { systemCaFile } from '../runtime/system-ca.js';
+import { AdsServer } from '../xds/server/ads-server.js';
+import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
+import { locateEnvoy } from '../envoy/locate.js';
+import { EnvoySupervisor } from '../envoy/supervisor.js';
+
+/** Options of the all-in-one composition root; tests pass their own ports and logger. */
+export interface AllInOneOptions {
+  readonly configPath: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger & { level?: string };
+  /** Delta (default) or state-of-the-world ADS for the supervised Envoy. */
+  readonly adsApiType?: AdsApiType;
+  /** Start no Envoy (sidecar mode: an Envoy started separately connects over ADS). */
+  readonly withoutEnvoy?: boolean;
+  readonly reloadDebounceMs?: number;
+}
+
+/** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
+export interface AllInOne {
+  readonly store: SnapshotStore;
+  readonly reloader: Reloader;
+  readonly ads: AdsServer;
+  readonly grpcPort: number;
+  readonly supervisor: EnvoySupervisor | undefined;
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/**
+ * Starts Portcullis all-in-one: load and validate the config (an invalid first config throws, as
+ * there is nothing to keep serving), publish its snapshot, serve ADS on `grpc_address`, spawn and
+ * supervise Envoy from a generated bootstrap, and watch the config for hot reload.
+ */
+export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
+  const { logger } = options;
+  const store = new SnapshotStore();
+  const reloader = new Reloader({
+    configPath: options.configPath,
+    env: options.env,
+    translate: { systemCaFile: systemCaFile(options.env) },
+    store,
+    logger,
+    ...(options.reloadDebounceMs === undefined ? {} : { debounceMs: options.reloadDebounceMs }),
+  });
+  const initial = reloader.loadInitial();
+  if (logger.level !== undefined) logger.level = initial.config.log_level;
+  const ads = new AdsServer({ source: store, logger });
+  const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
+  ads.register(server);
+  const { host, port } = splitAddress(initial.config.grpc_address);
+  if (!isLoopbackAddress(host)) {
+    logger.warn({ grpc_address: initial.config.grpc_address }, 'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy');
+  }
+  const grpcPort = await bindServer(server, host, port);
+  logger.info({ grpc_address: `${host}:${grpcPort}`, routes: initial.config.routes.length, version: initial.snapshot.version }, 'ADS server listening');
+  let supervisor: EnvoySupervisor | undefined;
+  if (options.withoutEnvoy !== true) {
+    try {
+      const envoy = await locateEnvoy(options.env);
+      if (envoy.outdated) logger.warn({ version: envoy.version }, 'Envoy is older than 1.40.0 and misses security fixes; upgrade it');
+      const admin = splitAddress(initial.config.envoy_admin_address);
+      supervisor = new EnvoySupervisor({
+        binary: envoy.path,
+        logger,
+        bootstrap: buildBootstrap({
+          ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort },
+          adsApiType: options.adsApiType ?? 'DELTA_GRPC',
+          admin: { address: admin.host, port: admin.port },
+        }),
+      });
+      await supervisor.start();
+      logger.info({ envoy: envoy.path, version: envoy.version, admin: initial.config.envoy_admin_address }, 'Envoy started');
+    } catch (err) {
+      ads.close();
+      reloader.close();
+      server.forceShutdown();
+      throw err;
+    }
+  }
+  return {
+    store,
+    reloader,
+    ads,
+    grpcPort,
+    supervisor,
+    async stop(stopOptions = {}) {
+      reloader.close();
+      await supervisor?.stop({ graceMs: stopOptions.graceMs ?? 0 });
+      ads.close();
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+    },
+  };
+}
+
+/** Splits `host:port` / `:port` / `[v6]:port`; an empty host means all interfaces. */
+export function splitAddress(address: string): { host: string; port: number } {
+  const separator = address.lastIndexOf(':');
+  const host = address.slice(0, separator).replace(/^\[|\]$/g, '');
+  return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(separator + 1)) };
+}
+
+function bindServer(server: grpc.Server, host: string, port: number): Promise<number> {
+  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, boundPort) => {
+      if (err !== null) {
+        reject(new PortcullisError('GRPC_BIND_FAILED', `cannot listen on grpc_address ${target}: ${errorMessage(err)}`));
+      } else {
+        resolve(boundPort);
+      }
+    });
+  });
+}

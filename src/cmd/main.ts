@@ -1,0 +1,90 @@
+import yargs from 'yargs';
+import { hideBin } from 'yargs/helpers';
+import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
+import { createLogger } from '../shared/logger.js';
+import { normaliseArgv } from './argv.js';
+import { startAllInOne } from './all-in-one.js';
+import { runCompile, runValidate } from './compile-command.js';
+import { versionString } from './version.js';
+
+/**
+ * The `portcullis` command line. `portcullis --config f` runs all-in-one (ADS server plus a
+ * supervised Envoy); `compile` prints the xDS resources as YAML (dry run); `validate` checks a
+ * config. Errors are printed as messages with their key paths, never as stack traces.
+ */
+async function main(): Promise<void> {
+  await yargs(normaliseArgv(hideBin(process.argv)))
+    .scriptName('portcullis')
+    .version(versionString())
+    .option('config', { alias: 'c', type: 'string', describe: 'config file (YAML or JSON)' })
+    .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, (args) => {
+      process.exitCode = runCompile(requireConfig(args.config as string | undefined), process.stdout, process.stderr);
+    })
+    .command('validate', 'check a config file and list every problem', {}, (args) => {
+      process.exitCode = runValidate(requireConfig(args.config as string | undefined), process.stdout, process.stderr);
+    })
+    .command(
+      '$0',
+      'run Portcullis all-in-one: the ADS server and a supervised Envoy',
+      (y) =>
+        y
+          .option('ads', { choices: ['delta', 'sotw'] as const, default: 'delta' as const, describe: 'xDS transport for Envoy' })
+          .option('without-envoy', { type: 'boolean', default: false, describe: 'serve ADS only (sidecar Envoy)' }),
+      async (args) => {
+        await run(requireConfig(args.config), args.ads, args['without-envoy']);
+      },
+    )
+    .strict()
+    .fail((message, err) => {
+      if (err !== undefined && err !== null) throw err;
+      process.stderr.write(`portcullis: ${message}\nRun portcullis --help for usage.\n`);
+      process.exit(2);
+    })
+    .parseAsync();
+}
+
+function requireConfig(config: string | undefined): string {
+  if (config === undefined || config === '') {
+    throw new PortcullisError('CONFIG_MISSING', 'no config file given: use --config <file> (or -config <file>)');
+  }
+  return config;
+}
+
+async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: boolean): Promise<void> {
+  const logger = createLogger('info');
+  const running = await startAllInOne({
+    configPath,
+    env: process.env,
+    logger,
+    adsApiType: ads === 'delta' ? 'DELTA_GRPC' : 'GRPC',
+    withoutEnvoy,
+  });
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down: draining Envoy');
+    running.stop({ graceMs: 5000 }).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        logger.error({ error: errorMessage(err) }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGHUP', () => running.reloader.reload());
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof ValidationError) {
+    process.stderr.write(`portcullis: ${err.message.split('\n')[0]}\n`);
+    for (const problem of err.problems) process.stderr.write(`  - ${formatProblem(problem)}\n`);
+  } else if (err instanceof PortcullisError) {
+    process.stderr.write(`portcullis: ${err.message}\n`);
+  } else {
+    process.stderr.write(`portcullis: unexpected error: ${errorMessage(err)}\n`);
+  }
+  process.exit(1);
+});

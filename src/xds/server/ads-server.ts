@@ -1,0 +1,103 @@
+import * as grpc from '@grpc/grpc-js';
+import { errorMessage } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import type { SnapshotSource } from '../snapshot/types.js';
+import { DeltaStream } from './delta-stream.js';
+import { ADS_GRPC_DEFINITION } from './grpc-service.js';
+import type { DeltaCall, SotwCall } from './grpc-service.js';
+import { AdsMetrics } from './metrics.js';
+import type { AdsStats } from './metrics.js';
+import { SotwStream } from './sotw-stream.js';
+import type { AdsStream, StreamContext } from './stream-base.js';
+
+/** Options of `AdsServer`. */
+export interface AdsServerOptions {
+  /** Where validated snapshots come from; nothing is served before `current()` returns one. */
+  readonly source: SnapshotSource;
+  readonly logger: Logger;
+  /** Largest delta response to send; bigger change sets are split. Default 4 MiB (gRPC's usual limit). */
+  readonly maxMessageBytes?: number;
+}
+
+/** Default `maxMessageBytes`: 4 MiB, the default receive limit of most gRPC implementations. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The ADS control-plane endpoint: Envoy's `AggregatedDiscoveryService` with both transports, SotW
+ * (`StreamAggregatedResources`) and incremental (`DeltaAggregatedResources`), fed by a
+ * `SnapshotSource` (xDS protocol: https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol).
+ *
+ * The server does not own a gRPC server: `register` adds the service to one the caller created,
+ * so ext_authz and others can share the port. Every published snapshot is fanned out to all open
+ * streams; each stream diffs it against what its Envoy has and pushes in make-before-break order.
+ * `close()` ends every stream with status OK (Envoy keeps its config and reconnects with backoff)
+ * and refuses new streams with UNAVAILABLE.
+ */
+export class AdsServer {
+  private readonly metrics = new AdsMetrics();
+  private readonly streams = new Set<AdsStream>();
+  private readonly ctx: StreamContext;
+  private readonly unsubscribe: () => void;
+  private closed = false;
+
+  constructor(options: AdsServerOptions) {
+    const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    if (!Number.isInteger(maxMessageBytes) || maxMessageBytes < 1024) {
+      throw new RangeError(`maxMessageBytes must be an integer >= 1024, got ${String(maxMessageBytes)}`);
+    }
+    const logger = options.logger.child({ component: 'ads' });
+    this.ctx = { source: options.source, logger, metrics: this.metrics, maxMessageBytes };
+    this.unsubscribe = options.source.subscribe(() => this.fanOut());
+  }
+
+  /** Adds the ADS service to `server`. Call once per server, before it starts serving. */
+  register(server: grpc.Server): void {
+    server.addService(ADS_GRPC_DEFINITION, {
+      StreamAggregatedResources: (call: SotwCall) => this.open(call, 'sotw'),
+      DeltaAggregatedResources: (call: DeltaCall) => this.open(call, 'delta'),
+    });
+  }
+
+  /** Counters for tests and logs; a detached copy. */
+  stats(): AdsStats {
+    return this.metrics.snapshot();
+  }
+
+  /** Ends every open stream cleanly and stops listening for snapshots. Idempotent. */
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.unsubscribe();
+    for (const stream of [...this.streams]) stream.close();
+  }
+
+  private open(call: SotwCall | DeltaCall, mode: 'sotw' | 'delta'): void {
+    if (this.closed) {
+      call.emit('error', {
+        code: grpc.status.UNAVAILABLE,
+        details: 'Portcullis ADS server is shutting down',
+      });
+      return;
+    }
+    const onDone = (stream: AdsStream): void => {
+      if (this.streams.delete(stream)) this.metrics.streamsOpen -= 1;
+    };
+    const stream =
+      mode === 'sotw'
+        ? new SotwStream(call as SotwCall, this.ctx, onDone)
+        : new DeltaStream(call as DeltaCall, this.ctx, onDone);
+    this.streams.add(stream);
+    this.metrics.streamsOpen += 1;
+    this.metrics.streamsTotal += 1;
+  }
+
+  private fanOut(): void {
+    for (const stream of [...this.streams]) {
+      try {
+        stream.onSnapshot();
+      } catch (err) {
+        this.ctx.logger.error({ err: errorMessage(err) }, 'xDS: snapshot push failed on a stream');
+      }
+    }
+  }
+}

@@ -1,0 +1,223 @@
+import type { ResourceType } from '../codec/type-urls.js';
+import { isFullSetType } from './prepared.js';
+import type { PreparedResource, PreparedType } from './prepared.js';
+
+/** How a delta request relates to the responses pending for its type (see `DeltaTypeState`). */
+export type DeltaVerdict = 'request' | 'stale' | 'ack' | 'nack';
+
+/** What one type needs: resources to add or update, and names to remove. */
+export interface DeltaPlan {
+  readonly upserts: readonly PreparedResource[];
+  readonly removals: readonly string[];
+  /** Nothing was sent for this type yet: answer even if empty, so the client's init can finish. */
+  readonly mustAnswer: boolean;
+}
+
+/** One sent, unanswered response. */
+export interface DeltaChunk {
+  readonly upserts: ReadonlyArray<readonly [name: string, version: string]>;
+  readonly removals: readonly string[];
+}
+
+interface InflightEntry {
+  /** undefined: a removal is in flight. */
+  readonly version: string | undefined;
+  readonly nonce: string;
+}
+
+/** The subscription part of a delta request. */
+export interface DeltaSubscription {
+  readonly subscribe: readonly string[];
+  readonly unsubscribe: readonly string[];
+  readonly initialVersions: ReadonlyMap<string, string>;
+}
+
+/** `rejected` marker for a NACKed removal. */
+const REMOVAL = '\u0000removal';
+/** Unanswered responses kept per type; a client that never answers cannot grow this forever. */
+const MAX_PENDING = 1024;
+
+/**
+ * The state of one resource type on one delta (incremental) stream [1].
+ *
+ * - `has`: what the client holds, by name and version: seeded from `initial_resource_versions` on
+ *   the first request of the type (a reconnecting client tells us what it kept), then updated only
+ *   by ACKs of what we sent.
+ * - `inflight`: what we sent and is not answered yet. Diffs compare the snapshot against
+ *   "in flight, else held", so an update already on its way is not sent twice.
+ * - `pending`: every unanswered response by nonce. Each delta response is self-contained, so
+ *   several may be outstanding (chunks, or a new snapshot before the ACK); an ACK or NACK names the
+ *   response it answers by nonce. A nonce that is not pending is stale: its ACK/NACK is ignored,
+ *   but subscription changes in the same request are still honoured, as the protocol requires
+ *   ("the server must honor changes to the subscription state even if the nonce is stale" [1]).
+ * - `rejected`: resource versions the client NACKed; they are not sent again until they change.
+ * - Subscriptions: `wildcard` (LDS/CDS only: a first request naming nothing, or "*") and explicit
+ *   `names`. Subscribing to a name forgets what we think the client has, so it is sent again [2];
+ *   unsubscribing forgets the name so a later subscribe resends it.
+ *
+ * Pure (no I/O): the stream feeds it requests and snapshots and writes what it plans.
+ *
+ * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-delta
+ * [2] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-delta-subscribe
+ */
+export class DeltaTypeState {
+  started = false;
+  answered = false;
+  readonly has = new Map<string, string>();
+  readonly rejected = new Map<string, string>();
+  private wildcard = false;
+  private readonly names = new Set<string>();
+  private readonly inflight = new Map<string, InflightEntry>();
+  private readonly pending = new Map<string, DeltaChunk>();
+  private readonly forcedRemovals = new Set<string>();
+
+  constructor(readonly type: ResourceType) {}
+
+  /** Classifies a request: no nonce is a plain (subscription) request; see the class comment. */
+  classify(responseNonce: string, hasError: boolean): DeltaVerdict {
+    if (responseNonce === '') return 'request';
+    if (!this.pending.has(responseNonce)) return 'stale';
+    return hasError ? 'nack' : 'ack';
+  }
+
+  /** ACK of the response `nonce`: the client now holds what it carried. */
+  onAck(nonce: string): DeltaChunk | undefined {
+    const chunk = this.take(nonce);
+    if (chunk === undefined) return undefined;
+    for (const [name, version] of chunk.upserts) {
+      if (this.interested(name)) this.has.set(name, version);
+      this.settle(name, nonce);
+    }
+    for (const name of chunk.removals) {
+      this.has.delete(name);
+      this.settle(name, nonce);
+    }
+    return chunk;
+  }
+
+  /** NACK of the response `nonce`: its versions are marked rejected; the client keeps what it had. */
+  onNack(nonce: string): DeltaChunk | undefined {
+    const chunk = this.take(nonce);
+    if (chunk === undefined) return undefined;
+    for (const [name, version] of chunk.upserts) {
+      this.rejected.set(name, version);
+      this.settle(name, nonce);
+    }
+    for (const name of chunk.removals) {
+      this.rejected.set(name, REMOVAL);
+      this.settle(name, nonce);
+    }
+    return chunk;
+  }
+
+  /** Applies subscribe/unsubscribe (and, on the first request, initial versions); true when a diff is due. */
+  applySubscription(request: DeltaSubscription): boolean {
+    const first = !this.started;
+    this.started = true;
+    const fullSet = isFullSetType(this.type);
+    if (first && request.subscribe.length === 0 && request.unsubscribe.length === 0) this.wildcard = fullSet;
+    for (const name of request.subscribe) {
+      if (fullSet && name === '*') {
+        this.wildcard = true;
+        continue;
+      }
+      this.names.add(name);
+      this.forget(name);
+    }
+    for (const name of request.unsubscribe) this.unsubscribe(name, fullSet);
+    if (first) for (const [name, version] of request.initialVersions) this.has.set(name, version);
+    return first || request.subscribe.length > 0 || request.unsubscribe.length > 0;
+  }
+
+  /** Diffs `prepared` against what the client has or is being sent. */
+  plan(prepared: PreparedType): DeltaPlan {
+    const upserts: PreparedResource[] = [];
+    const consider = (resource: PreparedResource): void => {
+      if (this.effective(resource.name) === resource.version) return;
+      if (this.rejected.get(resource.name) === resource.version) return;
+      upserts.push(resource);
+    };
+    if (this.wildcard) {
+      for (const resource of prepared.list) consider(resource);
+    } else {
+      for (const name of this.names) {
+        const resource = prepared.byName.get(name);
+        if (resource !== undefined) consider(resource);
+      }
+    }
+    const removals = new Set<string>();
+    for (const name of this.knownNames()) {
+      if (!prepared.byName.has(name) && this.rejected.get(name) !== REMOVAL) removals.add(name);
+    }
+    for (const name of this.forcedRemovals) if (!prepared.byName.has(name)) removals.add(name);
+    return { upserts, removals: [...removals], mustAnswer: !this.answered };
+  }
+
+  /** Records a sent response; returns false when an old pending response had to be dropped. */
+  markSent(nonce: string, upserts: readonly PreparedResource[], removals: readonly string[]): boolean {
+    this.answered = true;
+    this.pending.set(nonce, { upserts: upserts.map((r) => [r.name, r.version] as const), removals });
+    for (const resource of upserts) {
+      this.inflight.set(resource.name, { version: resource.version, nonce });
+      this.forcedRemovals.delete(resource.name);
+    }
+    for (const name of removals) {
+      this.inflight.set(name, { version: undefined, nonce });
+      this.forcedRemovals.delete(name);
+    }
+    if (this.pending.size <= MAX_PENDING) return true;
+    this.pending.delete(this.pending.keys().next().value as string);
+    return false;
+  }
+
+  /** Number of responses awaiting an ACK or NACK. */
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  private unsubscribe(name: string, fullSet: boolean): void {
+    if (fullSet && name === '*') {
+      this.wildcard = false;
+      for (const known of this.knownNames()) if (!this.names.has(known)) this.forget(known);
+      return;
+    }
+    this.names.delete(name);
+    this.forget(name);
+    // Wildcard plus a specific name: the client cannot tell whether to keep it, so the server must
+    // answer with the resource (still in the wildcard) or its removal:
+    // https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-unsubscribe
+    if (this.wildcard) this.forcedRemovals.add(name);
+  }
+
+  private interested(name: string): boolean {
+    return this.wildcard || this.names.has(name);
+  }
+
+  private effective(name: string): string | undefined {
+    const entry = this.inflight.get(name);
+    return entry !== undefined ? entry.version : this.has.get(name);
+  }
+
+  private knownNames(): string[] {
+    const names: string[] = [];
+    for (const name of this.has.keys()) if (this.effective(name) !== undefined) names.push(name);
+    for (const [name, entry] of this.inflight)
+      if (entry.version !== undefined && !this.has.has(name)) names.push(name);
+    return names;
+  }
+
+  private forget(name: string): void {
+    this.has.delete(name);
+    this.inflight.delete(name);
+  }
+
+  private take(nonce: string): DeltaChunk | undefined {
+    const chunk = this.pending.get(nonce);
+    this.pending.delete(nonce);
+    return chunk;
+  }
+
+  private settle(name: string, nonce: string): void {
+    if (this.inflight.get(name)?.nonce === nonce) this.inflight.delete(name);
+  }
+}

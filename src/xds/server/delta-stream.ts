@@ -1,0 +1,185 @@
+import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
+import type { ResourceType } from '../codec/type-urls.js';
+import { deltaHeaderSize, splitBySize, stringFieldSize } from './chunking.js';
+import { DeltaTypeState } from './delta-state.js';
+import type { DeltaChunk, DeltaPlan } from './delta-state.js';
+import type { DeltaCall } from './grpc-service.js';
+import { encodeDeltaResponse } from './messages.js';
+import type { DeltaRequest } from './messages.js';
+import type { PreparedResource, PreparedType } from './prepared.js';
+import { StreamBase } from './stream-base.js';
+import type { AdsStream, StreamContext } from './stream-base.js';
+
+/**
+ * One `DeltaAggregatedResources` stream (incremental xDS over ADS). Each type runs its own
+ * `DeltaTypeState`; this class feeds it requests and snapshots and writes the planned responses.
+ *
+ * Order on a push: additions and updates CDS, EDS, LDS, RDS, then removals RDS, LDS, EDS, CDS, so
+ * nothing is removed before whatever replaces it is in place; stale clusters go last [1].
+ *
+ * Chunking: a type's changes are split so no response exceeds `maxMessageBytes`; each chunk has its
+ * own nonce and all chunks are written at once, without waiting for ACKs. That is correct because
+ * a delta response only adds, updates or removes the resources it names (never implies deletion of
+ * others [2]), Envoy applies and ACKs each response in arrival order, and every ACK/NACK names its
+ * chunk by nonce [3], so several may be outstanding. Waiting for each ACK would add a round trip
+ * per chunk and hold back the next types of the push.
+ *
+ * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-eventual-consistency-considerations
+ * [2] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#grouping-resources-into-responses
+ * [3] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-delta
+ */
+export class DeltaStream extends StreamBase<DeltaRequest> {
+  private readonly states = new Map<ResourceType, DeltaTypeState>(
+    RESOURCE_TYPES.map((type) => [type, new DeltaTypeState(type)]),
+  );
+
+  constructor(call: DeltaCall, ctx: StreamContext, onDone: (stream: AdsStream) => void) {
+    super(call, ctx, onDone, 'delta');
+  }
+
+  protected handle(request: DeltaRequest, type: ResourceType): void {
+    const state = this.stateOf(type);
+    const verdict = state.classify(request.responseNonce, request.errorDetail !== undefined);
+    if (verdict === 'stale') {
+      this.ctx.metrics.staleRequests += 1;
+      this.log.debug(
+        { type: SHORT_NAMES[type], nonce: request.responseNonce },
+        'xDS: stale nonce; ACK/NACK ignored',
+      );
+    } else if (verdict === 'ack') {
+      state.onAck(request.responseNonce);
+      this.ctx.metrics.ack(type);
+    } else if (verdict === 'nack') {
+      const chunk = state.onNack(request.responseNonce);
+      if (chunk !== undefined) this.recordNack(request, type, chunk);
+    }
+    if (state.applySubscription(request)) this.push([type]);
+  }
+
+  protected pushAll(): void {
+    this.push(RESOURCE_TYPES);
+  }
+
+  private push(types: readonly ResourceType[]): void {
+    const prepared = this.currentSnapshot();
+    if (prepared === undefined) return;
+    const plans: Array<[DeltaTypeState, PreparedType, DeltaPlan]> = [];
+    for (const type of types) {
+      const state = this.stateOf(type);
+      if (!state.started) continue;
+      const typeData = prepared.type(type);
+      plans.push([state, typeData, state.plan(typeData)]);
+    }
+    for (const [state, typeData, plan] of plans) {
+      if (plan.upserts.length > 0 || (plan.mustAnswer && plan.removals.length === 0)) {
+        this.sendUpserts(state, typeData, plan.upserts);
+      }
+    }
+    for (const [state, typeData, plan] of plans.reverse()) {
+      if (plan.removals.length > 0) this.sendRemovals(state, typeData, plan.removals);
+    }
+  }
+
+  private sendUpserts(
+    state: DeltaTypeState,
+    prepared: PreparedType,
+    upserts: readonly PreparedResource[],
+  ): void {
+    const budget = this.ctx.maxMessageBytes - deltaHeaderSize(prepared.typeUrl, prepared.version);
+    const groups = upserts.length === 0 ? [[]] : splitBySize(upserts, budget, (r) => r.deltaSize);
+    for (const group of groups) {
+      const only = group[0];
+      if (group.length === 1 && only !== undefined && only.deltaSize > budget) {
+        this.log.warn(
+          {
+            type: SHORT_NAMES[state.type],
+            name: only.name,
+            bytes: only.deltaSize,
+            max: this.ctx.maxMessageBytes,
+          },
+          'xDS: one resource exceeds maxMessageBytes; sent alone',
+        );
+      }
+      if (!this.sendChunk(state, prepared, group, [])) return;
+    }
+  }
+
+  private sendRemovals(state: DeltaTypeState, prepared: PreparedType, removals: readonly string[]): void {
+    const budget = this.ctx.maxMessageBytes - deltaHeaderSize(prepared.typeUrl, prepared.version);
+    for (const group of splitBySize(removals, budget, stringFieldSize)) {
+      if (!this.sendChunk(state, prepared, [], group)) return;
+    }
+  }
+
+  private sendChunk(
+    state: DeltaTypeState,
+    prepared: PreparedType,
+    upserts: readonly PreparedResource[],
+    removals: readonly string[],
+  ): boolean {
+    const nonce = this.nextNonce();
+    const bytes = encodeDeltaResponse({
+      system_version_info: prepared.version,
+      type_url: prepared.typeUrl,
+      resources: upserts.map((r) => r.delta),
+      removed_resources: removals,
+      nonce,
+    });
+    if (!this.write(bytes)) return false;
+    if (!state.markSent(nonce, upserts, removals)) {
+      this.log.warn(
+        { type: SHORT_NAMES[state.type] },
+        'xDS: client left too many responses unanswered; oldest forgotten',
+      );
+    }
+    this.ctx.metrics.responseSent(state.type);
+    this.log.debug(
+      {
+        type: SHORT_NAMES[state.type],
+        nonce,
+        upserts: upserts.length,
+        removals: removals.length,
+        bytes: bytes.length,
+      },
+      'xDS: delta response sent',
+    );
+    return true;
+  }
+
+  private recordNack(request: DeltaRequest, type: ResourceType, chunk: DeltaChunk): void {
+    const detail = request.errorDetail ?? { code: 0, message: '' };
+    const rejected = [
+      ...chunk.upserts.map(([name, version]) => `${name}@${version}`),
+      ...chunk.removals.map((name) => `-${name}`),
+    ];
+    const shown =
+      rejected.length > 20 ? [...rejected.slice(0, 20), `(+${rejected.length - 20} more)`] : rejected;
+    this.ctx.metrics.nack(type, {
+      mode: 'delta',
+      nodeId: this.nodeId ?? '',
+      typeUrl: request.typeUrl,
+      nonce: request.responseNonce,
+      rejected: shown.join(', '),
+      code: detail.code,
+      message: detail.message,
+    });
+    this.log.warn(
+      {
+        nodeId: this.nodeId,
+        type: SHORT_NAMES[type],
+        typeUrl: request.typeUrl,
+        nonce: request.responseNonce,
+        rejected: shown,
+        code: detail.code,
+        error_detail: detail.message,
+      },
+      `xDS NACK from ${this.nodeId ?? ''} for ${SHORT_NAMES[type]}: ${detail.message}`,
+    );
+  }
+
+  private stateOf(type: ResourceType): DeltaTypeState {
+    const state = this.states.get(type);
+    if (state === undefined) throw new Error(`no delta state for ${type}`);
+    return state;
+  }
+}

@@ -1,0 +1,112 @@
+import { CLUSTER_TYPE, LISTENER_TYPE, typeUrl } from '../codec/type-urls.js';
+import type { ResourceType } from '../codec/type-urls.js';
+import type { Snapshot } from '../snapshot/types.js';
+import { deltaResourceSize } from './chunking.js';
+import { encodeSotwResponse } from './messages.js';
+import type { AnyObject, DeltaResourceObject } from './messages.js';
+
+/**
+ * Per-snapshot work shared by every stream. A snapshot is immutable, so the `Any` wrappers, the
+ * delta `Resource` objects with their wire sizes, and the encoded full-set SotW body (LDS/CDS) are
+ * computed once per snapshot and type, on first use, and cached in a WeakMap keyed by the snapshot:
+ * with 10,000 resources and many Envoys, a push costs each stream a diff and a write, never a
+ * re-encode of resources.
+ */
+
+/** One resource ready to be placed in any response. */
+export interface PreparedResource {
+  readonly name: string;
+  readonly version: string;
+  /** The resource as `Any` for SotW `resources`. */
+  readonly any: AnyObject;
+  /** The resource as `envoy.service.discovery.v3.Resource` for delta `resources`. */
+  readonly delta: DeltaResourceObject;
+  /** Bytes `delta` adds to a `DeltaDiscoveryResponse` (see chunking.ts). */
+  readonly deltaSize: number;
+}
+
+/** All resources of one type in one snapshot, in snapshot order, plus the type's version. */
+export interface PreparedType {
+  readonly type: ResourceType;
+  readonly typeUrl: string;
+  /** The snapshot's per-type version: SotW `version_info`, delta `system_version_info`. */
+  readonly version: string;
+  readonly list: readonly PreparedResource[];
+  readonly byName: ReadonlyMap<string, PreparedResource>;
+  /** The encoded SotW response holding every resource of the type, without a nonce (see `withNonce`). */
+  fullSotwBody(): Uint8Array;
+}
+
+/** A snapshot with lazily prepared types. */
+export interface PreparedSnapshot {
+  readonly snapshot: Snapshot;
+  type(type: ResourceType): PreparedType;
+}
+
+const cache = new WeakMap<Snapshot, PreparedSnapshot>();
+
+/** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
+export function prepare(snapshot: Snapshot): PreparedSnapshot {
+  let prepared = cache.get(snapshot);
+  if (prepared === undefined) {
+    prepared = createPrepared(snapshot);
+    cache.set(snapshot, prepared);
+  }
+  return prepared;
+}
+
+function createPrepared(snapshot: Snapshot): PreparedSnapshot {
+  const types = new Map<ResourceType, PreparedType>();
+  return {
+    snapshot,
+    type(type) {
+      let prepared = types.get(type);
+      if (prepared === undefined) {
+        prepared = prepareType(snapshot, type);
+        types.set(type, prepared);
+      }
+      return prepared;
+    },
+  };
+}
+
+function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
+  const url = typeUrl(type);
+  const version = snapshot.typeVersions[type];
+  const list: PreparedResource[] = [];
+  const byName = new Map<string, PreparedResource>();
+  for (const [name, encoded] of snapshot.resources[type]) {
+    const any: AnyObject = { type_url: url, value: encoded.bytes };
+    const resource: PreparedResource = {
+      name,
+      version: encoded.version,
+      any,
+      delta: { name, version: encoded.version, resource: any },
+      deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
+    };
+    list.push(resource);
+    byName.set(name, resource);
+  }
+  let body: Uint8Array | undefined;
+  return {
+    type,
+    typeUrl: url,
+    version,
+    list,
+    byName,
+    fullSotwBody() {
+      body ??= encodeSotwResponse({
+        version_info: version,
+        type_url: url,
+        resources: list.map((r) => r.any),
+      });
+      return body;
+    },
+  };
+}
+
+/** Listener and Cluster: SotW responses carry the complete set and wildcard subscriptions exist
+ * (xDS protocol, "How the client specifies what resources to return" and "Deleting Resources"). */
+export function isFullSetType(type: ResourceType): boolean {
+  return type === CLUSTER_TYPE || type === LISTENER_TYPE;
+}

@@ -1,0 +1,149 @@
+import type { ResourceType } from '../codec/type-urls.js';
+import { isFullSetType } from './prepared.js';
+import type { PreparedType } from './prepared.js';
+
+/** Where a type stands on a SotW stream (see `SotwTypeState`). */
+export type SotwPhase = 'idle' | 'awaiting-ack';
+
+/** How a request relates to what this stream sent for its type. */
+export type SotwVerdict = 'initial' | 'stale' | 'ack' | 'nack' | 'update';
+
+/** What a response for this type should contain. `names` is undefined for "every resource". */
+export interface SotwPlan {
+  readonly version: string;
+  readonly names: readonly string[] | undefined;
+}
+
+interface SentRecord {
+  readonly version: string;
+  readonly nonce: string;
+  /** Every resource of `version` was included (wildcard LDS/CDS). */
+  readonly all: boolean;
+  readonly names: Set<string>;
+}
+
+/** Rejected versions kept per stream and type; old ones are forgotten beyond this. */
+const MAX_REJECTED = 64;
+
+/**
+ * The state of one resource type on one SotW stream, as an explicit state machine.
+ *
+ * Phases: `idle` (nothing unanswered: nothing sent yet, or the last response was ACKed or NACKed)
+ * and `awaiting-ack` (a response is out; only a request echoing its nonce answers it).
+ *
+ * - A request is classified by its `response_nonce` against the last nonce sent for this type:
+ *   before anything was sent every request is a subscription (`initial`); afterwards a different
+ *   nonce is `stale` and ignored entirely, because the server must not answer a stale nonce [1];
+ *   the latest nonce while awaiting is an `ack`, or a `nack` when `error_detail` is present
+ *   (detected by its presence, not by comparing versions [2]); the latest nonce again after it
+ *   was answered is an `update` of the subscription.
+ * - A NACK adds the sent version to `rejected`; a rejected version is never sent again on this
+ *   stream, only a later, different version is.
+ * - `plan` decides whether anything must be sent: a new type version, or requested names that were
+ *   not in the last response (a changed subscription is answered even at the same version [3]).
+ *
+ * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-resource-update
+ * [2] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-ack-nack
+ * [3] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-resource-hints
+ *
+ * Pure (no I/O): the stream feeds it requests and snapshots and writes what it plans.
+ */
+export class SotwTypeState {
+  phase: SotwPhase = 'idle';
+  /** The client asked for this type at least once on this stream. */
+  requested = false;
+  /** The version the client last ACKed (or reported as in use in a NACK). */
+  ackedVersion: string | undefined;
+  readonly rejected = new Set<string>();
+  private wildcard = false;
+  private explicitEver = false;
+  private readonly names = new Set<string>();
+  private sent: SentRecord | undefined;
+
+  constructor(readonly type: ResourceType) {}
+
+  /** The last response sent for this type, if any. */
+  get lastSent(): { readonly version: string; readonly nonce: string } | undefined {
+    return this.sent;
+  }
+
+  /** Classifies a request by its nonce and `error_detail` (see the class comment). */
+  classify(responseNonce: string, hasError: boolean): SotwVerdict {
+    if (this.sent === undefined) return 'initial';
+    if (responseNonce !== this.sent.nonce) return 'stale';
+    if (this.phase === 'awaiting-ack') return hasError ? 'nack' : 'ack';
+    return 'update';
+  }
+
+  /** ACK: the client applied the last response; `versionInfo` is what it now runs. */
+  onAck(versionInfo: string): void {
+    this.ackedVersion = versionInfo;
+    this.phase = 'idle';
+  }
+
+  /** NACK: the last response was rejected; returns the rejected version, never to be sent again. */
+  onNack(versionInfo: string): string {
+    const rejected = this.sent?.version ?? '';
+    this.rejected.add(rejected);
+    if (this.rejected.size > MAX_REJECTED)
+      this.rejected.delete(this.rejected.values().next().value as string);
+    this.ackedVersion = versionInfo;
+    this.phase = 'idle';
+    return rejected;
+  }
+
+  /**
+   * Applies `resource_names`. For LDS/CDS an empty list on a stream that never named anything is the
+   * legacy wildcard and "*" is the explicit one; RDS/EDS always use the names as given.
+   */
+  applyNames(resourceNames: readonly string[]): void {
+    this.requested = true;
+    const fullSet = isFullSetType(this.type);
+    if (resourceNames.length === 0 && !this.explicitEver) {
+      this.wildcard = fullSet;
+    } else {
+      this.explicitEver = true;
+      this.wildcard = fullSet && resourceNames.includes('*');
+    }
+    this.names.clear();
+    for (const name of resourceNames) if (!(fullSet && name === '*')) this.names.add(name);
+    // Names no longer requested are forgotten, so a later re-request is answered again.
+    if (this.sent !== undefined && !this.sent.all) {
+      for (const name of this.sent.names) if (!this.names.has(name)) this.sent.names.delete(name);
+    }
+  }
+
+  /** What to send for `prepared` now, or undefined when the client already has it (or rejected it). */
+  plan(prepared: PreparedType): SotwPlan | undefined {
+    if (!this.requested) return undefined;
+    const version = prepared.version;
+    if (this.rejected.has(version)) return undefined;
+    const sent = this.sent;
+    if (this.wildcard) {
+      if (sent !== undefined && sent.all && sent.version === version) return undefined;
+      return { version, names: undefined };
+    }
+    const include = [...this.names].filter((name) => prepared.byName.has(name));
+    if (
+      sent !== undefined &&
+      sent.version === version &&
+      (sent.all || include.every((n) => sent.names.has(n)))
+    ) {
+      return undefined;
+    }
+    // An RDS/EDS response with none of the requested resources tells the client nothing.
+    if (!isFullSetType(this.type) && include.length === 0) return undefined;
+    return { version, names: include };
+  }
+
+  /** Records that `plan` went out with `nonce`; the type now awaits its ACK. */
+  markSent(plan: SotwPlan, nonce: string): void {
+    this.sent = {
+      version: plan.version,
+      nonce,
+      all: plan.names === undefined,
+      names: new Set(plan.names ?? []),
+    };
+    this.phase = 'awaiting-ack';
+  }
+}

@@ -1,0 +1,144 @@
+import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
+import type { ResourceType } from '../codec/type-urls.js';
+import type { SotwCall } from './grpc-service.js';
+import { encodeSotwResponse, withNonce } from './messages.js';
+import type { AnyObject, SotwRequest } from './messages.js';
+import type { PreparedType } from './prepared.js';
+import { SotwTypeState } from './sotw-state.js';
+import type { SotwPlan } from './sotw-state.js';
+import { StreamBase } from './stream-base.js';
+import type { AdsStream, StreamContext } from './stream-base.js';
+
+/**
+ * One `StreamAggregatedResources` stream (state of the world over ADS). Each type runs its own
+ * `SotwTypeState`; this class feeds it requests and snapshots and writes what it plans.
+ *
+ * - Nothing is sent before the node has a snapshot: a first LDS/CDS request before the first
+ *   validated config is remembered and answered when one is published, so Envoy never sees an
+ *   accidental empty LDS/CDS (which would delete every listener or cluster: security-threats.md 2.1).
+ * - On a new snapshot, types are pushed CDS, EDS, LDS, RDS [1], each only if its version changed
+ *   for this stream.
+ * - A new version is sent even while an older response of the type awaits its ACK; the older nonce
+ *   becomes stale. Waiting instead would let EDS/LDS/RDS overtake a pending CDS and break the
+ *   make-before-break order; Envoy ACKs every response in order, so nothing is lost.
+ * - SotW cannot make-before-break a cluster removal: the CDS full set that drops a cluster goes
+ *   before the RDS that stops using it (every response carries the snapshot's version). Routes to
+ *   a removed cluster 503 until RDS lands, milliseconds later; delta xDS avoids this.
+ *
+ * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-eventual-consistency-considerations
+ */
+export class SotwStream extends StreamBase<SotwRequest> {
+  private readonly states = new Map<ResourceType, SotwTypeState>(
+    RESOURCE_TYPES.map((type) => [type, new SotwTypeState(type)]),
+  );
+
+  constructor(call: SotwCall, ctx: StreamContext, onDone: (stream: AdsStream) => void) {
+    super(call, ctx, onDone, 'sotw');
+  }
+
+  protected handle(request: SotwRequest, type: ResourceType): void {
+    const state = this.stateOf(type);
+    const verdict = state.classify(request.responseNonce, request.errorDetail !== undefined);
+    switch (verdict) {
+      case 'stale':
+        this.ctx.metrics.staleRequests += 1;
+        this.log.debug({ type: SHORT_NAMES[type], nonce: request.responseNonce }, 'xDS: stale nonce ignored');
+        return;
+      case 'ack':
+        state.onAck(request.versionInfo);
+        this.ctx.metrics.ack(type);
+        break;
+      case 'nack':
+        this.recordNack(request, type, state.onNack(request.versionInfo));
+        break;
+      case 'initial':
+      case 'update':
+        break;
+    }
+    state.applyNames(request.resourceNames);
+    this.push([type]);
+  }
+
+  protected pushAll(): void {
+    this.push(RESOURCE_TYPES);
+  }
+
+  private push(types: readonly ResourceType[]): void {
+    const prepared = this.currentSnapshot();
+    if (prepared === undefined) return;
+    for (const type of types) {
+      const typeData = prepared.type(type);
+      const state = this.stateOf(type);
+      const plan = state.plan(typeData);
+      if (plan !== undefined) this.send(state, typeData, plan);
+    }
+  }
+
+  private send(state: SotwTypeState, prepared: PreparedType, plan: SotwPlan): void {
+    const nonce = this.nextNonce();
+    const bytes =
+      plan.names === undefined
+        ? withNonce(prepared.fullSotwBody(), nonce)
+        : encodeSotwResponse({
+            version_info: plan.version,
+            type_url: prepared.typeUrl,
+            resources: plan.names.map((name) => prepared.byName.get(name)?.any).filter(isAny),
+            nonce,
+          });
+    if (bytes.length > this.ctx.maxMessageBytes) {
+      // SotW cannot split a type across responses (LDS/CDS must be complete); say so loudly.
+      this.log.warn(
+        { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
+        'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',
+      );
+    }
+    if (!this.write(bytes)) return;
+    state.markSent(plan, nonce);
+    this.ctx.metrics.responseSent(state.type);
+    this.log.debug(
+      {
+        type: SHORT_NAMES[state.type],
+        version: plan.version,
+        nonce,
+        resources: plan.names?.length ?? prepared.list.length,
+      },
+      'xDS: SotW response sent',
+    );
+  }
+
+  private recordNack(request: SotwRequest, type: ResourceType, rejectedVersion: string): void {
+    const detail = request.errorDetail ?? { code: 0, message: '' };
+    this.ctx.metrics.nack(type, {
+      mode: 'sotw',
+      nodeId: this.nodeId ?? '',
+      typeUrl: request.typeUrl,
+      nonce: request.responseNonce,
+      rejected: rejectedVersion,
+      code: detail.code,
+      message: detail.message,
+    });
+    this.log.warn(
+      {
+        nodeId: this.nodeId,
+        type: SHORT_NAMES[type],
+        typeUrl: request.typeUrl,
+        rejectedVersion,
+        versionInUse: request.versionInfo,
+        nonce: request.responseNonce,
+        code: detail.code,
+        error_detail: detail.message,
+      },
+      `xDS NACK from ${this.nodeId ?? ''} for ${SHORT_NAMES[type]} version ${rejectedVersion}: ${detail.message}`,
+    );
+  }
+
+  private stateOf(type: ResourceType): SotwTypeState {
+    const state = this.states.get(type);
+    if (state === undefined) throw new Error(`no SotW state for ${type}`);
+    return state;
+  }
+}
+
+function isAny(value: AnyObject | undefined): value is AnyObject {
+  return value !== undefined;
+}

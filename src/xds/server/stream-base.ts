@@ -1,0 +1,161 @@
+import type * as grpc from '@grpc/grpc-js';
+import { errorMessage } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { resourceTypeOf } from '../codec/type-urls.js';
+import type { ResourceType } from '../codec/type-urls.js';
+import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
+import type { AdsMetrics } from './metrics.js';
+import type { MalformedRequest } from './messages.js';
+import { prepare } from './prepared.js';
+import type { PreparedSnapshot } from './prepared.js';
+
+/** What every stream needs from its server: where snapshots come from, where logs and counts go. */
+export interface StreamContext {
+  readonly source: SnapshotSource;
+  readonly logger: Logger;
+  readonly metrics: AdsMetrics;
+  readonly maxMessageBytes: number;
+}
+
+/** The server's handle on one open stream. */
+export interface AdsStream {
+  /** Called after a snapshot was published; pushes what changed, in make-before-break order. */
+  onSnapshot(): void;
+  /** Ends the stream with status OK (Envoy reconnects with backoff). Idempotent. */
+  close(): void;
+}
+
+interface RequestBase {
+  readonly kind: string;
+  readonly nodeId: string | undefined;
+  readonly typeUrl: string;
+}
+
+/**
+ * The plumbing shared by the SotW and delta streams: gRPC call events, the node id (taken from the
+ * first request, the only one guaranteed to carry it: xDS protocol, "Basic Protocol Overview"),
+ * the per-stream nonce counter, safe writes, and turning every failure into a log line instead of
+ * an exception escaping into grpc-js. Subclasses implement the protocol in `handle` and `push`.
+ */
+export abstract class StreamBase<Request extends RequestBase> implements AdsStream {
+  protected nodeId: string | undefined;
+  protected log: Logger;
+  private nonceCounter = 0;
+  private finished = false;
+
+  constructor(
+    private readonly call: grpc.ServerDuplexStream<Request | MalformedRequest, Uint8Array>,
+    protected readonly ctx: StreamContext,
+    private readonly onDone: (stream: AdsStream) => void,
+    readonly mode: 'sotw' | 'delta',
+  ) {
+    this.log = ctx.logger.child({ mode, peer: safePeer(call) });
+    call.on('data', (message: Request | MalformedRequest) => this.receive(message));
+    call.on('end', () => this.close());
+    call.on('cancelled', () => this.finish('cancelled by client'));
+    call.on('error', (err: unknown) => this.finish(`stream error: ${errorMessage(err)}`));
+    call.on('close', () => this.finish('closed'));
+  }
+
+  /** Handles one well-formed request for a type Portcullis serves. */
+  protected abstract handle(request: Request, type: ResourceType): void;
+
+  onSnapshot(): void {
+    if (this.finished || this.nodeId === undefined) return;
+    this.guard('snapshot push', () => this.pushAll());
+  }
+
+  /** Pushes every type in make-before-break order; subclasses may order removals differently. */
+  protected abstract pushAll(): void;
+
+  close(): void {
+    if (this.finished) return;
+    this.finish('closed by server');
+    this.call.end();
+  }
+
+  /** The node's current snapshot, prepared; undefined before the first validated config. */
+  protected currentSnapshot(): PreparedSnapshot | undefined {
+    const snapshot: Snapshot | undefined = this.ctx.source.current(this.nodeId ?? '');
+    return snapshot === undefined ? undefined : prepare(snapshot);
+  }
+
+  /** Next nonce of this stream: a strictly increasing decimal counter (nonces are per stream). */
+  protected nextNonce(): string {
+    this.nonceCounter += 1;
+    return String(this.nonceCounter);
+  }
+
+  /** Writes an encoded response; false when the stream is already gone. */
+  protected write(bytes: Uint8Array): boolean {
+    if (this.finished) return false;
+    this.call.write(bytes);
+    return true;
+  }
+
+  private receive(message: Request | MalformedRequest): void {
+    if (this.finished) return;
+    this.ctx.metrics.requests += 1;
+    this.guard('request', () => {
+      if (isMalformed(message)) {
+        this.ctx.metrics.malformedRequests += 1;
+        this.log.warn(
+          { nodeId: this.nodeId, error: message.error, bytes: message.bytes },
+          `xDS: malformed ${this.mode} request ignored: ${message.error}`,
+        );
+        return;
+      }
+      const request = message;
+      if (this.nodeId === undefined && request.nodeId !== undefined) {
+        this.nodeId = request.nodeId;
+        this.log = this.log.child({ nodeId: this.nodeId });
+      }
+      if (request.typeUrl === '') {
+        this.ctx.metrics.malformedRequests += 1;
+        this.log.warn({}, `xDS: ${this.mode} request without type_url ignored`);
+        return;
+      }
+      if (this.nodeId === undefined) {
+        this.nodeId = '';
+        this.log.debug({}, 'xDS: first request carries no node id');
+      }
+      const type = resourceTypeOf(request.typeUrl);
+      if (type === undefined) {
+        this.ctx.metrics.unknownTypeRequests += 1;
+        this.log.debug(
+          { typeUrl: request.typeUrl },
+          'xDS: request for a type Portcullis does not serve ignored',
+        );
+        return;
+      }
+      this.handle(request, type);
+    });
+  }
+
+  private guard(what: string, action: () => void): void {
+    try {
+      action();
+    } catch (err) {
+      this.log.error({ err: errorMessage(err) }, `xDS: ${what} failed`);
+    }
+  }
+
+  private finish(reason: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.log.debug({ reason }, 'xDS stream finished');
+    this.onDone(this);
+  }
+}
+
+function isMalformed(message: RequestBase | MalformedRequest): message is MalformedRequest {
+  return message.kind === 'malformed';
+}
+
+function safePeer(call: { getPeer(): string }): string {
+  try {
+    return call.getPeer();
+  } catch {
+    return 'unknown';
+  }
+}

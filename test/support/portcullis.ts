@@ -1,0 +1,143 @@
+import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
+import { adminRequest } from '../../src/envoy/admin.js';
+import { recordingLogger, type LogRecord } from '../../src/shared/logger.js';
+import { freePort } from './ports.js';
+import { waitFor } from './wait.js';
+
+/** A Portcullis all-in-one with its real Envoy, started for a test on free loopback ports. */
+export interface TestPortcullis {
+  readonly running: AllInOne;
+  /** Envoy's user-facing listener port on 127.0.0.1. */
+  readonly proxyPort: number;
+  readonly adminUrl: string;
+  readonly configPath: string;
+  readonly logs: LogRecord[];
+  /** Replaces the config file atomically (temp file + rename), as editors do. */
+  writeConfig(config: Record<string, unknown>): void;
+  /** The config object with the test's ports filled in, for edits. */
+  baseConfig(): Record<string, unknown>;
+  /** Waits until Envoy has ACKed the store's current snapshot on every resource type. */
+  waitForEnvoyToApply(what: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts Portcullis all-in-one in this process with `config` (routes and options; ports are
+ * filled in), writes it to a temp file, and waits until Envoy is LIVE with the config applied.
+ */
+export async function startPortcullis(
+  config: Record<string, unknown>,
+  options: { adsApiType?: 'DELTA_GRPC' | 'GRPC' } = {},
+): Promise<TestPortcullis> {
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
+  const configPath = join(dir, 'config.yaml');
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const base = {
+    insecure_server: true,
+    address: `127.0.0.1:${proxyPort}`,
+    grpc_address: `127.0.0.1:${grpcPort}`,
+    envoy_admin_address: `127.0.0.1:${adminPort}`,
+    log_level: 'debug',
+  };
+  const write = (next: Record<string, unknown>): void => {
+    const temp = `${configPath}.tmp`;
+    writeFileSync(temp, stringify({ ...next, ...base }));
+    renameSync(temp, configPath);
+  };
+  write(config);
+  const logger = recordingLogger();
+  const running = await startAllInOne({ configPath, env: {}, logger, adsApiType: options.adsApiType ?? 'DELTA_GRPC', reloadDebounceMs: 20 });
+  const adminUrl = `http://127.0.0.1:${adminPort}`;
+  const harness: TestPortcullis = {
+    running,
+    proxyPort,
+    adminUrl,
+    configPath,
+    logs: logger.records,
+    writeConfig: write,
+    baseConfig: () => ({ ...config, ...base }),
+    async waitForEnvoyToApply(what) {
+      await waitFor(() => envoyHasApplied(adminUrl, running), { what: `Envoy to apply ${what}`, timeoutMs: 15_000 });
+    },
+    async stop() {
+      await running.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  try {
+    await waitFor(
+      async () => (await adminRequest(adminUrl, '/ready', { timeoutMs: 1000 })).body.trim() === 'LIVE',
+      { what: 'Envoy to report LIVE', timeoutMs: 30_000 },
+    );
+    await harness.waitForEnvoyToApply('the initial config');
+  } catch (err) {
+    await harness.stop();
+    throw err;
+  }
+  return harness;
+}
+
+/**
+ * True when Envoy's own config dump shows the store's current snapshot: the route configuration
+ * and every active cluster at the versions Portcullis sent (resource versions over delta xDS, type
+ * versions over SotW), and no cluster left over from an older snapshot.
+ */
+export async function envoyHasApplied(adminUrl: string, running: AllInOne): Promise<boolean> {
+  const snapshot = running.store.current();
+  if (snapshot === undefined) return false;
+  const dump = JSON.parse((await adminRequest(adminUrl, '/config_dump', { timeoutMs: 5000 })).body) as {
+    configs: { '@type': string; dynamic_route_configs?: { version_info: string; route_config: { name: string } }[]; dynamic_active_clusters?: { version_info: string; cluster: { name: string } }[] }[];
+  };
+  const routesType = 'envoy.config.route.v3.RouteConfiguration';
+  const clustersType = 'envoy.config.cluster.v3.Cluster';
+  const routeDump = dump.configs.find((config) => config['@type'].endsWith('.RoutesConfigDump'))?.dynamic_route_configs ?? [];
+  const clusterDump = dump.configs.find((config) => config['@type'].endsWith('.ClustersConfigDump'))?.dynamic_active_clusters ?? [];
+  const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean =>
+    version === snapshot.typeVersions[type] || version === snapshot.resources[type].get(name)?.version;
+  const routesOk = [...snapshot.resources[routesType].keys()].every((name) =>
+    routeDump.some((entry) => entry.route_config.name === name && accepts(routesType, name, entry.version_info)),
+  );
+  const wanted = snapshot.resources[clustersType];
+  const clustersOk =
+    clusterDump.length === wanted.size &&
+    clusterDump.every((entry) => wanted.has(entry.cluster.name) && accepts(clustersType, entry.cluster.name, entry.version_info));
+  return routesOk && clustersOk;
+}
+
+/** One HTTP response through Envoy: status, headers and the body (parsed as JSON when it is). */
+export interface ProxyResponse {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | undefined>;
+  readonly body: string;
+  json<T = Record<string, unknown>>(): T;
+}
+
+/** Sends one HTTP/1.1 request to Envoy's listener with the given Host; bounded by a 10 s timeout. */
+export function proxyRequest(
+  port: number,
+  host: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<ProxyResponse> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: false, timeout: 10_000 },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () => {
+          const body = Buffer.concat(chunks).toString('utf8');
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, json: () => JSON.parse(body) });
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`request to ${host}${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
