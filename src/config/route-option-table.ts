@@ -35,7 +35,7 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   { key: 'regex_rewrite_pattern', type: 'string', doc: 'RE2 pattern whose matches in the path are replaced by `regex_rewrite_substitution`.' },
   { key: 'regex_rewrite_substitution', type: 'string', doc: 'Replacement for `regex_rewrite_pattern` (`\\1` refers to groups).' },
   { key: 'load_balancing_policy', type: 'lb_policy', doc: 'ROUND_ROBIN (default), LEAST_REQUEST, RING_HASH, RANDOM or MAGLEV.' },
-  { key: 'health_checks', type: 'health_checks', doc: "Active health checks (HTTP, TCP or gRPC) with Envoy's fields." },
+  { key: 'health_checks', type: 'health_checks', doc: "Active health checks (HTTP, TCP or gRPC) with Envoy's fields. Unlike Envoy, an unset `no_traffic_interval` equals `interval`, so idle clusters are checked as often as busy ones." },
   { key: 'outlier_detection', type: 'outlier_detection', doc: "Passive outlier detection with Envoy's fields; `{}` means Envoy's defaults." },
   { key: 'healthy_panic_threshold', type: 'percent', doc: 'Percentage of healthy hosts below which all hosts are used (Envoy default 50).' },
   { key: 'timeout', type: 'duration', doc: 'Upstream timeout for the whole response (default `default_upstream_timeout`, 30s).' },

@@ -1,7 +1,10 @@
 import type { HealthCheckSettings } from '../../config/types.js';
 import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
 
-/** IR health check -> Envoy `config.core.v3.HealthCheck`. TCP payloads are hex, as Envoy's `text` field. */
+/**
+ * IR health check -> Envoy `config.core.v3.HealthCheck`. TCP payloads are hex, as Envoy's `text`
+ * field. An unset `no_traffic_interval` follows `interval` (Envoy's default is 60 s).
+ */
 export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   const out: ProtoObject = {
     timeout: durationMs(check.timeout_ms),
@@ -12,7 +15,9 @@ export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   if (check.initial_jitter_ms !== undefined) out.initial_jitter = durationMs(check.initial_jitter_ms);
   if (check.interval_jitter_ms !== undefined) out.interval_jitter = durationMs(check.interval_jitter_ms);
   if (check.unhealthy_interval_ms !== undefined) out.unhealthy_interval = durationMs(check.unhealthy_interval_ms);
-  if (check.no_traffic_interval_ms !== undefined) out.no_traffic_interval = durationMs(check.no_traffic_interval_ms);
+  // Envoy checks a cluster that never had traffic only every 60 s by default, so a dead upstream
+  // would go unnoticed for a minute after start-up; unless set, use `interval` there too.
+  out.no_traffic_interval = durationMs(check.no_traffic_interval_ms ?? check.interval_ms);
   if (check.reuse_connection !== undefined) out.reuse_connection = wrapped(check.reuse_connection);
   if (check.http !== undefined) {
     const http: ProtoObject = { path: check.http.path };
