@@ -91,21 +91,27 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
   const snapshot = running.store.current();
   if (snapshot === undefined) return false;
   const dump = JSON.parse((await adminRequest(adminUrl, '/config_dump', { timeoutMs: 5000 })).body) as {
-    configs: { '@type': string; dynamic_route_configs?: { version_info: string; route_config: { name: string } }[]; dynamic_active_clusters?: { version_info: string; cluster: { name: string } }[] }[];
+    configs: { '@type': string; version_info?: string; dynamic_route_configs?: { version_info: string; route_config: { name: string } }[]; dynamic_active_clusters?: { version_info: string; cluster: { name: string } }[] }[];
   };
   const routesType = 'envoy.config.route.v3.RouteConfiguration';
   const clustersType = 'envoy.config.cluster.v3.Cluster';
-  const routeDump = dump.configs.find((config) => config['@type'].endsWith('.RoutesConfigDump'))?.dynamic_route_configs ?? [];
-  const clusterDump = dump.configs.find((config) => config['@type'].endsWith('.ClustersConfigDump'))?.dynamic_active_clusters ?? [];
+  const routesDump = dump.configs.find((config) => config['@type'].endsWith('.RoutesConfigDump'));
+  const clustersDump = dump.configs.find((config) => config['@type'].endsWith('.ClustersConfigDump'));
+  const routeDump = routesDump?.dynamic_route_configs ?? [];
+  const clusterDump = clustersDump?.dynamic_active_clusters ?? [];
   const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean =>
     version === snapshot.typeVersions[type] || version === snapshot.resources[type].get(name)?.version;
   const routesOk = [...snapshot.resources[routesType].keys()].every((name) =>
     routeDump.some((entry) => entry.route_config.name === name && accepts(routesType, name, entry.version_info)),
   );
   const wanted = snapshot.resources[clustersType];
+  // Over SotW an unchanged cluster keeps the version of the response that last changed it, so the
+  // dump's top-level version (the last CDS response applied) is what shows the whole set is current.
   const clustersOk =
     clusterDump.length === wanted.size &&
-    clusterDump.every((entry) => wanted.has(entry.cluster.name) && accepts(clustersType, entry.cluster.name, entry.version_info));
+    clusterDump.every((entry) => wanted.has(entry.cluster.name)) &&
+    (clustersDump?.version_info === snapshot.typeVersions[clustersType] ||
+      clusterDump.every((entry) => entry.version_info === wanted.get(entry.cluster.name)?.version));
   return routesOk && clustersOk;
 }
 

@@ -1,0 +1,115 @@
+// The reload loop without Envoy: how files really change on disk (editor renames, in-place
+// writes, Kubernetes ConfigMap symlink swaps, touches, deletions) and what gets published.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Reloader } from '../../../src/runtime/reloader.js';
+import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
+import { recordingLogger } from '../../../src/shared/logger.js';
+import { ValidationError } from '../../../src/shared/errors.js';
+import { waitFor } from '../../support/wait.js';
+
+function configText(host: string): string {
+  return `insecure_server: true\naddress: :8080\nroutes:\n  - from: https://${host}\n    to: http://127.0.0.1:9000\n`;
+}
+
+function setup(configPath: string): { reloader: Reloader; store: SnapshotStore; published: string[] } {
+  const store = new SnapshotStore();
+  const published: string[] = [];
+  store.subscribe((snapshot) => published.push(snapshot.version));
+  const reloader = new Reloader({
+    configPath,
+    env: {},
+    translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
+    store,
+    logger: recordingLogger(),
+    debounceMs: 10,
+  });
+  return { reloader, store, published };
+}
+
+test('an invalid first config throws a ValidationError listing every problem', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, 'routes:\n  - from: https://a.test/x\n    to: nope\n');
+  const { reloader } = setup(path);
+  assert.throws(() => reloader.loadInitial(), (err: unknown) => {
+    assert.ok(err instanceof ValidationError);
+    const paths = err.problems.map((problem) => problem.path);
+    assert.deepEqual(paths.sort(), ['certificate', 'routes[0].from', 'routes[0].to'].sort());
+    return true;
+  });
+  rmSync(dir, { recursive: true });
+});
+
+test('editor-style atomic renames and in-place writes are picked up; a touch is not a change', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, configText('one.test'));
+  const { reloader, published } = setup(path);
+  try {
+    reloader.loadInitial();
+    assert.equal(published.length, 1);
+    writeFileSync(`${path}.swp`, configText('two.test'));
+    renameSync(`${path}.swp`, path);
+    await waitFor(async () => published.length === 2, { what: 'the renamed file to be published' });
+    writeFileSync(path, configText('three.test'));
+    await waitFor(async () => published.length === 3, { what: 'the in-place write to be published' });
+    const reloadsBefore = reloader.current().reloads;
+    utimesSync(path, new Date(), new Date());
+    writeFileSync(path, configText('three.test'));
+    writeFileSync(path, configText('four.test'));
+    await waitFor(async () => published.length === 4, { what: 'the last real change to be published' });
+    assert.equal(reloader.current().reloads, reloadsBefore + 1, 'the touch and the identical write did not reload');
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('a Kubernetes ConfigMap ..data symlink swap is picked up', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'configmap-'));
+  mkdirSync(join(dir, '..2026_11_22_v1'));
+  writeFileSync(join(dir, '..2026_11_22_v1', 'config.yaml'), configText('v1.test'));
+  symlinkSync('..2026_11_22_v1', join(dir, '..data'));
+  symlinkSync(join('..data', 'config.yaml'), join(dir, 'config.yaml'));
+  const { reloader, store, published } = setup(join(dir, 'config.yaml'));
+  try {
+    reloader.loadInitial();
+    mkdirSync(join(dir, '..2026_11_22_v2'));
+    writeFileSync(join(dir, '..2026_11_22_v2', 'config.yaml'), configText('v2.test'));
+    symlinkSync('..2026_11_22_v2', join(dir, '..data_tmp'));
+    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
+    rmSync(join(dir, '..2026_11_22_v1'), { recursive: true });
+    await waitFor(async () => published.length === 2, { what: 'the swapped ConfigMap to be published' });
+    assert.equal(reloader.lastGoodBuild()?.config.routes[0]?.from.hostname, 'v2.test');
+    assert.equal(store.current()?.version, published[1]);
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('a vanished file keeps the last good snapshot and counts a failure; its return reloads', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, configText('kept.test'));
+  const { reloader, store, published } = setup(path);
+  try {
+    reloader.loadInitial();
+    const kept = store.current()?.version;
+    rmSync(path);
+    await waitFor(async () => reloader.current().failures === 1, { what: 'the deletion to be reported' });
+    assert.equal(store.current()?.version, kept);
+    assert.equal(reloader.current().lastSuccess, false);
+    assert.match(reloader.current().lastProblems[0]?.message ?? '', /ENOENT/);
+    writeFileSync(path, configText('returned.test'));
+    await waitFor(async () => published.length === 2, { what: 'the returned file to be published' });
+    assert.equal(reloader.current().lastSuccess, true);
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
