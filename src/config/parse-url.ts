@@ -2,7 +2,7 @@ import type { WeightedUrl } from './types.js';
 import type { Reader } from './value-readers.js';
 
 const FROM_SCHEMES = ['http:', 'https:'];
-const TO_SCHEMES = ['http:', 'https:'];
+const TO_SCHEMES = ['http:', 'https:', 'h2c:'];
 
 /**
  * Validates a route's `from`: an absolute http(s) URL with a host, optional port and `*` wildcards
@@ -84,7 +84,7 @@ function parseWeightedUrl(reader: Reader, path: string, raw: unknown): WeightedU
     return reader.problem(path, `"${urlText}" is not a URL with a scheme and host (for example http://app.internal:8080)`);
   }
   if (!TO_SCHEMES.includes(url.protocol)) {
-    return reader.problem(path, `"${urlText}" has scheme ${url.protocol.slice(0, -1)}; use http or https`);
+    return reader.problem(path, `"${urlText}" has scheme ${url.protocol.slice(0, -1)}; use http, https or h2c (HTTP/2 without TLS)`);
   }
   if (url.hostname === '') return reader.problem(path, `"${urlText}": endpoint hostname must be specified`);
   if (url.hostname.includes('*')) return reader.problem(path, `"${urlText}": a destination host cannot be a wildcard`);

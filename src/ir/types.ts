@@ -88,8 +88,8 @@ export interface IRCluster {
   readonly endpoints: readonly IREndpoint[];
   readonly connectTimeoutMs: number;
   readonly tls: IRUpstreamTls | undefined;
-  /** HTTP/1.1 only when websockets are allowed (upgrades need it); otherwise ALPN for TLS, HTTP/1.1 for plain. */
-  readonly upstreamProtocol: 'http1' | 'alpn';
+  /** `http2` for h2c destinations; HTTP/1.1 for plain http and websocket routes; ALPN (h2 or HTTP/1.1) for TLS. */
+  readonly upstreamProtocol: 'http1' | 'http2' | 'alpn';
   readonly healthChecks: readonly HealthCheckSettings[];
   readonly outlierDetection: OutlierDetectionSettings | undefined;
   readonly healthyPanicThreshold: number | undefined;

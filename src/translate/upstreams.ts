@@ -25,9 +25,21 @@ export function buildCluster(
   }));
   const schemes = new Set(route.to.map(({ url }) => url.protocol));
   if (schemes.size > 1) {
-    problems.push({ path: `${route.source_path}.to`, message: 'cannot mix http and https destinations in one route' });
+    problems.push({ path: `${route.source_path}.to`, message: 'cannot mix http, https and h2c destinations in one route' });
   }
   const useTls = schemes.has('https:');
+  const upstreamProtocol = schemes.has('h2c:') ? 'http2' : route.allow_websockets || !useTls ? 'http1' : 'alpn';
+  if (upstreamProtocol === 'http2' && route.allow_websockets) {
+    problems.push({ path: `${route.source_path}.allow_websockets`, message: 'websockets need an HTTP/1.1 upstream; use http:// or https:// destinations' });
+  }
+  route.health_checks.forEach((check, index) => {
+    if (check.grpc !== undefined && upstreamProtocol === 'http1') {
+      problems.push({
+        path: `${route.source_path}.health_checks[${index}].grpc_health_check`,
+        message: 'gRPC health checks need an HTTP/2 upstream: use h2c:// (or https://) destinations',
+      });
+    }
+  });
   return {
     name: clusterName,
     discovery: endpoints.every((endpoint) => isIP(endpoint.host) !== 0) ? 'EDS' : 'STRICT_DNS',
@@ -35,7 +47,7 @@ export function buildCluster(
     endpoints,
     connectTimeoutMs: UPSTREAM_CONNECT_TIMEOUT_MS,
     tls: useTls ? upstreamTls(route, systemCaFile) : undefined,
-    upstreamProtocol: route.allow_websockets || !useTls ? 'http1' : 'alpn',
+    upstreamProtocol,
     healthChecks: route.health_checks,
     outlierDetection: route.outlier_detection,
     healthyPanicThreshold: route.healthy_panic_threshold,

@@ -1,14 +1,15 @@
 import { stringify } from 'yaml';
 import { sortKeys } from '../../shared/canonical-json.js';
 import { decodeMessage, encodeMessage } from './codec.js';
+import { toProto3Json } from './proto3-json.js';
 import { RESOURCE_TYPES, SHORT_NAMES, type ResourceType } from './type-urls.js';
 
 /** Resources of each type, keyed by their short names (`clusters`, `endpoints`, ...). */
 export type RenderedResources = Record<'clusters' | 'endpoints' | 'listeners' | 'routes', unknown[]>;
 
 /**
- * Renders resources the way Envoy will see them: encode to wire bytes, decode, canonical key
- * order. A field the encoder dropped (a typo, a wrong shape) is therefore absent here too, which
+ * Renders resources the way Envoy will see them: encode to wire bytes, decode, proto3 JSON,
+ * canonical key order. A field the encoder dropped (a typo, a wrong shape) is therefore absent here too, which
  * is why golden files and `portcullis compile` both go through this.
  */
 export function renderResources(
@@ -18,7 +19,7 @@ export function renderResources(
   const out = { clusters: [], endpoints: [], listeners: [], routes: [] } as RenderedResources;
   for (const type of RESOURCE_TYPES) {
     out[SHORT_NAMES[type]] = resources[type].map(({ message }) => {
-      const decoded = sortKeys(decodeMessage(type, encodeMessage(type, message)));
+      const decoded = sortKeys(toProto3Json(type, decodeMessage(type, encodeMessage(type, message))));
       return options.redactSecrets === true ? redactPrivateKeys(decoded) : decoded;
     });
   }

@@ -9,8 +9,8 @@ import { compileUpstreamTls } from './upstream-tls.js';
 /**
  * IR cluster -> Envoy `cluster.v3.Cluster`. EDS clusters get their endpoints over ADS (pushed
  * before listeners and routes, make-before-break); STRICT_DNS clusters carry them inline because
- * EDS cannot hold hostnames. Upstream HTTP is HTTP/1.1 for websocket routes and plain upstreams,
- * ALPN (h2 or HTTP/1.1) for TLS upstreams.
+ * EDS cannot hold hostnames. Upstream HTTP is HTTP/2 for h2c destinations, HTTP/1.1 for websocket
+ * routes and plain upstreams, and ALPN (h2 or HTTP/1.1) for TLS upstreams.
  */
 export function compileCluster(cluster: IRCluster): ProtoObject {
   const out: ProtoObject = {
@@ -42,7 +42,9 @@ function httpProtocolOptions(cluster: IRCluster): ProtoObject {
   const options: ProtoObject =
     cluster.upstreamProtocol === 'alpn'
       ? { auto_config: { http_protocol_options: {}, http2_protocol_options: {} } }
-      : { explicit_http_config: { http_protocol_options: {} } };
+      : cluster.upstreamProtocol === 'http2'
+        ? { explicit_http_config: { http2_protocol_options: {} } }
+        : { explicit_http_config: { http_protocol_options: {} } };
   const hosts = new Set(cluster.endpoints.map((endpoint) => endpoint.host));
   if (cluster.tls !== undefined && hosts.size > 1) {
     // Different hosts behind one route: each connection uses and verifies its own host's name.
