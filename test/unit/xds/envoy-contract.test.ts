@@ -1,0 +1,118 @@
+// The Envoy configuration contract of security-threats.md section 0.1, asserted on what the
+// compiler emits (rendered through the codec, as Envoy receives it). Rows that belong to later
+// issues (ext_authz, identity headers) are asserted where they exist and listed below otherwise.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { parseConfig } from '../../../src/config/parse-config.js';
+import { translate } from '../../../src/translate/translate.js';
+import { compile } from '../../../src/xds/compile/compile.js';
+import { renderResources } from '../../../src/xds/codec/render.js';
+import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+
+type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+
+function render(document: Record<string, unknown>): { listener: Json; hcm: Json; routes: Json; clusters: Json[] } {
+  const parsed = parseConfig({ document, env: {}, readText: () => '' });
+  assert.deepEqual(parsed.problems, []);
+  assert.ok(parsed.config);
+  const { ir } = translate(parsed.config, { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' });
+  assert.ok(ir);
+  const rendered = renderResources(compile(ir)) as unknown as Record<string, Json[]>;
+  const listener = rendered.listeners?.[0] as Json;
+  const hcm = listener.filter_chains[0].filters[0].typed_config as Json;
+  return { listener, hcm, routes: rendered.routes?.[0] as Json, clusters: rendered.clusters as Json[] };
+}
+
+const config = {
+  insecure_server: true,
+  address: ':8080',
+  routes: [
+    { from: 'https://app.example.test', to: 'http://10.0.0.1:8080' },
+    { from: 'https://ws.example.test', to: 'http://10.0.0.2:8080', allow_websockets: true },
+  ],
+};
+const { listener, hcm, routes, clusters } = render(config);
+
+test('paths are normalized, slashes merged, escaped slashes rejected', () => {
+  assert.equal(hcm.normalize_path, true);
+  assert.equal(hcm.merge_slashes, true);
+  assert.equal(hcm.path_with_escaped_slashes_action, 'REJECT_REQUEST');
+});
+
+test('header names with underscores are rejected', () => {
+  assert.equal(hcm.common_http_protocol_options.headers_with_underscores_action, 'REJECT_REQUEST');
+});
+
+test('X-Forwarded-For trust is explicit and internal addresses are loopback only', () => {
+  assert.equal(hcm.use_remote_address, true);
+  assert.equal(hcm.xff_num_trusted_hops ?? 0, 0);
+  const ranges = hcm.internal_address_config.cidr_ranges.map((range: Json) => `${range.address_prefix}/${range.prefix_len}`);
+  assert.deepEqual(ranges, ['127.0.0.1/32', '::1/128']);
+});
+
+test('host trailing dots and ports are stripped before virtual-host matching', () => {
+  assert.equal(hcm.strip_trailing_host_dot, true);
+  assert.equal(hcm.strip_any_host_port, true);
+});
+
+test('header size and count are bounded', () => {
+  assert.ok(hcm.max_request_headers_kb > 0 && hcm.max_request_headers_kb <= 96);
+  assert.ok(hcm.common_http_protocol_options.max_headers_count <= 100);
+});
+
+test('request header, stream idle and request timeouts are set', () => {
+  assert.equal(hcm.request_headers_timeout, '10s');
+  assert.equal(hcm.stream_idle_timeout, '300s');
+  assert.equal(hcm.request_timeout, '30s');
+});
+
+test('HTTP/2 streams and windows are bounded', () => {
+  assert.equal(hcm.http2_protocol_options.max_concurrent_streams, 100);
+  assert.equal(hcm.http2_protocol_options.initial_stream_window_size, 65536);
+  assert.equal(hcm.http2_protocol_options.initial_connection_window_size, 1048576);
+});
+
+test('HTTP/1.0 is refused', () => {
+  assert.notEqual(hcm.http_protocol_options?.accept_http_10, true);
+});
+
+test('upgrades: only websocket, only on routes that allow it; no connection-manager-wide upgrades', () => {
+  assert.equal(hcm.upgrade_configs, undefined);
+  const vhosts = routes.virtual_hosts as Json[];
+  const upgrades = (host: string): unknown => vhosts.find((vhost) => vhost.name === host)?.routes[0].route.upgrade_configs;
+  assert.deepEqual(upgrades('ws.example.test'), [{ upgrade_type: 'websocket' }]);
+  assert.equal(upgrades('app.example.test'), undefined);
+});
+
+test('no route ignores path parameters and no route accepts CONNECT', () => {
+  const text = JSON.stringify(routes);
+  assert.ok(!text.includes('ignore_path_parameters_in_path_matching'));
+  assert.ok(!text.includes('connect_matcher'));
+  assert.ok(!text.includes('CONNECT'));
+});
+
+test('listener and cluster connection buffers are 32 KiB', () => {
+  assert.equal(listener.per_connection_buffer_limit_bytes, 32768);
+  for (const cluster of clusters) assert.equal(cluster.per_connection_buffer_limit_bytes, 32768);
+});
+
+test('the HTTP filter chain ends with the router, ready for ext_authz in front of it', () => {
+  const names = hcm.http_filters.map((filter: Json) => filter.name);
+  assert.equal(names.at(-1), 'envoy.filters.http.router');
+  assert.ok(!names.includes('envoy.filters.http.ext_authz'), 'ext_authz arrives with the authorize issue');
+});
+
+test('use_proxy_protocol adds the proxy_protocol listener filter first', () => {
+  const withProxy = render({ ...config, use_proxy_protocol: true, xff_num_trusted_hops: 1 });
+  assert.equal(withProxy.listener.listener_filters[0].name, 'envoy.filters.listener.proxy_protocol');
+  assert.equal(withProxy.hcm.xff_num_trusted_hops, 1);
+  assert.equal(listener.listener_filters, undefined);
+});
+
+test('the admin interface is loopback only and an overload manager guards the heap', () => {
+  const bootstrap = buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 } }) as Json;
+  assert.match(bootstrap.admin.address.socket_address.address, /^127\./);
+  const actions = bootstrap.overload_manager.actions.map((action: Json) => action.name);
+  assert.ok(actions.includes('envoy.overload_actions.stop_accepting_requests'));
+  assert.throws(() => buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 }, admin: { address: '0.0.0.0' } }), /loopback/);
+});
