@@ -12,11 +12,25 @@ const upstream = createServer((req, res) => {
     return;
   }
   res.setHeader('content-type', 'application/json');
-  res.end(JSON.stringify({ message: 'Hello from the Portcullis demo upstream', method: req.method, url: req.url, headers: req.headers }, null, 2) + '\n');
+  res.end(
+    JSON.stringify(
+      {
+        message: 'Hello from the Portcullis demo upstream',
+        method: req.method,
+        url: req.url,
+        headers: req.headers,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
 });
 upstream.listen(9080, '127.0.0.1', () => {
   console.log('demo upstream listening on http://127.0.0.1:9080');
-  const child = spawn(process.execPath, ['bin/portcullis.mjs', '--config', 'examples/all-in-one.yaml'], { cwd: root, stdio: 'inherit' });
+  const child = spawn(process.execPath, ['bin/portcullis.mjs', '--config', 'examples/all-in-one.yaml'], {
+    cwd: root,
+    stdio: 'inherit',
+  });
   console.log("Portcullis starting; try: curl -H 'Host: demo.localhost' http://127.0.0.1:8080/");
   const stop = () => child.kill('SIGTERM');
   process.on('SIGINT', stop);

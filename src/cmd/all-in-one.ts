@@ -48,21 +48,36 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     ...(options.reloadDebounceMs === undefined ? {} : { debounceMs: options.reloadDebounceMs }),
   });
   const initial = reloader.loadInitial();
+  // Find Envoy before opening any port, so a missing Envoy fails fast with its instructions.
+  const envoy = options.withoutEnvoy === true ? undefined : await locateEnvoy(options.env);
   if (logger.level !== undefined) logger.level = initial.config.log_level;
   const ads = new AdsServer({ source: store, logger });
   const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
   ads.register(server);
   const { host, port } = splitAddress(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
-    logger.warn({ grpc_address: initial.config.grpc_address }, 'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy');
+    logger.warn(
+      { grpc_address: initial.config.grpc_address },
+      'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy',
+    );
   }
   const grpcPort = await bindServer(server, host, port);
-  logger.info({ grpc_address: `${host}:${grpcPort}`, routes: initial.config.routes.length, version: initial.snapshot.version }, 'ADS server listening');
+  logger.info(
+    {
+      grpc_address: `${host}:${grpcPort}`,
+      routes: initial.config.routes.length,
+      version: initial.snapshot.version,
+    },
+    'ADS server listening',
+  );
   let supervisor: EnvoySupervisor | undefined;
-  if (options.withoutEnvoy !== true) {
+  if (envoy !== undefined) {
     try {
-      const envoy = await locateEnvoy(options.env);
-      if (envoy.outdated) logger.warn({ version: envoy.version }, 'Envoy is older than 1.40.0 and misses security fixes; upgrade it');
+      if (envoy.outdated)
+        logger.warn(
+          { version: envoy.version },
+          'Envoy is older than 1.40.0 and misses security fixes; upgrade it',
+        );
       const admin = splitAddress(initial.config.envoy_admin_address);
       supervisor = new EnvoySupervisor({
         binary: envoy.path,
@@ -74,7 +89,10 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
         }),
       });
       await supervisor.start();
-      logger.info({ envoy: envoy.path, version: envoy.version, admin: initial.config.envoy_admin_address }, 'Envoy started');
+      logger.info(
+        { envoy: envoy.path, version: envoy.version, admin: initial.config.envoy_admin_address },
+        'Envoy started',
+      );
     } catch (err) {
       ads.close();
       reloader.close();
@@ -109,7 +127,12 @@ function bindServer(server: grpc.Server, host: string, port: number): Promise<nu
   return new Promise((resolve, reject) => {
     server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, boundPort) => {
       if (err !== null) {
-        reject(new PortcullisError('GRPC_BIND_FAILED', `cannot listen on grpc_address ${target}: ${errorMessage(err)}`));
+        reject(
+          new PortcullisError(
+            'GRPC_BIND_FAILED',
+            `cannot listen on grpc_address ${target}: ${errorMessage(err)}`,
+          ),
+        );
       } else {
         resolve(boundPort);
       }

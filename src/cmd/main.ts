@@ -18,18 +18,34 @@ async function main(): Promise<void> {
     .version(versionString())
     .option('config', { alias: 'c', type: 'string', describe: 'config file (YAML or JSON)' })
     .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, (args) => {
-      process.exitCode = runCompile(requireConfig(args.config as string | undefined), process.stdout, process.stderr);
+      process.exitCode = runCompile(
+        requireConfig(args.config as string | undefined),
+        process.stdout,
+        process.stderr,
+      );
     })
     .command('validate', 'check a config file and list every problem', {}, (args) => {
-      process.exitCode = runValidate(requireConfig(args.config as string | undefined), process.stdout, process.stderr);
+      process.exitCode = runValidate(
+        requireConfig(args.config as string | undefined),
+        process.stdout,
+        process.stderr,
+      );
     })
     .command(
       '$0',
       'run Portcullis all-in-one: the ADS server and a supervised Envoy',
       (y) =>
         y
-          .option('ads', { choices: ['delta', 'sotw'] as const, default: 'delta' as const, describe: 'xDS transport for Envoy' })
-          .option('without-envoy', { type: 'boolean', default: false, describe: 'serve ADS only (sidecar Envoy)' }),
+          .option('ads', {
+            choices: ['delta', 'sotw'] as const,
+            default: 'delta' as const,
+            describe: 'xDS transport for Envoy',
+          })
+          .option('without-envoy', {
+            type: 'boolean',
+            default: false,
+            describe: 'serve ADS only (sidecar Envoy)',
+          }),
       async (args) => {
         await run(requireConfig(args.config), args.ads, args['without-envoy']);
       },
@@ -45,7 +61,10 @@ async function main(): Promise<void> {
 
 function requireConfig(config: string | undefined): string {
   if (config === undefined || config === '') {
-    throw new PortcullisError('CONFIG_MISSING', 'no config file given: use --config <file> (or -config <file>)');
+    throw new PortcullisError(
+      'CONFIG_MISSING',
+      'no config file given: use --config <file> (or -config <file>)',
+    );
   }
   return config;
 }

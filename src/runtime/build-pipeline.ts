@@ -38,9 +38,11 @@ export function buildFromFile(
 ): BuildResult {
   const loaded = loadConfigFile(configPath, env);
   const { warnings, filesRead } = loaded;
-  if (loaded.config === undefined) return { ok: false, stage: 'parse', problems: loaded.problems, warnings, filesRead };
+  if (loaded.config === undefined)
+    return { ok: false, stage: 'parse', problems: loaded.problems, warnings, filesRead };
   const translated = translate(loaded.config, options);
-  if (translated.ir === undefined) return { ok: false, stage: 'translate', problems: translated.problems, warnings, filesRead };
+  if (translated.ir === undefined)
+    return { ok: false, stage: 'translate', problems: translated.problems, warnings, filesRead };
   try {
     const compiled = compile(translated.ir);
     const problems = checkConsistency(compiled);
@@ -48,6 +50,12 @@ export function buildFromFile(
     const snapshot = buildSnapshot(compiled);
     return { ok: true, config: loaded.config, ir: translated.ir, compiled, snapshot, warnings, filesRead };
   } catch (err) {
-    return { ok: false, stage: 'compile', problems: [{ path: '', message: errorMessage(err) }], warnings, filesRead };
+    return {
+      ok: false,
+      stage: 'compile',
+      problems: [{ path: '', message: errorMessage(err) }],
+      warnings,
+      filesRead,
+    };
   }
 }

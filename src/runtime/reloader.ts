@@ -21,7 +21,13 @@ export interface ReloadStats {
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
-  private stats: ReloadStats = { reloads: 0, failures: 0, lastSuccess: true, activeVersion: undefined, lastProblems: [] };
+  private stats: ReloadStats = {
+    reloads: 0,
+    failures: 0,
+    lastSuccess: true,
+    activeVersion: undefined,
+    lastProblems: [],
+  };
   private lastGood: Extract<BuildResult, { ok: true }> | undefined;
 
   constructor(
@@ -59,7 +65,12 @@ export class Reloader {
         changed ? 'config reloaded' : 'config reloaded, no change',
       );
     } else {
-      this.stats = { ...this.stats, failures: this.stats.failures + 1, lastSuccess: false, lastProblems: result.problems };
+      this.stats = {
+        ...this.stats,
+        failures: this.stats.failures + 1,
+        lastSuccess: false,
+        lastProblems: result.problems,
+      };
       this.options.logger.error(
         {
           config: this.options.configPath,
@@ -102,6 +113,7 @@ export class Reloader {
   }
 
   private logWarnings(warnings: readonly Problem[]): void {
-    for (const warning of warnings) this.options.logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
+    for (const warning of warnings)
+      this.options.logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
   }
 }

@@ -82,7 +82,13 @@ export function routeId(route: RouteSettings): string {
   );
 }
 
-function buildRoute(settings: RouteSettings, id: string, clusterName: string, authorityRegex: string | undefined, config: Config): IRRoute {
+function buildRoute(
+  settings: RouteSettings,
+  id: string,
+  clusterName: string,
+  authorityRegex: string | undefined,
+  config: Config,
+): IRRoute {
   const match: IRPathMatch =
     settings.path !== undefined
       ? { kind: 'path', value: settings.path }
@@ -91,7 +97,9 @@ function buildRoute(settings: RouteSettings, id: string, clusterName: string, au
         : { kind: 'prefix', value: settings.prefix ?? '/' };
   const toPath = settings.to[0]?.url.pathname ?? '/';
   const impliedRewrite =
-    toPath !== '/' && settings.prefix_rewrite === undefined && settings.regex_rewrite_pattern === undefined ? toPath : undefined;
+    toPath !== '/' && settings.prefix_rewrite === undefined && settings.regex_rewrite_pattern === undefined
+      ? toPath
+      : undefined;
   const websockets = settings.allow_websockets;
   return {
     id,
@@ -136,8 +144,12 @@ function buildListener(config: Config): IRListener {
   };
 }
 
-function globalResponseHeaders(configured: Readonly<Record<string, string>> | undefined, tls: boolean): Record<string, string> {
-  if (configured === undefined) return tls ? { ...DEFAULT_RESPONSE_HEADERS, ...HSTS } : { ...DEFAULT_RESPONSE_HEADERS };
+function globalResponseHeaders(
+  configured: Readonly<Record<string, string>> | undefined,
+  tls: boolean,
+): Record<string, string> {
+  if (configured === undefined)
+    return tls ? { ...DEFAULT_RESPONSE_HEADERS, ...HSTS } : { ...DEFAULT_RESPONSE_HEADERS };
   if (Object.keys(configured).some((key) => key.toLowerCase() === 'disable')) return {};
   return { ...configured };
 }

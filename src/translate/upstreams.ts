@@ -25,12 +25,22 @@ export function buildCluster(
   }));
   const schemes = new Set(route.to.map(({ url }) => url.protocol));
   if (schemes.size > 1) {
-    problems.push({ path: `${route.source_path}.to`, message: 'cannot mix http, https and h2c destinations in one route' });
+    problems.push({
+      path: `${route.source_path}.to`,
+      message: 'cannot mix http, https and h2c destinations in one route',
+    });
   }
   const useTls = schemes.has('https:');
-  const upstreamProtocol = schemes.has('h2c:') ? 'http2' : route.allow_websockets || !useTls ? 'http1' : 'alpn';
+  const upstreamProtocol = schemes.has('h2c:')
+    ? 'http2'
+    : route.allow_websockets || !useTls
+      ? 'http1'
+      : 'alpn';
   if (upstreamProtocol === 'http2' && route.allow_websockets) {
-    problems.push({ path: `${route.source_path}.allow_websockets`, message: 'websockets need an HTTP/1.1 upstream; use http:// or https:// destinations' });
+    problems.push({
+      path: `${route.source_path}.allow_websockets`,
+      message: 'websockets need an HTTP/1.1 upstream; use http:// or https:// destinations',
+    });
   }
   route.health_checks.forEach((check, index) => {
     if (check.grpc !== undefined && upstreamProtocol === 'http1') {

@@ -37,7 +37,12 @@ function routes(): Record<string, unknown>[] {
     {
       from: 'https://outlier.test',
       to: [up.e.url, up.f.url],
-      outlier_detection: { consecutive_5xx: 3, interval: '200ms', base_ejection_time: '30s', max_ejection_percent: 100 },
+      outlier_detection: {
+        consecutive_5xx: 3,
+        interval: '200ms',
+        base_ejection_time: '30s',
+        max_ejection_percent: 100,
+      },
     },
     { from: 'https://match.test', path: '/exact', to: up.g.url },
     {
@@ -56,7 +61,9 @@ function routes(): Record<string, unknown>[] {
 }
 
 before(async () => {
-  up = Object.fromEntries(await Promise.all(ids.map(async (id) => [id, await startEchoUpstream({ id })]))) as typeof up;
+  up = Object.fromEntries(
+    await Promise.all(ids.map(async (id) => [id, await startEchoUpstream({ id })])),
+  ) as typeof up;
   portcullis = await startPortcullis({ routes: routes() });
 });
 
@@ -67,7 +74,11 @@ after(async () => {
 
 async function echo(host: string, path: string): Promise<EchoResponse> {
   const response = await proxyRequest(portcullis.proxyPort, host, path);
-  assert.equal(response.status, 200, `${host}${path} answered ${response.status}: ${response.body.slice(0, 200)}`);
+  assert.equal(
+    response.status,
+    200,
+    `${host}${path} answered ${response.status}: ${response.body.slice(0, 200)}`,
+  );
   return response.json<EchoResponse>();
 }
 
@@ -92,9 +103,15 @@ describe('through Envoy', () => {
     assert.equal(body.id, 'a');
     assert.equal(body.url, '/hello?x=1');
     assert.equal(body.headers['x-forwarded-host'], 'basic.test');
-    const hops = String(body.headers['x-forwarded-for']).split(',').map((hop) => hop.trim());
+    const hops = String(body.headers['x-forwarded-for'])
+      .split(',')
+      .map((hop) => hop.trim());
     assert.equal(hops.length, 2, `client-supplied XFF is kept only as an earlier hop: ${hops.join(', ')}`);
-    assert.notEqual(hops[1], '203.0.113.66', 'the trusted (last) hop is the real peer, not the spoofed value');
+    assert.notEqual(
+      hops[1],
+      '203.0.113.66',
+      'the trusted (last) hop is the real peer, not the spoofed value',
+    );
   });
 
   test('an unknown host gets 404 from Envoy, not an upstream', async () => {
@@ -117,17 +134,23 @@ describe('through Envoy', () => {
 
   test('a stopped upstream is taken out by active health checks within interval x threshold', async () => {
     const cluster = clusterOf('https://health.test');
-    await waitFor(async () => {
-      const health = await clusterHealth(portcullis.adminUrl, cluster);
-      return health.size === 2 && [...health.values()].every((host) => host.healthy);
-    }, { what: 'both health.test upstreams healthy', timeoutMs: 10_000 });
+    await waitFor(
+      async () => {
+        const health = await clusterHealth(portcullis.adminUrl, cluster);
+        return health.size === 2 && [...health.values()].every((host) => host.healthy);
+      },
+      { what: 'both health.test upstreams healthy', timeoutMs: 10_000 },
+    );
     await up.d.stop();
     const stoppedAt = Date.now();
     try {
-      await waitFor(async () => {
-        const health = await clusterHealth(portcullis.adminUrl, cluster);
-        return health.get(`127.0.0.1:${up.d.port}`)?.healthy === false;
-      }, { what: 'Envoy to mark the stopped upstream unhealthy', timeoutMs: 15_000, intervalMs: 20 });
+      await waitFor(
+        async () => {
+          const health = await clusterHealth(portcullis.adminUrl, cluster);
+          return health.get(`127.0.0.1:${up.d.port}`)?.healthy === false;
+        },
+        { what: 'Envoy to mark the stopped upstream unhealthy', timeoutMs: 15_000, intervalMs: 20 },
+      );
       const elapsed = Date.now() - stoppedAt;
       const bound = HC_INTERVAL_MS * HC_UNHEALTHY_THRESHOLD + 1500;
       assert.ok(elapsed <= bound, `took ${elapsed} ms, bound ${bound} ms`);
@@ -141,11 +164,14 @@ describe('through Envoy', () => {
     const cluster = clusterOf('https://outlier.test');
     up.f.setStatus(503);
     try {
-      await waitFor(async () => {
-        await proxyRequest(portcullis.proxyPort, 'outlier.test', '/o');
-        const health = await clusterHealth(portcullis.adminUrl, cluster);
-        return health.get(`127.0.0.1:${up.f.port}`)?.flags.includes('failed_outlier_check') === true;
-      }, { what: 'outlier detection to eject the 503 upstream', timeoutMs: 15_000 });
+      await waitFor(
+        async () => {
+          await proxyRequest(portcullis.proxyPort, 'outlier.test', '/o');
+          const health = await clusterHealth(portcullis.adminUrl, cluster);
+          return health.get(`127.0.0.1:${up.f.port}`)?.flags.includes('failed_outlier_check') === true;
+        },
+        { what: 'outlier detection to eject the 503 upstream', timeoutMs: 15_000 },
+      );
       for (let i = 0; i < 20; i++) assert.equal((await echo('outlier.test', `/o/${i}`)).id, 'e');
     } finally {
       up.f.setStatus(200);
@@ -168,7 +194,9 @@ describe('through Envoy', () => {
   });
 
   test('a websocket route upgrades; a route without allow_websockets does not', async () => {
-    const socket = new WebSocket(`ws://127.0.0.1:${portcullis.proxyPort}/socket`, { headers: { host: 'ws.test' } });
+    const socket = new WebSocket(`ws://127.0.0.1:${portcullis.proxyPort}/socket`, {
+      headers: { host: 'ws.test' },
+    });
     const reply = await new Promise<string>((resolve, reject) => {
       socket.once('open', () => socket.send('hello'));
       socket.once('message', (data) => resolve(String(data)));
@@ -176,7 +204,9 @@ describe('through Envoy', () => {
     });
     socket.close();
     assert.equal(reply, 'h:hello');
-    const refused = new WebSocket(`ws://127.0.0.1:${portcullis.proxyPort}/socket`, { headers: { host: 'nows.test' } });
+    const refused = new WebSocket(`ws://127.0.0.1:${portcullis.proxyPort}/socket`, {
+      headers: { host: 'nows.test' },
+    });
     const outcome = await new Promise<string>((resolve) => {
       refused.once('open', () => resolve('opened'));
       refused.once('unexpected-response', (_req, res) => resolve(`status ${res.statusCode}`));
@@ -212,7 +242,10 @@ describe('Envoy request-handling contract', () => {
 
   test('dot segments are normalized before routing', async () => {
     const before = up.g.requests;
-    assert.match(await rawStatus('GET /api/../exact HTTP/1.1\r\nHost: match.test\r\nConnection: close\r\n\r\n'), / 200 /);
+    assert.match(
+      await rawStatus('GET /api/../exact HTTP/1.1\r\nHost: match.test\r\nConnection: close\r\n\r\n'),
+      / 200 /,
+    );
     assert.equal(up.g.requests, before + 1);
   });
 
@@ -226,7 +259,10 @@ describe('Envoy request-handling contract', () => {
 
   test('CONNECT is not routed', async () => {
     const before = up.a.requests;
-    assert.match(await rawStatus('CONNECT basic.test:443 HTTP/1.1\r\nHost: basic.test:443\r\n\r\n'), / 40\d /);
+    assert.match(
+      await rawStatus('CONNECT basic.test:443 HTTP/1.1\r\nHost: basic.test:443\r\n\r\n'),
+      / 40\d /,
+    );
     assert.equal(up.a.requests, before);
   });
 });

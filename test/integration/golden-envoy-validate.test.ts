@@ -15,7 +15,13 @@ import { generateTestCertificate } from '../support/test-certs.js';
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
 type Json = Record<string, unknown>;
 
-const cases = [...new Set(readdirSync(XDS_DIR).filter((file) => file.endsWith('.listeners.yaml')).map((file) => file.split('.')[0] as string))].sort();
+const cases = [
+  ...new Set(
+    readdirSync(XDS_DIR)
+      .filter((file) => file.endsWith('.listeners.yaml'))
+      .map((file) => file.split('.')[0] as string),
+  ),
+].sort();
 const certificate = generateTestCertificate();
 
 function read(name: string, kind: string): Json[] {
@@ -67,7 +73,18 @@ function bootstrapFor(name: string): Json {
     load_assignment: { ...assignment, cluster_name: `validate-${String(assignment.cluster_name)}` },
   }));
   const bootstrap = buildBootstrap({ ads: { address: '127.0.0.1', port: 1 }, admin: { port: 0 } });
-  return realMaterial({ ...bootstrap, static_resources: { ...(bootstrap.static_resources as Json), listeners, clusters: [...((bootstrap.static_resources as { clusters: Json[] }).clusters), ...clusters, ...endpointTwins] } }) as Json;
+  return realMaterial({
+    ...bootstrap,
+    static_resources: {
+      ...(bootstrap.static_resources as Json),
+      listeners,
+      clusters: [
+        ...(bootstrap.static_resources as { clusters: Json[] }).clusters,
+        ...clusters,
+        ...endpointTwins,
+      ],
+    },
+  }) as Json;
 }
 
 test('there are golden cases to validate', () => {

@@ -5,7 +5,12 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
-import { envoyHasApplied, proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
+import {
+  envoyHasApplied,
+  proxyRequest,
+  startPortcullis,
+  type TestPortcullis,
+} from '../support/portcullis.js';
 import { startEnvoy } from '../support/envoy.js';
 import { waitFor } from '../support/wait.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap.js';
@@ -40,9 +45,15 @@ describe('hot reload', () => {
   test('a route added takes effect, and a route removed stops answering', async () => {
     assert.equal(await status('added.test'), 404);
     portcullis.writeConfig({ routes: [stable(), { from: 'https://added.test', to: upstream.url }] });
-    await waitFor(async () => (await status('added.test')) === 200, { what: 'the added route to answer', timeoutMs: 10_000 });
+    await waitFor(async () => (await status('added.test')) === 200, {
+      what: 'the added route to answer',
+      timeoutMs: 10_000,
+    });
     portcullis.writeConfig({ routes: [stable()] });
-    await waitFor(async () => (await status('added.test')) === 404, { what: 'the removed route to stop answering', timeoutMs: 10_000 });
+    await waitFor(async () => (await status('added.test')) === 404, {
+      what: 'the removed route to stop answering',
+      timeoutMs: 10_000,
+    });
     assert.equal(await status('stable.test'), 200);
   });
 
@@ -55,9 +66,19 @@ describe('hot reload', () => {
     try {
       for (let i = 0; i < 20; i++) {
         portcullis.writeConfig({
-          routes: [stable(), { from: `https://extra-${i}.test`, to: upstream.url, set_response_headers: { 'X-Reload': String(i) } }],
+          routes: [
+            stable(),
+            {
+              from: `https://extra-${i}.test`,
+              to: upstream.url,
+              set_response_headers: { 'X-Reload': String(i) },
+            },
+          ],
         });
-        await waitFor(async () => (await status(`extra-${i}.test`)) === 200, { what: `reload ${i} to be live`, timeoutMs: 10_000 });
+        await waitFor(async () => (await status(`extra-${i}.test`)) === 200, {
+          what: `reload ${i} to be live`,
+          timeoutMs: 10_000,
+        });
       }
     } finally {
       running = false;
@@ -70,24 +91,35 @@ describe('hot reload', () => {
 
   test('an invalid reload keeps the old routes serving and says why, with the key path', async () => {
     const before = failuresSoFar();
-    const bad = { ...portcullis.baseConfig(), routes: [stable(), { from: 'https://bad.test/with/path', to: upstream.url }] };
+    const bad = {
+      ...portcullis.baseConfig(),
+      routes: [stable(), { from: 'https://bad.test/with/path', to: upstream.url }],
+    };
     portcullis.writeConfig(bad);
     await waitFor(async () => failuresSoFar() > before, { what: 'the invalid reload to be rejected' });
     const logged = portcullis.logs.find((record) => record.msg?.includes('config reload rejected'));
     assert.ok(logged, 'the rejection is logged');
     const problems = (logged.obj as { problems: string[] }).problems.join('\n');
-    assert.match(problems, /routes\[1\]\.from: config: policy source url \(https:\/\/bad\.test\/with\/path\) contains a path/);
+    assert.match(
+      problems,
+      /routes\[1\]\.from: config: policy source url \(https:\/\/bad\.test\/with\/path\) contains a path/,
+    );
     assert.equal(await status('stable.test'), 200);
     assert.equal(await status('bad.test'), 404);
   });
 
   test('a half-written file is rejected, and the completed file is applied', async () => {
     const before = failuresSoFar();
-    writeFileSync(portcullis.configPath, 'insecure_server: true\nroutes:\n  - from: https://half.test\n    to: [');
+    writeFileSync(
+      portcullis.configPath,
+      'insecure_server: true\nroutes:\n  - from: https://half.test\n    to: [',
+    );
     await waitFor(async () => failuresSoFar() > before, { what: 'the half-written file to be rejected' });
     assert.equal(await status('stable.test'), 200);
     portcullis.writeConfig({ routes: [stable(), { from: 'https://half.test', to: upstream.url }] });
-    await waitFor(async () => (await status('half.test')) === 200, { what: 'the completed file to be applied' });
+    await waitFor(async () => (await status('half.test')) === 200, {
+      what: 'the completed file to be applied',
+    });
   });
 
   test('a config file that vanishes keeps the last good config serving until it returns', async () => {
@@ -95,10 +127,15 @@ describe('hot reload', () => {
     rmSync(portcullis.configPath);
     await waitFor(async () => failuresSoFar() > before, { what: 'the missing file to be reported' });
     const logged = portcullis.logs.filter((record) => record.msg?.includes('config reload rejected')).at(-1);
-    assert.match((logged?.obj as { problems: string[] }).problems.join('\n'), /cannot read config file: ENOENT/);
+    assert.match(
+      (logged?.obj as { problems: string[] }).problems.join('\n'),
+      /cannot read config file: ENOENT/,
+    );
     assert.equal(await status('stable.test'), 200);
     portcullis.writeConfig({ routes: [stable(), { from: 'https://back.test', to: upstream.url }] });
-    await waitFor(async () => (await status('back.test')) === 200, { what: 'the restored file to be applied' });
+    await waitFor(async () => (await status('back.test')) === 200, {
+      what: 'the restored file to be applied',
+    });
   });
 
   test('a resource Envoy rejects is NACKed, logged with its error_detail, and the old config keeps serving', async () => {
@@ -107,19 +144,29 @@ describe('hot reload', () => {
     const nacksBefore = portcullis.running.ads.stats().nacks.routes;
     // Bypass Portcullis's own validation to make Envoy the one that says no: RE2 caps repetition at 1000.
     const broken = structuredClone(good.compiled) as typeof good.compiled;
-    const routeConfig = broken[ROUTE_CONFIGURATION_TYPE][0]?.message as { virtual_hosts: { routes: { match: Record<string, unknown> }[] }[] };
+    const routeConfig = broken[ROUTE_CONFIGURATION_TYPE][0]?.message as {
+      virtual_hosts: { routes: { match: Record<string, unknown> }[] }[];
+    };
     const firstRoute = routeConfig.virtual_hosts[0]?.routes[0];
     assert.ok(firstRoute);
     firstRoute.match = { safe_regex: { regex: 'a{1001}' } };
     portcullis.running.store.publish(buildSnapshot(broken));
-    await waitFor(async () => portcullis.running.ads.stats().nacks.routes > nacksBefore, { what: 'Envoy to NACK the route configuration' });
+    await waitFor(async () => portcullis.running.ads.stats().nacks.routes > nacksBefore, {
+      what: 'Envoy to NACK the route configuration',
+    });
     const nack = portcullis.running.ads.stats().lastNack;
     assert.ok(nack && nack.message.length > 0, 'the NACK carries Envoy error_detail');
-    assert.ok(portcullis.logs.some((record) => record.level === 'warn' && JSON.stringify(record).includes(nack.message.slice(0, 40))));
+    assert.ok(
+      portcullis.logs.some(
+        (record) => record.level === 'warn' && JSON.stringify(record).includes(nack.message.slice(0, 40)),
+      ),
+    );
     assert.equal(await status('stable.test'), 200);
     portcullis.running.store.publish(buildSnapshot(compile(good.ir)));
     portcullis.running.reloader.reload();
-    await waitFor(() => envoyHasApplied(portcullis.adminUrl, portcullis.running), { what: 'Envoy to apply the good config again' });
+    await waitFor(() => envoyHasApplied(portcullis.adminUrl, portcullis.running), {
+      what: 'Envoy to apply the good config again',
+    });
   });
 
   test('a crashed Envoy is restarted by the supervisor and serves the current config', async () => {
@@ -127,11 +174,17 @@ describe('hot reload', () => {
     assert.ok(supervisor?.pid);
     const pid = supervisor.pid;
     process.kill(pid, 'SIGKILL');
-    await waitFor(async () => supervisor.pid !== undefined && supervisor.pid !== pid && supervisor.restarts > 0, {
-      what: 'the supervisor to restart Envoy',
-      timeoutMs: 15_000,
+    await waitFor(
+      async () => supervisor.pid !== undefined && supervisor.pid !== pid && supervisor.restarts > 0,
+      {
+        what: 'the supervisor to restart Envoy',
+        timeoutMs: 15_000,
+      },
+    );
+    await waitFor(async () => (await status('stable.test').catch(() => 0)) === 200, {
+      what: 'the restarted Envoy to serve',
+      timeoutMs: 20_000,
     });
-    await waitFor(async () => (await status('stable.test').catch(() => 0)) === 200, { what: 'the restarted Envoy to serve', timeoutMs: 20_000 });
   });
 
   test('a second Envoy over state-of-the-world ADS converges on the same config', async () => {
@@ -145,11 +198,19 @@ describe('hot reload', () => {
       until: 'live',
     });
     try {
-      await waitFor(() => envoyHasApplied(second.adminUrl, portcullis.running), { what: 'the SotW Envoy to converge' });
+      await waitFor(() => envoyHasApplied(second.adminUrl, portcullis.running), {
+        what: 'the SotW Envoy to converge',
+      });
       portcullis.writeConfig({ routes: [stable(), { from: 'https://both.test', to: upstream.url }] });
-      await waitFor(async () => (await status('both.test')) === 200, { what: 'the delta Envoy to apply the reload' });
-      await waitFor(() => envoyHasApplied(second.adminUrl, portcullis.running), { what: 'the SotW Envoy to apply the reload' });
-      const listeners = JSON.parse((await adminRequest(second.adminUrl, '/config_dump?resource=dynamic_listeners')).body) as { configs: unknown[] };
+      await waitFor(async () => (await status('both.test')) === 200, {
+        what: 'the delta Envoy to apply the reload',
+      });
+      await waitFor(() => envoyHasApplied(second.adminUrl, portcullis.running), {
+        what: 'the SotW Envoy to apply the reload',
+      });
+      const listeners = JSON.parse(
+        (await adminRequest(second.adminUrl, '/config_dump?resource=dynamic_listeners')).body,
+      ) as { configs: unknown[] };
       assert.equal(listeners.configs.length, 1, 'the SotW Envoy has the listener');
     } finally {
       await second.stop();

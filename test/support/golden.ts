@@ -18,7 +18,11 @@ export function expectGolden(path: string, actual: string): void {
     return;
   }
   assert.ok(existsSync(path), `golden file ${path} is missing; run UPDATE_GOLDEN=1 npm test to create it`);
-  assert.equal(actual, readFileSync(path, 'utf8'), `${path} differs; if the change is intended run UPDATE_GOLDEN=1 npm test`);
+  assert.equal(
+    actual,
+    readFileSync(path, 'utf8'),
+    `${path} differs; if the change is intended run UPDATE_GOLDEN=1 npm test`,
+  );
 }
 
 /** Deletes files in `dir` matching `pattern` that `keep` does not contain (orphans), when updating. */

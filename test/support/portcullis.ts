@@ -51,7 +51,13 @@ export async function startPortcullis(
   };
   write(config);
   const logger = recordingLogger();
-  const running = await startAllInOne({ configPath, env: {}, logger, adsApiType: options.adsApiType ?? 'DELTA_GRPC', reloadDebounceMs: 20 });
+  const running = await startAllInOne({
+    configPath,
+    env: {},
+    logger,
+    adsApiType: options.adsApiType ?? 'DELTA_GRPC',
+    reloadDebounceMs: 20,
+  });
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const harness: TestPortcullis = {
     running,
@@ -62,7 +68,10 @@ export async function startPortcullis(
     writeConfig: write,
     baseConfig: () => ({ ...config, ...base }),
     async waitForEnvoyToApply(what) {
-      await waitFor(() => envoyHasApplied(adminUrl, running), { what: `Envoy to apply ${what}`, timeoutMs: 15_000 });
+      await waitFor(() => envoyHasApplied(adminUrl, running), {
+        what: `Envoy to apply ${what}`,
+        timeoutMs: 15_000,
+      });
     },
     async stop() {
       await running.stop();
@@ -91,7 +100,12 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
   const snapshot = running.store.current();
   if (snapshot === undefined) return false;
   const dump = JSON.parse((await adminRequest(adminUrl, '/config_dump', { timeoutMs: 5000 })).body) as {
-    configs: { '@type': string; version_info?: string; dynamic_route_configs?: { version_info: string; route_config: { name: string } }[]; dynamic_active_clusters?: { version_info: string; cluster: { name: string } }[] }[];
+    configs: {
+      '@type': string;
+      version_info?: string;
+      dynamic_route_configs?: { version_info: string; route_config: { name: string } }[];
+      dynamic_active_clusters?: { version_info: string; cluster: { name: string } }[];
+    }[];
   };
   const routesType = 'envoy.config.route.v3.RouteConfiguration';
   const clustersType = 'envoy.config.cluster.v3.Cluster';
@@ -102,7 +116,9 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
   const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean =>
     version === snapshot.typeVersions[type] || version === snapshot.resources[type].get(name)?.version;
   const routesOk = [...snapshot.resources[routesType].keys()].every((name) =>
-    routeDump.some((entry) => entry.route_config.name === name && accepts(routesType, name, entry.version_info)),
+    routeDump.some(
+      (entry) => entry.route_config.name === name && accepts(routesType, name, entry.version_info),
+    ),
   );
   const wanted = snapshot.resources[clustersType];
   // Over SotW an unchanged cluster keeps the version of the response that last changed it, so the
@@ -132,7 +148,15 @@ export function proxyRequest(
 ): Promise<ProxyResponse> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, path, method: options.method ?? 'GET', headers: { host, ...options.headers }, agent: false, timeout: 10_000 },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: options.method ?? 'GET',
+        headers: { host, ...options.headers },
+        agent: false,
+        timeout: 10_000,
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));

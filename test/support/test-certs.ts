@@ -16,9 +16,33 @@ export function generateTestCertificate(commonName = 'portcullis.test'): TestCer
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-cert-'));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
-  execFileSync('openssl', [
-    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '1',
-    '-subj', `/CN=${commonName}`, '-addext', `subjectAltName=DNS:${commonName}`, '-keyout', keyFile, '-out', certFile,
-  ], { stdio: 'ignore' });
-  return { certPem: readFileSync(certFile, 'utf8'), keyPem: readFileSync(keyFile, 'utf8'), certFile, keyFile };
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-days',
+      '1',
+      '-subj',
+      `/CN=${commonName}`,
+      '-addext',
+      `subjectAltName=DNS:${commonName}`,
+      '-keyout',
+      keyFile,
+      '-out',
+      certFile,
+    ],
+    { stdio: 'ignore' },
+  );
+  return {
+    certPem: readFileSync(certFile, 'utf8'),
+    keyPem: readFileSync(keyFile, 'utf8'),
+    certFile,
+    keyFile,
+  };
 }

@@ -12,7 +12,9 @@ let cached: protobuf.Root | undefined;
 export function protoRoot(): protobuf.Root {
   if (cached === undefined) {
     const url = new URL('../../../proto/envoy.json', import.meta.url);
-    const descriptor = JSON.parse(readFileSync(url, 'utf8')) as { nested: NonNullable<protobuf.INamespace['nested']> };
+    const descriptor = JSON.parse(readFileSync(url, 'utf8')) as {
+      nested: NonNullable<protobuf.INamespace['nested']>;
+    };
     cached = protobuf.Root.fromJSON({ nested: descriptor.nested });
     cached.resolveAll();
   }

@@ -2,9 +2,17 @@ import type protobuf from 'protobufjs';
 import { messageType } from './proto-root.js';
 
 const WRAPPERS = new Set(
-  ['BoolValue', 'UInt32Value', 'Int32Value', 'UInt64Value', 'Int64Value', 'DoubleValue', 'FloatValue', 'StringValue', 'BytesValue'].map(
-    (name) => `.google.protobuf.${name}`,
-  ),
+  [
+    'BoolValue',
+    'UInt32Value',
+    'Int32Value',
+    'UInt64Value',
+    'Int64Value',
+    'DoubleValue',
+    'FloatValue',
+    'StringValue',
+    'BytesValue',
+  ].map((name) => `.google.protobuf.${name}`),
 );
 
 /**
@@ -27,7 +35,10 @@ function convertMessage(type: protobuf.Type, value: unknown): unknown {
     const url = object['@type'];
     if (typeof url !== 'string') return object;
     const { '@type': _url, ...fields } = object;
-    return { '@type': url, ...(convertMessage(messageType(url.slice(url.lastIndexOf('/') + 1)), fields) as object) };
+    return {
+      '@type': url,
+      ...(convertMessage(messageType(url.slice(url.lastIndexOf('/') + 1)), fields) as object),
+    };
   }
   if (name === '.google.protobuf.Struct' || name === '.google.protobuf.Value') return object;
   const out: Record<string, unknown> = {};
@@ -38,7 +49,10 @@ function convertMessage(type: protobuf.Type, value: unknown): unknown {
       out[key] = member;
     } else if (field.map) {
       out[key] = Object.fromEntries(
-        Object.entries(member as Record<string, unknown>).map(([k, v]) => [k, convertMessage(resolved as protobuf.Type, v)]),
+        Object.entries(member as Record<string, unknown>).map(([k, v]) => [
+          k,
+          convertMessage(resolved as protobuf.Type, v),
+        ]),
       );
     } else if (field.repeated) {
       out[key] = (member as unknown[]).map((item) => convertMessage(resolved as protobuf.Type, item));
@@ -53,7 +67,9 @@ function formatDuration(duration: Record<string, unknown>): string {
   const seconds = Number(duration.seconds ?? 0);
   const nanos = Number(duration.nanos ?? 0);
   if (nanos === 0) return `${seconds}s`;
-  const fraction = String(Math.abs(nanos)).padStart(9, '0').replace(/(?:000)+$/, '');
+  const fraction = String(Math.abs(nanos))
+    .padStart(9, '0')
+    .replace(/(?:000)+$/, '');
   return `${seconds}.${fraction}s`;
 }
 

@@ -68,11 +68,18 @@ for (const { name, ir } of irCases()) {
 }
 
 test('golden folders hold no orphaned outputs', () => {
-  const configKeep = new Set(caseNames(CONFIG_DIR).flatMap((name) => [`${name}.in.yaml`, `${name}.out.yaml`]));
+  const configKeep = new Set(
+    caseNames(CONFIG_DIR).flatMap((name) => [`${name}.in.yaml`, `${name}.out.yaml`]),
+  );
   const configOrphans = deleteOrphans(CONFIG_DIR, /\.out\.yaml$/, configKeep);
   const xdsKeep = new Set(irCases().flatMap(({ name }) => KINDS.map((kind) => `${name}.${kind}.yaml`)));
   const xdsOrphans = deleteOrphans(XDS_DIR, /\.(listeners|routes|clusters|endpoints)\.yaml$/, xdsKeep);
-  if (!UPDATE_GOLDEN) assert.deepEqual([...configOrphans, ...xdsOrphans], [], 'orphaned golden files; run UPDATE_GOLDEN=1 npm test');
+  if (!UPDATE_GOLDEN)
+    assert.deepEqual(
+      [...configOrphans, ...xdsOrphans],
+      [],
+      'orphaned golden files; run UPDATE_GOLDEN=1 npm test',
+    );
 });
 
 test('compile is deterministic: the same IR gives byte-identical output twice', () => {

@@ -35,12 +35,15 @@ test('an invalid first config throws a ValidationError listing every problem', (
   const path = join(dir, 'config.yaml');
   writeFileSync(path, 'routes:\n  - from: https://a.test/x\n    to: nope\n');
   const { reloader } = setup(path);
-  assert.throws(() => reloader.loadInitial(), (err: unknown) => {
-    assert.ok(err instanceof ValidationError);
-    const paths = err.problems.map((problem) => problem.path);
-    assert.deepEqual(paths.sort(), ['certificate', 'routes[0].from', 'routes[0].to'].sort());
-    return true;
-  });
+  assert.throws(
+    () => reloader.loadInitial(),
+    (err: unknown) => {
+      assert.ok(err instanceof ValidationError);
+      const paths = err.problems.map((problem) => problem.path);
+      assert.deepEqual(paths.sort(), ['certificate', 'routes[0].from', 'routes[0].to'].sort());
+      return true;
+    },
+  );
   rmSync(dir, { recursive: true });
 });
 
@@ -62,7 +65,11 @@ test('editor-style atomic renames and in-place writes are picked up; a touch is 
     writeFileSync(path, configText('three.test'));
     writeFileSync(path, configText('four.test'));
     await waitFor(async () => published.length === 4, { what: 'the last real change to be published' });
-    assert.equal(reloader.current().reloads, reloadsBefore + 1, 'the touch and the identical write did not reload');
+    assert.equal(
+      reloader.current().reloads,
+      reloadsBefore + 1,
+      'the touch and the identical write did not reload',
+    );
   } finally {
     reloader.close();
     rmSync(dir, { recursive: true });

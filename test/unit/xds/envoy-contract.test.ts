@@ -11,7 +11,12 @@ import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
-function render(document: Record<string, unknown>): { listener: Json; hcm: Json; routes: Json; clusters: Json[] } {
+function render(document: Record<string, unknown>): {
+  listener: Json;
+  hcm: Json;
+  routes: Json;
+  clusters: Json[];
+} {
   const parsed = parseConfig({ document, env: {}, readText: () => '' });
   assert.deepEqual(parsed.problems, []);
   assert.ok(parsed.config);
@@ -46,7 +51,9 @@ test('header names with underscores are rejected', () => {
 test('X-Forwarded-For trust is explicit and internal addresses are loopback only', () => {
   assert.equal(hcm.use_remote_address, true);
   assert.equal(hcm.xff_num_trusted_hops ?? 0, 0);
-  const ranges = hcm.internal_address_config.cidr_ranges.map((range: Json) => `${range.address_prefix}/${range.prefix_len}`);
+  const ranges = hcm.internal_address_config.cidr_ranges.map(
+    (range: Json) => `${range.address_prefix}/${range.prefix_len}`,
+  );
   assert.deepEqual(ranges, ['127.0.0.1/32', '::1/128']);
 });
 
@@ -79,7 +86,8 @@ test('HTTP/1.0 is refused', () => {
 test('upgrades: only websocket, only on routes that allow it; no connection-manager-wide upgrades', () => {
   assert.equal(hcm.upgrade_configs, undefined);
   const vhosts = routes.virtual_hosts as Json[];
-  const upgrades = (host: string): unknown => vhosts.find((vhost) => vhost.name === host)?.routes[0].route.upgrade_configs;
+  const upgrades = (host: string): unknown =>
+    vhosts.find((vhost) => vhost.name === host)?.routes[0].route.upgrade_configs;
   assert.deepEqual(upgrades('ws.example.test'), [{ upgrade_type: 'websocket' }]);
   assert.equal(upgrades('app.example.test'), undefined);
 });
@@ -114,5 +122,8 @@ test('the admin interface is loopback only and an overload manager guards the he
   assert.match(bootstrap.admin.address.socket_address.address, /^127\./);
   const actions = bootstrap.overload_manager.actions.map((action: Json) => action.name);
   assert.ok(actions.includes('envoy.overload_actions.stop_accepting_requests'));
-  assert.throws(() => buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 }, admin: { address: '0.0.0.0' } }), /loopback/);
+  assert.throws(
+    () => buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 }, admin: { address: '0.0.0.0' } }),
+    /loopback/,
+  );
 });

@@ -1,0 +1,34 @@
+// Runs the test suite with node's built-in runner. Node 20's `--test` does not expand globs, so
+// this finds the files itself: `node scripts/run-tests.mjs [unit|integration|<dir>...]`.
+// Files run one at a time: integration tests start real Envoys and the machine has two cores.
+import { spawnSync } from 'node:child_process';
+import { readdirSync, statSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const dirs = process.argv.slice(2).map((arg) => join('test', arg));
+const roots = dirs.length > 0 ? dirs : ['test'];
+
+function collect(dir) {
+  return readdirSync(join(root, dir)).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(join(root, path)).isDirectory()) return collect(path);
+    return name.endsWith('.test.ts') ? [path] : [];
+  });
+}
+
+const files = roots
+  .flatMap(collect)
+  .map((file) => relative(root, join(root, file)))
+  .sort();
+if (files.length === 0) {
+  console.error(`no test files under ${roots.join(', ')}`);
+  process.exit(1);
+}
+const result = spawnSync(
+  process.execPath,
+  ['--import', 'tsx', '--test', '--test-concurrency=1', '--test-timeout=300000', ...files],
+  { cwd: root, stdio: 'inherit' },
+);
+process.exit(result.status ?? 1);
