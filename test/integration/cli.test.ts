@@ -80,3 +80,10 @@ test('a missing --config is a usage error that says what to pass', () => {
   assert.equal(result.status, 1);
   assert.match(result.stderr, /--config/);
 });
+
+test('the bundled example configs are valid', () => {
+  for (const example of ['examples/all-in-one.yaml', 'examples/sidecar.yaml']) {
+    const result = portcullis(['validate', '--config', new URL(`../../${example}`, import.meta.url).pathname]);
+    assert.equal(result.status, 0, `${example}: ${result.stderr}`);
+  }
+});
