@@ -1,0 +1,63 @@
+import { randomUUID } from 'node:crypto';
+import { SignJWT } from 'jose';
+import type { Session } from '../../databroker/session.js';
+import type { SigningKey } from './signing-key.js';
+
+/** Lifetime of an identity assertion (the spec's peer: iat + 5 minutes). */
+export const ASSERTION_LIFETIME_S = 300;
+
+/** Claims of the identity assertion, before signing. */
+export interface AssertionClaims {
+  readonly iss: string;
+  readonly aud: string;
+  readonly sub: string;
+  readonly user: string;
+  readonly email: string;
+  readonly groups: readonly string[];
+  readonly name: string;
+  readonly sid: string;
+  readonly jti: string;
+  readonly iat: number;
+  readonly exp: number;
+  readonly [extra: string]: unknown;
+}
+
+/**
+ * The claims for `session` on a request to `host` (issuer and audience are the request host,
+ * port included: port-specific, as the spec says). `groups` is always an array; `extraClaims`
+ * holds the session claims named in `jwt_claims_headers`.
+ */
+export function assertionClaims(
+  session: Session,
+  host: string,
+  nowMs: number,
+  extraClaims: readonly string[] = [],
+): AssertionClaims {
+  const iat = Math.floor(nowMs / 1000);
+  const extra: Record<string, unknown> = {};
+  for (const name of extraClaims) {
+    const value = session.claims[name];
+    if (value !== undefined) extra[name] = value;
+  }
+  return {
+    ...extra,
+    iss: host,
+    aud: host,
+    sub: session.userId,
+    user: session.userId,
+    email: session.email ?? '',
+    groups: [...session.groups],
+    name: session.name ?? '',
+    sid: session.id,
+    jti: randomUUID(),
+    iat,
+    exp: iat + ASSERTION_LIFETIME_S,
+  };
+}
+
+/** Signs assertion claims as a compact JWS with `kid` = the key's JWK thumbprint. */
+export function signAssertion(key: SigningKey, claims: AssertionClaims): Promise<string> {
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: key.alg, kid: key.kid, typ: 'JWT' })
+    .sign(key.privateKey);
+}

@@ -1,0 +1,85 @@
+import { createECDH, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, type JWK } from 'jose';
+import { PortcullisError } from '../../shared/errors.js';
+
+/** A key that signs identity assertions, with its public JWK (including `kid`) for the JWKS. */
+export interface SigningKey {
+  readonly alg: 'ES256' | 'ES384' | 'RS256';
+  readonly kid: string;
+  readonly privateKey: KeyObject;
+  readonly publicJwk: JWK;
+}
+
+/**
+ * Loads `signing_key` (PEM). The algorithm follows the key, as the spec says: ES256 for P-256,
+ * ES384 for P-384, RS256 for RSA of 2048 bits or more. Ed25519 (removed upstream in 0.13) and
+ * anything else are refused with a message naming the key.
+ */
+export async function loadSigningKey(pem: string): Promise<SigningKey> {
+  let privateKey: KeyObject;
+  try {
+    privateKey = createPrivateKey(pem);
+  } catch {
+    throw new PortcullisError('SIGNING_KEY_INVALID', 'signing_key: not a PEM private key');
+  }
+  const type = privateKey.asymmetricKeyType;
+  const details = privateKey.asymmetricKeyDetails ?? {};
+  let alg: SigningKey['alg'];
+  if (type === 'ec' && details.namedCurve === 'prime256v1') alg = 'ES256';
+  else if (type === 'ec' && details.namedCurve === 'secp384r1') alg = 'ES384';
+  else if (type === 'rsa' && (details.modulusLength ?? 0) >= 2048) alg = 'RS256';
+  else if (type === 'ed25519') {
+    throw new PortcullisError(
+      'SIGNING_KEY_INVALID',
+      'signing_key: Ed25519 keys are not supported; use an ECDSA P-256 or RSA key',
+    );
+  } else {
+    throw new PortcullisError(
+      'SIGNING_KEY_INVALID',
+      `signing_key: unsupported key (${type ?? 'unknown'}); use ECDSA P-256/P-384 or RSA of 2048 bits or more`,
+    );
+  }
+  return withPublicJwk(alg, privateKey);
+}
+
+/** P-256 group order: a derived scalar must be in [1, n-1]. */
+const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
+
+/**
+ * Derives the ES256 signing key from `shared_secret` when no `signing_key` is configured, so every
+ * replica signs with the same key and upstreams caching the JWKS keep verifying across restarts.
+ * HKDF-SHA256 with a fixed, purpose-bound salt and info; retried with a counter in the
+ * vanishingly rare case the scalar falls outside the curve order.
+ */
+export async function deriveSigningKey(sharedSecret: Uint8Array): Promise<SigningKey> {
+  for (let counter = 0; counter < 16; counter++) {
+    const bytes = Buffer.from(
+      hkdfSync('sha256', sharedSecret, 'portcullis/identity-assertion', `es256/${counter}`, 32),
+    );
+    const scalar = BigInt(`0x${bytes.toString('hex')}`);
+    if (scalar === 0n || scalar >= P256_ORDER) continue;
+    const ecdh = createECDH('prime256v1');
+    ecdh.setPrivateKey(bytes);
+    const point = ecdh.getPublicKey();
+    const jwk = {
+      kty: 'EC',
+      crv: 'P-256',
+      d: bytes.toString('base64url'),
+      x: point.subarray(1, 33).toString('base64url'),
+      y: point.subarray(33, 65).toString('base64url'),
+    };
+    return withPublicJwk('ES256', createPrivateKey({ key: jwk, format: 'jwk' }));
+  }
+  throw new PortcullisError('SIGNING_KEY_INVALID', 'shared_secret: cannot derive a signing key');
+}
+
+async function withPublicJwk(alg: SigningKey['alg'], privateKey: KeyObject): Promise<SigningKey> {
+  const exported = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
+  const kid = await calculateJwkThumbprint(exported, 'sha256');
+  return { alg, kid, privateKey, publicJwk: { ...exported, kid, alg, use: 'sig' } };
+}
+
+/** The JWKS document served at `/.well-known/portcullis/jwks.json`. */
+export function jwksOf(keys: readonly SigningKey[]): { keys: JWK[] } {
+  return { keys: keys.map((key) => key.publicJwk) };
+}

@@ -1,0 +1,83 @@
+// Signing keys and identity assertions: each accepted key kind signs assertions that verify
+// against the published JWKS with jose; Ed25519 and weak keys are refused; the key derived from
+// shared_secret is the same in every replica.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { createLocalJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
+import { deriveSigningKey, jwksOf, loadSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import {
+  assertionClaims,
+  signAssertion,
+  ASSERTION_LIFETIME_S,
+} from '../../../src/authorize/identity/assertion.js';
+import type { Session } from '../../../src/databroker/session.js';
+
+const session: Session = {
+  id: 'session-1',
+  userId: 'user-1',
+  email: 'ada@example.com',
+  name: 'Ada',
+  groups: ['admins'],
+  claims: { department: 'eng', groups: ['admins'] },
+  issuedAt: 0,
+  expiresAt: Number.MAX_SAFE_INTEGER,
+};
+
+function pem(type: 'ec' | 'rsa' | 'ed25519', options: Record<string, unknown> = {}): string {
+  const { privateKey } = generateKeyPairSync(type as 'ec', options as { namedCurve: string });
+  return privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
+}
+
+const accepted = [
+  { name: 'EC P-256', pem: () => pem('ec', { namedCurve: 'prime256v1' }), alg: 'ES256' },
+  { name: 'EC P-384', pem: () => pem('ec', { namedCurve: 'secp384r1' }), alg: 'ES384' },
+  { name: 'RSA 2048', pem: () => pem('rsa', { modulusLength: 2048 }), alg: 'RS256' },
+];
+
+for (const kind of accepted) {
+  test(`${kind.name} signs assertions that verify against the JWKS`, async () => {
+    const key = await loadSigningKey(kind.pem());
+    assert.equal(key.alg, kind.alg);
+    const now = Date.UTC(2026, 10, 22);
+    const token = await signAssertion(
+      key,
+      assertionClaims(session, 'app.example.com:8443', now, ['department']),
+    );
+    assert.equal(decodeProtectedHeader(token).kid, key.kid);
+    const { payload } = await jwtVerify(token, createLocalJWKSet(jwksOf([key])), {
+      issuer: 'app.example.com:8443',
+      audience: 'app.example.com:8443',
+      currentDate: new Date(now),
+    });
+    assert.equal(payload.sub, 'user-1');
+    assert.equal(payload.email, 'ada@example.com');
+    assert.deepEqual(payload.groups, ['admins']);
+    assert.equal(payload.department, 'eng');
+    assert.equal(payload.sid, 'session-1');
+    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), ASSERTION_LIFETIME_S);
+  });
+}
+
+test('Ed25519, small RSA and non-keys are refused with a message naming signing_key', async () => {
+  await assert.rejects(loadSigningKey(pem('ed25519')), /signing_key: Ed25519 keys are not supported/);
+  await assert.rejects(loadSigningKey(pem('rsa', { modulusLength: 1024 })), /signing_key: unsupported key/);
+  await assert.rejects(loadSigningKey('not a key'), /signing_key: not a PEM private key/);
+});
+
+test('the key derived from shared_secret is stable across replicas and differs per secret', async () => {
+  const secret = randomBytes(32);
+  const a = await deriveSigningKey(secret);
+  const b = await deriveSigningKey(Buffer.from(secret));
+  const other = await deriveSigningKey(randomBytes(32));
+  assert.equal(a.alg, 'ES256');
+  assert.equal(a.kid, b.kid);
+  assert.notEqual(a.kid, other.kid);
+  const token = await signAssertion(a, assertionClaims(session, 'h', Date.now()));
+  await jwtVerify(token, createLocalJWKSet(jwksOf([b])));
+});
+
+test('groups is always an array, even when the session has none', () => {
+  const claims = assertionClaims({ ...session, groups: [] }, 'h', 0);
+  assert.deepEqual(claims.groups, []);
+});
