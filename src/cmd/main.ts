@@ -5,18 +5,23 @@ import { createLogger } from '../shared/logger.js';
 import { normaliseArgv } from './argv.js';
 import { startAllInOne } from './all-in-one.js';
 import { runCompile, runValidate } from './compile-command.js';
+import { runMigrate } from './config-command.js';
 import { versionString } from './version.js';
 
 /**
  * The `portcullis` command line. `portcullis --config f` runs all-in-one (ADS server plus a
  * supervised Envoy); `compile` prints the xDS resources as YAML (dry run); `validate` checks a
- * config. Errors are printed as messages with their key paths, never as stack traces.
+ * config; `config migrate` rewrites removed options. Errors are printed as messages with their key paths, never as stack traces.
  */
 async function main(): Promise<void> {
   await yargs(normaliseArgv(hideBin(process.argv)))
     .scriptName('portcullis')
     .version(versionString())
-    .option('config', { alias: 'c', type: 'string', describe: 'config file (YAML or JSON)' })
+    .option('config', {
+      alias: 'c',
+      type: 'string',
+      describe: 'config file (.yaml, .json, .toml or .properties)',
+    })
     .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, (args) => {
       process.exitCode = runCompile(
         requireConfig(args.config as string | undefined),
@@ -31,6 +36,28 @@ async function main(): Promise<void> {
         process.stderr,
       );
     })
+    .command('config', 'config file tools', (y) =>
+      y
+        .command(
+          'migrate',
+          "rewrite removed and renamed options into today's form and list the changes",
+          (m) =>
+            m.option('write', {
+              type: 'boolean',
+              default: false,
+              describe: 'rewrite the file in place (keeps <file>.bak)',
+            }),
+          (args) => {
+            process.exitCode = runMigrate(
+              requireConfig(args.config as string | undefined),
+              { write: args.write },
+              process.stdout,
+              process.stderr,
+            );
+          },
+        )
+        .demandCommand(1, 'name a config subcommand: migrate'),
+    )
     .command(
       '$0',
       'run Portcullis all-in-one: the ADS server and a supervised Envoy',

@@ -6,7 +6,15 @@
 export function parseDurationMs(text: string): number | undefined {
   const input = text.trim();
   if (input === '0') return 0;
-  const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+  const unitMs: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    µs: 1e-3,
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+  };
   const pattern = /(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/gy;
   let total = 0;
   let matched = 0;

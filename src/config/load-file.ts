@@ -1,13 +1,14 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { extname } from 'node:path';
-import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import type { Problem } from '../shared/errors.js';
+import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
 import { parseConfig, type ParseResult } from './parse-config.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
 
-const FORMATS: Record<string, 'yaml' | 'json'> = { '.yaml': 'yaml', '.yml': 'yaml', '.json': 'json' };
+/** Largest file a config may reference (secrets, certificates, CA bundles). */
+export const MAX_REFERENCED_FILE_BYTES = 8 * 1024 * 1024;
 
 /** Result of loading a config file: the parse result plus every file it read (for the watcher). */
 export interface LoadResult extends ParseResult {
@@ -15,9 +16,10 @@ export interface LoadResult extends ParseResult {
 }
 
 /**
- * Reads and parses a config file, then validates it with the environment. Problems carry the
- * YAML line where the key is; a malformed file gives its own line-numbered error, never a stack
- * trace. Every referenced file read is listed so the reload loop can watch it.
+ * Reads and parses a config file (YAML, JSON, TOML or Java properties, by extension), then
+ * validates it with the environment. Problems carry the line where the key is (TOML lines are
+ * best effort); a malformed, unreadable or oversized file gives one clear error with the file
+ * name and line, never a stack trace. Every referenced file read is listed for the watcher.
  */
 export function loadConfigFile(path: string, env: Readonly<Record<string, string | undefined>>): LoadResult {
   const filesRead = [path];
@@ -27,60 +29,63 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
     warnings: [],
     filesRead,
   });
-  const format = FORMATS[extname(path).toLowerCase()];
+  const extension = extname(path).toLowerCase();
+  const format = FORMAT_BY_EXTENSION[extension];
   if (format === undefined) {
-    return fail(`unknown config file extension "${extname(path)}"; use .yaml, .yml or .json`);
+    const known = Object.keys(FORMAT_BY_EXTENSION).join(', ');
+    return fail(`unknown config file extension "${extension || '(none)'}"; use one of ${known}`);
   }
-  let text: string;
-  try {
-    const bytes = readFileSync(path);
-    if (bytes.length > MAX_CONFIG_BYTES) return fail(`file is ${bytes.length} bytes; the limit is ${MAX_CONFIG_BYTES}`);
-    text = bytes.toString('utf8');
-  } catch (err) {
-    return fail(`cannot read config file: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
-  }
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
-  if (document.errors.length > 0) {
-    const first = document.errors[0];
-    const line = first?.linePos?.[0].line;
-    return fail(`malformed ${format.toUpperCase()}: ${first?.message.split('\n')[0] ?? 'parse error'}`, line);
-  }
-  const lines = keyLines(document.contents, lineCounter);
+  const text = readLimited(path, MAX_CONFIG_BYTES);
+  if (typeof text !== 'string') return fail(text.error);
+  const source = parseSource(text, format);
+  if ('error' in source) return fail(source.error, source.line);
   const result = parseConfig({
-    document: document.toJS({ maxAliasCount: 100 }) ?? {},
+    document: source.document,
     env,
     readText: (file) => {
       filesRead.push(file);
-      return readFileSync(file, 'utf8');
+      const content = readLimited(file, MAX_REFERENCED_FILE_BYTES);
+      if (typeof content !== 'string') throw Object.assign(new Error(content.error), { code: content.code });
+      return content;
     },
   });
+  const lines = source.lines;
   const withLine = (problem: Problem): Problem => {
-    const line = lines.get(problem.path) ?? lines.get(problem.path.replace(/\.[^.[\]]+$|\[\d+\]$/, ''));
+    const line = lineOf(lines, problem.path);
     return line === undefined ? problem : { ...problem, line };
   };
-  return { ...result, problems: result.problems.map(withLine), warnings: result.warnings.map(withLine), filesRead };
+  return {
+    ...result,
+    problems: result.problems.map(withLine),
+    warnings: result.warnings.map(withLine),
+    filesRead,
+  };
 }
 
-/** Maps key paths (`routes[2].to`) to the 1-based line of that key or item in the YAML source. */
-function keyLines(root: unknown, counter: LineCounter): Map<string, number> {
-  const lines = new Map<string, number>();
-  const visit = (node: unknown, path: string): void => {
-    const range = (node as Node | null)?.range;
-    if (range !== undefined && range !== null && path !== '') lines.set(path, counter.linePos(range[0]).line);
-    if (isMap(node)) {
-      for (const pair of node.items) {
-        const key = String((pair.key as { value?: unknown } | null)?.value ?? '');
-        const child = path === '' ? key : `${path}.${key}`;
-        const keyRange = (pair.key as Node | null)?.range;
-        if (keyRange !== undefined && keyRange !== null) lines.set(child, counter.linePos(keyRange[0]).line);
-        if (pair.value !== null) visit(pair.value, child);
-        if (keyRange !== undefined && keyRange !== null) lines.set(child, counter.linePos(keyRange[0]).line);
-      }
-    } else if (isSeq(node)) {
-      node.items.forEach((item, index) => visit(item, `${path}[${index}]`));
-    }
-  };
-  visit(root, '');
-  return lines;
+/** The line of `path`, or of its nearest ancestor with a known line (`routes[1].policy` for deeper keys). */
+function lineOf(lines: ReadonlyMap<string, number>, path: string): number | undefined {
+  for (let current = path; current !== ''; current = current.replace(/\.[^.[\]]+$|\[\d+\]$|^[^.[\]]+$/, '')) {
+    const line = lines.get(current);
+    if (line !== undefined) return line;
+  }
+  return undefined;
+}
+
+/** Reads a UTF-8 file of at most `limit` bytes, or says why not (no stack trace). */
+function readLimited(path: string, limit: number): string | { error: string; code?: string } {
+  try {
+    const size = statSync(path).size;
+    if (size > limit) return { error: `file is ${size} bytes; the limit is ${limit}`, code: 'EFBIG' };
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reasons: Record<string, string> = {
+      ENOENT: 'no such file',
+      EACCES: 'permission denied',
+      EISDIR: 'it is a directory',
+    };
+    const reason =
+      code === undefined ? (err as Error).message : `${code} (${reasons[code] ?? 'read failed'})`;
+    return { error: `cannot read config file: ${reason}`, ...(code === undefined ? {} : { code }) };
+  }
 }

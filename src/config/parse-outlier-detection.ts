@@ -36,8 +36,13 @@ export const OUTLIER_FIELDS: Readonly<Record<string, FieldType>> = {
  * Validates `outlier_detection`. `{}` is valid and means Envoy's defaults. Durations become
  * milliseconds (keys suffixed `_ms`), percentages must be 0..100, intervals above zero.
  */
-export function parseOutlierDetection(reader: Reader, path: string, raw: unknown): OutlierDetectionSettings | undefined {
-  if (!isPlainObject(raw)) return reader.problem(path, "expected a map of Envoy's outlier detection fields ({} for defaults)");
+export function parseOutlierDetection(
+  reader: Reader,
+  path: string,
+  raw: unknown,
+): OutlierDetectionSettings | undefined {
+  if (!isPlainObject(raw))
+    return reader.problem(path, "expected a map of Envoy's outlier detection fields ({} for defaults)");
   const before = reader.problems.length;
   rejectUnknown(reader, path, raw, Object.keys(OUTLIER_FIELDS));
   const out: Record<string, number | boolean> = {};

@@ -1,47 +1,75 @@
 import type { WeightedUrl } from './types.js';
 import type { Reader } from './value-readers.js';
 
-const FROM_SCHEMES = ['http:', 'https:'];
-const TO_SCHEMES = ['http:', 'https:', 'h2c:'];
+const HTTP_TO_SCHEMES = ['http:', 'https:', 'h2c:'];
+
+/** A validated `from`: the URL and whether the route proxies HTTP or tunnels TCP. */
+export interface ParsedFrom {
+  readonly url: URL;
+  readonly kind: 'http' | 'tcp';
+}
 
 /**
  * Validates a route's `from`: an absolute http(s) URL with a host, optional port and `*` wildcards
- * in the host, and no path, query or fragment. A path gets the exact message operators know from
- * Pomerium, so they find the fix (`prefix`) from their search engine too.
+ * in the host, and no path, query or fragment; or `tcp+https://host:port` (also `tcp+http`) for a
+ * TCP tunnel. A path gets the exact message operators know from the peer, so they find the fix
+ * (`prefix`) with a search engine too.
  */
-export function parseFrom(reader: Reader, path: string, raw: unknown): URL | undefined {
+export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFrom | undefined {
   const text = reader.string(path, raw);
   if (text === undefined) return undefined;
   if (text.trim() === '') return reader.problem(path, 'is required: a URL such as https://app.example.com');
   let url: URL;
   try {
-    url = new URL(text);
+    url = new URL(text.trim());
   } catch {
-    return reader.problem(path, `"${text}" is not a URL with a scheme and host (for example https://app.example.com)`);
+    const hint = /^[^:/]+(:\d+)?(\/|$)/.test(text.trim())
+      ? '; have you specified the scheme (https://)?'
+      : '';
+    return reader.problem(
+      path,
+      `"${text}" is not a URL with a scheme and host (for example https://app.example.com)${hint}`,
+    );
   }
-  if (url.protocol.startsWith('tcp+')) {
-    return reader.problem(path, `"${text}": TCP routes (tcp+https://) are not supported by this version yet`);
-  }
-  if (!FROM_SCHEMES.includes(url.protocol)) {
-    return reader.problem(path, `"${text}" has scheme ${url.protocol.slice(0, -1)}; use http or https`);
+  const tcp = url.protocol === 'tcp+https:' || url.protocol === 'tcp+http:';
+  if (!tcp && url.protocol !== 'http:' && url.protocol !== 'https:') {
+    return reader.problem(
+      path,
+      `"${text}" has scheme ${url.protocol.slice(0, -1)}; use https (or tcp+https for TCP routes)`,
+    );
   }
   if (url.hostname === '') return reader.problem(path, `"${text}" has no host`);
-  if (url.username !== '' || url.password !== '') return reader.problem(path, `"${text}" must not carry user credentials`);
+  if (url.username !== '' || url.password !== '')
+    return reader.problem(path, `"${text}" must not carry user credentials`);
   if (url.pathname !== '/' && url.pathname !== '') {
+    if (tcp)
+      return reader.problem(path, `"${text}": a TCP route is written tcp+https://host:port, with no path`);
     return reader.problem(
       path,
       `config: policy source url (${url.href}) contains a path, but it should be set using the path field instead`,
     );
   }
-  if (url.search !== '' || url.hash !== '') return reader.problem(path, `"${text}" must not have a query or fragment`);
-  return url;
+  if (url.search !== '' || url.hash !== '')
+    return reader.problem(path, `"${text}" must not have a query or fragment`);
+  if (tcp && url.port === '')
+    return reader.problem(
+      path,
+      `"${text}": a TCP route needs the port clients connect to (tcp+https://host:port)`,
+    );
+  return { url, kind: tcp ? 'tcp' : 'http' };
 }
 
 /**
  * Validates a route's `to`: one URL or a list, each optionally weighted with a `,N` suffix. Weights
- * are all-or-nothing and never zero (Envoy's load_balancing_weight must be at least 1).
+ * are all-or-nothing and never zero (Envoy's load_balancing_weight must be at least 1). HTTP routes
+ * take http, https and h2c destinations; TCP routes take tcp:// destinations only.
  */
-export function parseTo(reader: Reader, path: string, raw: unknown): WeightedUrl[] | undefined {
+export function parseTo(
+  reader: Reader,
+  path: string,
+  raw: unknown,
+  kind: 'http' | 'tcp' = 'http',
+): WeightedUrl[] | undefined {
   const items = typeof raw === 'string' ? [raw] : raw;
   if (!Array.isArray(items) || items.length === 0) {
     return reader.problem(path, 'is required: one destination URL or a list of them');
@@ -50,19 +78,30 @@ export function parseTo(reader: Reader, path: string, raw: unknown): WeightedUrl
   const parsed: WeightedUrl[] = [];
   items.forEach((item, index) => {
     const itemPath = Array.isArray(raw) ? `${path}[${index}]` : path;
-    const destination = parseWeightedUrl(reader, itemPath, item);
+    const destination = parseWeightedUrl(reader, itemPath, item, kind);
     if (destination !== undefined) parsed.push(destination);
   });
   const weighted = parsed.filter((destination) => destination.weight !== undefined).length;
   if (weighted !== 0 && weighted !== parsed.length) {
-    reader.problem(path, 'either no weights should be provided, or all endpoints must have non-zero weight specified');
+    reader.problem(
+      path,
+      'either no weights should be provided, or all endpoints must have non-zero weight specified',
+    );
   }
   return reader.problems.length === before ? parsed : undefined;
 }
 
-function parseWeightedUrl(reader: Reader, path: string, raw: unknown): WeightedUrl | undefined {
+function parseWeightedUrl(
+  reader: Reader,
+  path: string,
+  raw: unknown,
+  kind: 'http' | 'tcp',
+): WeightedUrl | undefined {
   if (typeof raw === 'number') {
-    return reader.problem(path, `${raw} is not a URL; in a [flow list] YAML splits "url,weight" at the comma, so quote it: "http://a:8080,${raw}"`);
+    return reader.problem(
+      path,
+      `${raw} is not a URL; in a [flow list] YAML splits "url,weight" at the comma, so quote it: "http://a:8080,${raw}"`,
+    );
   }
   const text = reader.string(path, raw);
   if (text === undefined) return undefined;
@@ -73,20 +112,45 @@ function parseWeightedUrl(reader: Reader, path: string, raw: unknown): WeightedU
     weight = Number(weightMatch[1]);
     urlText = text.slice(0, weightMatch.index);
     if (weight === 0) return reader.problem(path, `zero load balancing weight not permitted ("${text}")`);
-    if (weight < 0 || weight > 4_294_967_295) return reader.problem(path, `weight must be 1 to 4294967295 ("${text}")`);
+    if (weight < 0 || weight > 4_294_967_295)
+      return reader.problem(path, `weight must be 1 to 4294967295 ("${text}")`);
   } else if (text.includes(',')) {
-    return reader.problem(path, `"${text}": a weight is written as a whole number after the last comma (http://a:8080,3)`);
+    return reader.problem(
+      path,
+      `"${text}": a weight is written as a whole number after the last comma (http://a:8080,3)`,
+    );
   }
   let url: URL;
   try {
     url = new URL(urlText.trim());
   } catch {
-    return reader.problem(path, `"${urlText}" is not a URL with a scheme and host (for example http://app.internal:8080)`);
+    return reader.problem(
+      path,
+      `"${urlText}" is not a URL with a scheme and host (for example http://app.internal:8080)`,
+    );
   }
-  if (!TO_SCHEMES.includes(url.protocol)) {
-    return reader.problem(path, `"${urlText}" has scheme ${url.protocol.slice(0, -1)}; use http, https or h2c (HTTP/2 without TLS)`);
+  if (kind === 'tcp' && url.protocol !== 'tcp:') {
+    return reader.problem(
+      path,
+      `"${urlText}": a tcp+https:// route takes tcp:// destinations only (tcp://host:port)`,
+    );
+  }
+  if (kind === 'http' && url.protocol === 'tcp:') {
+    return reader.problem(
+      path,
+      `"${urlText}": tcp:// destinations need a TCP route (from: tcp+https://host:port)`,
+    );
+  }
+  if (kind === 'http' && !HTTP_TO_SCHEMES.includes(url.protocol)) {
+    return reader.problem(
+      path,
+      `"${urlText}" has scheme ${url.protocol.slice(0, -1)}; use http, https or h2c (HTTP/2 without TLS)`,
+    );
   }
   if (url.hostname === '') return reader.problem(path, `"${urlText}": endpoint hostname must be specified`);
-  if (url.hostname.includes('*')) return reader.problem(path, `"${urlText}": a destination host cannot be a wildcard`);
+  if (url.hostname.includes('*'))
+    return reader.problem(path, `"${urlText}": a destination host cannot be a wildcard`);
+  if (kind === 'tcp' && url.port === '')
+    return reader.problem(path, `"${urlText}": a tcp:// destination needs a port`);
   return { url, weight };
 }

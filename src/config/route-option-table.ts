@@ -1,7 +1,7 @@
 /**
- * The route option table: every key a route may carry, with its type and a one-line doc. Keys the
- * authorization issue will give meaning to (policy and access shortcuts) are listed so configs
- * written for Pomerium load without warnings; until then routes forward without auth.
+ * The route option table: every key a route may carry, with its type and a one-line doc. It
+ * drives the unknown-key warnings and the route section of docs/reference.md. Access settings
+ * (policy and shortcuts) are parsed and validated here; the authorize stage evaluates them.
  */
 export type RouteOptionType =
   | 'url'
@@ -16,52 +16,157 @@ export type RouteOptionType =
   | 'outlier_detection'
   | 'percent'
   | 'policy'
+  | 'redirect'
+  | 'response'
+  | 'secret'
   | 'any';
 
+/** One row of the route option table. */
 export interface RouteOptionSpec {
   readonly key: string;
   readonly type: RouteOptionType;
   readonly doc: string;
 }
 
+/** Every route key this version understands. */
 export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
-  { key: 'from', type: 'url', doc: 'Source URL (scheme and host, optional port, no path); `*` wildcards allowed in the host.' },
-  { key: 'to', type: 'to', doc: 'Destination URL or list; weights as a `,N` suffix (`http://a:8080,3`), all or none.' },
+  {
+    key: 'from',
+    type: 'url',
+    doc: 'Source URL (scheme and host, optional port, no path); `*` wildcards allowed in the host. `tcp+https://host:port` makes a TCP route.',
+  },
+  {
+    key: 'to',
+    type: 'to',
+    doc: 'Destination URL or list (http, https, h2c; tcp:// for TCP routes); weights as a `,N` suffix (`http://a:8080,3`), all or none.',
+  },
+  {
+    key: 'redirect',
+    type: 'redirect',
+    doc: 'Answer with a redirect instead of forwarding: https_redirect, scheme_redirect, host_redirect, port_redirect, path_redirect, prefix_rewrite, response_code (301, 302, 303, 307, 308), strip_query.',
+  },
+  {
+    key: 'response',
+    type: 'response',
+    doc: 'Answer with a fixed response instead of forwarding: `{status, body}`.',
+  },
   { key: 'name', type: 'string', doc: 'Display name of the route.' },
   { key: 'prefix', type: 'string', doc: 'Match requests whose path starts with this prefix.' },
   { key: 'path', type: 'string', doc: 'Match requests whose path is exactly this.' },
-  { key: 'regex', type: 'string', doc: 'Match requests whose whole path matches this RE2 regular expression.' },
+  {
+    key: 'regex',
+    type: 'string',
+    doc: 'Match requests whose whole path matches this RE2 regular expression.',
+  },
   { key: 'prefix_rewrite', type: 'string', doc: 'Replace the matched prefix with this before forwarding.' },
-  { key: 'regex_rewrite_pattern', type: 'string', doc: 'RE2 pattern whose matches in the path are replaced by `regex_rewrite_substitution`.' },
-  { key: 'regex_rewrite_substitution', type: 'string', doc: 'Replacement for `regex_rewrite_pattern` (`\\1` refers to groups).' },
-  { key: 'load_balancing_policy', type: 'lb_policy', doc: 'ROUND_ROBIN (default), LEAST_REQUEST, RING_HASH, RANDOM or MAGLEV.' },
-  { key: 'health_checks', type: 'health_checks', doc: "Active health checks (HTTP, TCP or gRPC) with Envoy's fields. Unlike Envoy, an unset `no_traffic_interval` equals `interval`, so idle clusters are checked as often as busy ones." },
-  { key: 'outlier_detection', type: 'outlier_detection', doc: "Passive outlier detection with Envoy's fields; `{}` means Envoy's defaults." },
-  { key: 'healthy_panic_threshold', type: 'percent', doc: 'Percentage of healthy hosts below which all hosts are used (Envoy default 50).' },
-  { key: 'timeout', type: 'duration', doc: 'Upstream timeout for the whole response (default `default_upstream_timeout`, 30s).' },
+  {
+    key: 'regex_rewrite_pattern',
+    type: 'string',
+    doc: 'RE2 pattern whose matches in the path are replaced by `regex_rewrite_substitution`.',
+  },
+  {
+    key: 'regex_rewrite_substitution',
+    type: 'string',
+    doc: 'Replacement for `regex_rewrite_pattern` (`\\1` refers to groups).',
+  },
+  {
+    key: 'load_balancing_policy',
+    type: 'lb_policy',
+    doc: 'ROUND_ROBIN (default), LEAST_REQUEST, RING_HASH, RANDOM or MAGLEV.',
+  },
+  {
+    key: 'health_checks',
+    type: 'health_checks',
+    doc: "Active health checks (HTTP, TCP or gRPC) with Envoy's fields. Unlike Envoy, an unset `no_traffic_interval` equals `interval`, so idle clusters are checked as often as busy ones.",
+  },
+  {
+    key: 'outlier_detection',
+    type: 'outlier_detection',
+    doc: "Passive outlier detection with Envoy's fields; `{}` means Envoy's defaults.",
+  },
+  {
+    key: 'healthy_panic_threshold',
+    type: 'percent',
+    doc: 'Percentage of healthy hosts below which all hosts are used (Envoy default 50).',
+  },
+  {
+    key: 'timeout',
+    type: 'duration',
+    doc: 'Upstream timeout for the whole response (default `default_upstream_timeout`, 30s).',
+  },
   { key: 'idle_timeout', type: 'duration', doc: 'Stream idle timeout for the route (unset by default).' },
   { key: 'allow_websockets', type: 'bool', doc: 'Allow WebSocket upgrades; timeouts are off unless set.' },
-  { key: 'set_request_headers', type: 'string_map', doc: 'Request headers set before forwarding; `Host` rewrites the host.' },
+  {
+    key: 'set_request_headers',
+    type: 'string_map',
+    doc: 'Request headers set before forwarding; `Host` rewrites the host.',
+  },
   { key: 'remove_request_headers', type: 'string_list', doc: 'Request headers removed before forwarding.' },
-  { key: 'set_response_headers', type: 'string_map', doc: 'Response headers set on this route, over the global ones.' },
+  {
+    key: 'set_response_headers',
+    type: 'string_map',
+    doc: 'Response headers set on this route, over the global ones.',
+  },
   { key: 'preserve_host_header', type: 'bool', doc: 'Forward the original Host instead of the `to` host.' },
   { key: 'host_rewrite', type: 'string', doc: 'Forward this literal Host.' },
   { key: 'tls_skip_verify', type: 'bool', doc: 'Do not verify the upstream certificate (testing only).' },
-  { key: 'tls_server_name', type: 'string', doc: 'SNI and expected certificate name for HTTPS upstreams (default: the `to` host).' },
-  { key: 'tls_custom_ca', type: 'string', doc: 'Base64 PEM CA bundle trusted for HTTPS upstreams instead of the system store.' },
+  {
+    key: 'tls_server_name',
+    type: 'string',
+    doc: 'SNI and expected certificate name for HTTPS upstreams (default: the `to` host).',
+  },
+  {
+    key: 'tls_custom_ca',
+    type: 'string',
+    doc: 'Base64 PEM CA bundle trusted for HTTPS upstreams instead of the system store.',
+  },
   { key: 'tls_custom_ca_file', type: 'string', doc: 'Path of a PEM CA bundle trusted for HTTPS upstreams.' },
-  { key: 'tls_client_cert', type: 'string', doc: 'Base64 PEM client certificate presented to HTTPS upstreams.' },
+  {
+    key: 'tls_client_cert',
+    type: 'string',
+    doc: 'Base64 PEM client certificate presented to HTTPS upstreams.',
+  },
   { key: 'tls_client_key', type: 'string', doc: 'Base64 PEM key for `tls_client_cert`.' },
-  { key: 'tls_client_cert_file', type: 'string', doc: 'Path of a PEM client certificate presented to HTTPS upstreams.' },
+  {
+    key: 'tls_client_cert_file',
+    type: 'string',
+    doc: 'Path of a PEM client certificate presented to HTTPS upstreams.',
+  },
   { key: 'tls_client_key_file', type: 'string', doc: 'Path of the PEM key for `tls_client_cert_file`.' },
-  { key: 'allow_public_unauthenticated_access', type: 'bool', doc: 'Anyone may use the route, signed in or not.' },
+  {
+    key: 'allow_public_unauthenticated_access',
+    type: 'bool',
+    doc: 'Anyone may use the route, signed in or not.',
+  },
   { key: 'allow_any_authenticated_user', type: 'bool', doc: 'Any signed-in user may use the route.' },
   { key: 'allowed_users', type: 'string_list', doc: 'Users (by id or email) allowed on the route.' },
   { key: 'allowed_domains', type: 'string_list', doc: 'Email domains allowed on the route.' },
-  { key: 'allowed_idp_claims', type: 'any', doc: 'Identity-provider claims allowed on the route.' },
+  {
+    key: 'allowed_idp_claims',
+    type: 'any',
+    doc: 'Map of claim name to accepted values; a user with any of them is allowed.',
+  },
   { key: 'cors_allow_preflight', type: 'bool', doc: 'Let CORS preflight requests through unauthenticated.' },
-  { key: 'pass_identity_headers', type: 'bool', doc: 'Send the signed identity assertion to the upstream.' },
-  { key: 'policy', type: 'policy', doc: 'The route policy (allow/deny rules).' },
+  {
+    key: 'pass_identity_headers',
+    type: 'bool',
+    doc: 'Send the signed identity assertion and claim headers upstream (default: the global setting).',
+  },
+  {
+    key: 'policy',
+    type: 'policy',
+    doc: 'Policy rules: `allow`/`deny` with `and`, `or`, `not`, `nor` lists of criteria (see Policy criteria below).',
+  },
+  {
+    key: 'idp_client_id',
+    type: 'string',
+    doc: 'Identity-provider client id for this route only (with `idp_client_secret`).',
+  },
+  {
+    key: 'idp_client_secret',
+    type: 'secret',
+    doc: 'Identity-provider client secret for this route only (with `idp_client_id`).',
+  },
 ];
 
 /** Keys of ROUTE_OPTIONS, for unknown-key checks and did-you-mean hints. */

@@ -1,7 +1,12 @@
 /**
  * The typed, validated configuration: what parsing produces and translation consumes. Field names
- * are the config-file keys, so a key path in an error is also the place in this type.
+ * are the config-file keys, so a key path in an error is also the place in this type. Secrets are
+ * wrapped in Secret so that logging a Config never prints them.
  */
+import type { LogLevel } from '../shared/logger.js';
+import type { PolicyRule, PolicyValue } from './policy-types.js';
+import type { Secret } from './secret.js';
+
 export const LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'] as const;
 export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
 
@@ -35,10 +40,34 @@ export interface HealthCheckSettings {
 /** A validated outlier-detection block: only the keys the user set (Envoy defaults the rest). */
 export type OutlierDetectionSettings = Readonly<Record<string, number | boolean>>;
 
+/** A redirect answered by Envoy instead of forwarding (`routes[i].redirect`). */
+export interface RedirectSettings {
+  readonly https_redirect?: boolean;
+  readonly scheme_redirect?: string;
+  readonly host_redirect?: string;
+  readonly port_redirect?: number;
+  readonly path_redirect?: string;
+  readonly prefix_rewrite?: string;
+  /** 301, 302, 303, 307 or 308; Envoy's default is 301. */
+  readonly response_code?: 301 | 302 | 303 | 307 | 308;
+  readonly strip_query?: boolean;
+}
+
+/** A fixed response answered by Envoy (`routes[i].response`). */
+export interface DirectResponseSettings {
+  readonly status: number;
+  readonly body: string;
+}
+
 /** One route, as written under `routes` (or the older `policy`). */
 export interface RouteSettings {
+  /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
+  readonly kind: 'http' | 'tcp';
   readonly from: URL;
+  /** Destinations; empty when the route answers with `redirect` or `response`. */
   readonly to: readonly WeightedUrl[];
+  readonly redirect?: RedirectSettings;
+  readonly response?: DirectResponseSettings;
   readonly name?: string;
   readonly prefix?: string;
   readonly path?: string;
@@ -64,23 +93,103 @@ export interface RouteSettings {
   readonly tls_client_cert_pem?: string;
   readonly tls_client_key_pem?: string;
   readonly allow_public_unauthenticated_access: boolean;
+  readonly allow_any_authenticated_user: boolean;
+  readonly cors_allow_preflight: boolean;
+  readonly allowed_users: readonly string[];
+  readonly allowed_domains: readonly string[];
+  /** Claim name -> accepted values (any one matches). */
+  readonly allowed_idp_claims: Readonly<Record<string, readonly PolicyValue[]>>;
+  /** The embedded policy rules, validated; the access shortcuts above are not folded in here. */
+  readonly policy: readonly PolicyRule[];
+  /** Per-route override of the global `pass_identity_headers`; unset means the global value. */
+  readonly pass_identity_headers?: boolean;
+  /** Per-route identity-provider credentials (both or neither). */
+  readonly idp_client_id?: string;
+  readonly idp_client_secret?: Secret<string>;
   /** Where the route sits in the file (`routes[3]`), for messages. */
   readonly source_path: string;
 }
 
+/** The logical services a process can run (`services`); `all` expands to every one. */
+export const SERVICE_NAMES = ['authenticate', 'authorize', 'proxy', 'databroker'] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/** Built-in identity providers selected by `idp_provider`. */
+export const IDP_PROVIDERS = [
+  'oidc',
+  'google',
+  'azure',
+  'okta',
+  'auth0',
+  'cognito',
+  'gitlab',
+  'onelogin',
+  'ping',
+  'apple',
+  'github',
+] as const;
+export type IdpProvider = (typeof IDP_PROVIDERS)[number];
+
+/** A validated identity-assertion signing key: PEM text (first block signs) and its JWS algorithm. */
+export interface SigningKey {
+  readonly pem: Secret<string>;
+  readonly algorithm: 'ES256' | 'ES384' | 'ES512' | 'RS256';
+}
+
 /** The whole configuration. */
 export interface Config {
+  /** Services this process runs; `all` is expanded. */
+  readonly services: readonly ServiceName[];
+  /** True when every service runs in this process (`services: all`, the default). */
+  readonly all_in_one: boolean;
+  /** Self-hosted authenticate service; undefined means the hosted authenticate service. */
+  readonly authenticate_service_url?: URL;
+  readonly authenticate_internal_service_url?: URL;
+  readonly authenticate_callback_path: string;
+  readonly authorize_service_url?: URL;
+  readonly databroker_service_url?: URL;
+  readonly signout_redirect_url?: URL;
+  /** 32 bytes; undefined only in all-in-one mode, where the runtime generates one at start. */
+  readonly shared_secret?: Secret<Buffer>;
+  /** 32 bytes; undefined only in all-in-one mode, where the runtime generates one at start. */
+  readonly cookie_secret?: Secret<Buffer>;
+  readonly cookie_name: string;
+  readonly cookie_domain?: string;
+  readonly cookie_expire_ms: number;
+  readonly cookie_http_only: boolean;
+  readonly cookie_same_site: '' | 'strict' | 'lax' | 'none';
+  /** Set when self-hosting authenticate (`oidc` when only `idp_provider_url` was given). */
+  readonly idp_provider?: IdpProvider;
+  /** The discovery base URL, without `/.well-known/openid-configuration`. */
+  readonly idp_provider_url?: URL;
+  readonly idp_client_id?: string;
+  readonly idp_client_secret?: Secret<string>;
+  readonly idp_scopes: readonly string[];
+  readonly idp_request_params: Readonly<Record<string, string>>;
+  readonly signing_key?: SigningKey;
+  /** Header name -> claim name. */
+  readonly jwt_claims_headers: Readonly<Record<string, string>>;
+  readonly jwt_issuer_format: 'host_only' | 'uri';
+  readonly pass_identity_headers: boolean;
+  readonly programmatic_redirect_domain_whitelist: readonly string[];
   readonly address: string;
   readonly insecure_server: boolean;
   readonly use_proxy_protocol: boolean;
   readonly xff_num_trusted_hops: number;
-  readonly log_level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal';
+  readonly log_level: LogLevel | 'silent';
+  readonly proxy_log_level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'critical' | 'off';
   readonly grpc_address: string;
+  readonly grpc_client_timeout_ms: number;
   readonly envoy_admin_address: string;
+  readonly metrics_address?: string;
+  readonly tracing_sampling_rate: number;
   readonly default_upstream_timeout_ms: number;
   readonly timeout_read_ms: number;
   readonly timeout_idle_ms: number;
   readonly set_response_headers?: Readonly<Record<string, string>>;
   readonly certificates: readonly { certPem: string; keyPem: string }[];
+  readonly certificate_authority_pem?: string;
+  readonly databroker_storage_type: 'memory' | 'redis';
+  readonly databroker_storage_connection_string?: Secret<string>;
   readonly routes: readonly RouteSettings[];
 }

@@ -25,9 +25,26 @@ export class Reader {
     return this.problem(path, `expected a string, got ${describe(value)}`);
   }
 
+  /** A secret string: like `string`, but a message never shows the value, only its type. */
+  secret(path: string, value: unknown): string | undefined {
+    if (typeof value === 'string') return value;
+    if (typeof value === 'number') return String(value);
+    const kind = Array.isArray(value)
+      ? 'a list'
+      : value === null
+        ? 'nothing'
+        : typeof value === 'object'
+          ? 'a map'
+          : `a ${typeof value}`;
+    return this.problem(path, `expected a string, got ${kind} (the value is secret and not shown)`);
+  }
+
+  /** A boolean; strings accept what Go's ParseBool and YAML 1.1 accept (`1`, `t`, `yes`, `on`...). */
   bool(path: string, value: unknown): boolean | undefined {
     if (typeof value === 'boolean') return value;
-    if (typeof value === 'string' && /^(true|false)$/i.test(value.trim())) return value.trim().toLowerCase() === 'true';
+    const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
+    if (text !== undefined && TRUE_WORDS.includes(text)) return true;
+    if (text !== undefined && FALSE_WORDS.includes(text)) return false;
     return this.problem(path, `expected true or false, got ${describe(value)}`);
   }
 
@@ -36,7 +53,8 @@ export class Reader {
     if (typeof number !== 'number' || !Number.isInteger(number)) {
       return this.problem(path, `expected a whole number, got ${describe(value)}`);
     }
-    if (number < min || number > max) return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
+    if (number < min || number > max)
+      return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
     return number;
   }
 
@@ -45,7 +63,8 @@ export class Reader {
     if (typeof number !== 'number' || Number.isNaN(number)) {
       return this.problem(path, `expected a number, got ${describe(value)}`);
     }
-    if (number < min || number > max) return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
+    if (number < min || number > max)
+      return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
     return number;
   }
 
@@ -55,17 +74,26 @@ export class Reader {
       return this.problem(path, `expected a duration such as "30s" or "1m30s", got ${describe(value)}`);
     }
     const ms = parseDurationMs(value);
-    if (ms === undefined) return this.problem(path, `"${value}" is not a duration (use e.g. "500ms", "30s", "1m")`);
+    if (ms === undefined)
+      return this.problem(path, `"${value}" is not a duration (use e.g. "500ms", "30s", "1m")`);
     if (ms < 0 || (ms === 0 && options.allowZero === false)) {
-      return this.problem(path, `must be ${options.allowZero === false ? 'greater than zero' : 'zero or more'}, got "${value}"`);
+      return this.problem(
+        path,
+        `must be ${options.allowZero === false ? 'greater than zero' : 'zero or more'}, got "${value}"`,
+      );
     }
     return ms;
   }
 
   /** A list of strings; a comma-separated string is split (environment variables, properties files). */
   stringList(path: string, value: unknown): string[] | undefined {
-    if (typeof value === 'string') return value.split(',').map((item) => item.trim()).filter((item) => item !== '');
-    if (!Array.isArray(value)) return this.problem(path, `expected a list of strings, got ${describe(value)}`);
+    if (typeof value === 'string')
+      return value
+        .split(',')
+        .map((item) => item.trim())
+        .filter((item) => item !== '');
+    if (!Array.isArray(value))
+      return this.problem(path, `expected a list of strings, got ${describe(value)}`);
     const out: string[] = [];
     value.forEach((item, index) => {
       const text = this.string(`${path}[${index}]`, item);
@@ -84,7 +112,8 @@ export class Reader {
         return this.problem(path, 'expected a map; in an environment variable write it as a JSON object');
       }
     }
-    if (!isPlainObject(object)) return this.problem(path, `expected a map of strings, got ${describe(value)}`);
+    if (!isPlainObject(object))
+      return this.problem(path, `expected a map of strings, got ${describe(value)}`);
     const out: Record<string, string> = {};
     for (const [key, member] of Object.entries(object)) {
       const text = this.string(`${path}.${key}`, member);
@@ -93,14 +122,33 @@ export class Reader {
     return out;
   }
 
-  /** One of a fixed set of names, case-insensitive; the error lists the accepted names. */
-  oneOf<T extends string>(path: string, value: unknown, allowed: readonly T[]): T | undefined {
+  /**
+   * One of a fixed set of names, case-insensitive, with optional aliases (`warning` -> `warn`); the
+   * error lists the accepted names and suggests the closest one.
+   */
+  oneOf<T extends string>(
+    path: string,
+    value: unknown,
+    allowed: readonly T[],
+    aliases: Readonly<Record<string, string>> = {},
+  ): T | undefined {
     const text = this.string(path, value);
     if (text === undefined) return undefined;
-    const found = allowed.find((name) => name.toLowerCase() === text.trim().toLowerCase());
-    return found ?? this.problem(path, `"${text}" is not one of ${allowed.join(', ')}`);
+    const wanted = text.trim().toLowerCase();
+    const target = aliases[wanted] ?? wanted;
+    const found = allowed.find((name) => name.toLowerCase() === target);
+    if (found !== undefined) return found;
+    const hint = closestKey(wanted, allowed);
+    const names = allowed.map((name) => (name === '' ? '"" (empty)' : name)).join(', ');
+    return this.problem(
+      path,
+      `"${text}" is not one of ${names}${hint === undefined ? '' : ` (did you mean ${hint}?)`}`,
+    );
   }
 }
+
+const TRUE_WORDS = ['true', 't', '1', 'yes', 'y', 'on'];
+const FALSE_WORDS = ['false', 'f', '0', 'no', 'n', 'off'];
 
 /** True for `{...}` objects (not arrays, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
@@ -116,12 +164,19 @@ export function describe(value: unknown): string {
   return `the ${typeof value} ${String(value)}`;
 }
 
-/** Suggests the closest known key (edit distance at most 3) for a did-you-mean hint. */
+/**
+ * Suggests the closest known key for a did-you-mean hint: a case-insensitive match first, then
+ * the nearest by edit distance (at most 3, and less than half the key's length).
+ */
 export function closestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const sameWord = known.find((candidate) => candidate.toLowerCase() === lower);
+  if (sameWord !== undefined) return sameWord;
   let best: string | undefined;
-  let bestDistance = 4;
+  let bestDistance = Math.min(4, Math.ceil(key.length / 2));
   for (const candidate of known) {
-    const distance = editDistance(key, candidate);
+    if (candidate === '') continue;
+    const distance = editDistance(lower, candidate.toLowerCase());
     if (distance < bestDistance) {
       best = candidate;
       bestDistance = distance;

@@ -32,6 +32,19 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
   const clusters: IRCluster[] = [];
   for (const settings of config.routes) {
+    if (settings.kind === 'tcp' || settings.redirect !== undefined || settings.response !== undefined) {
+      const what =
+        settings.kind === 'tcp'
+          ? 'TCP routes'
+          : settings.redirect !== undefined
+            ? 'redirect routes'
+            : 'response routes';
+      problems.push({
+        path: settings.source_path,
+        message: `${what} are valid configuration but not served by this version yet`,
+      });
+      continue;
+    }
     const id = routeId(settings);
     const earlier = seen.get(id);
     if (earlier !== undefined) {

@@ -1,0 +1,182 @@
+import { parsePolicy } from './parse-policy.js';
+import type { PolicyValue } from './policy-types.js';
+import { Secret } from './secret.js';
+import type { DirectResponseSettings, RedirectSettings, RouteSettings } from './types.js';
+import { describe, isPlainObject, type Reader } from './value-readers.js';
+
+const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
+const REDIRECT_KEYS = [
+  'https_redirect',
+  'scheme_redirect',
+  'host_redirect',
+  'port_redirect',
+  'path_redirect',
+  'prefix_rewrite',
+  'response_code',
+  'strip_query',
+];
+
+type Access = Pick<
+  RouteSettings,
+  | 'allow_public_unauthenticated_access'
+  | 'allow_any_authenticated_user'
+  | 'cors_allow_preflight'
+  | 'allowed_users'
+  | 'allowed_domains'
+  | 'allowed_idp_claims'
+  | 'policy'
+  | 'pass_identity_headers'
+  | 'idp_client_id'
+  | 'idp_client_secret'
+>;
+
+/**
+ * A route's access settings: the shortcuts (public, any authenticated user, allow lists, CORS
+ * preflight), the embedded policy, identity headers and per-route IdP credentials. A public route
+ * with allow lists (or any-user), or any-user with allow lists, is an error: the lists would mean
+ * nothing. Per-route credentials come as a pair.
+ */
+export function readAccess(
+  reader: Reader,
+  path: string,
+  raw: Record<string, unknown>,
+): { [K in keyof Access]: Access[K] | undefined } {
+  const at = (key: string): string => `${path}.${key}`;
+  const flag = (key: string): boolean =>
+    raw[key] === undefined ? false : (reader.bool(at(key), raw[key]) ?? false);
+  const list = (key: string): string[] =>
+    raw[key] === undefined ? [] : (reader.stringList(at(key), raw[key]) ?? []);
+  const isPublic = flag('allow_public_unauthenticated_access');
+  const anyUser = flag('allow_any_authenticated_user');
+  const users = list('allowed_users');
+  const domains = list('allowed_domains');
+  const lists = users.length > 0 || domains.length > 0;
+  if (isPublic && (lists || anyUser)) {
+    reader.problem(
+      at('allow_public_unauthenticated_access'),
+      'cannot be combined with allowed_users, allowed_domains or allow_any_authenticated_user: a public route admits everyone, so those would mean nothing; remove one side',
+    );
+  }
+  if (anyUser && lists) {
+    reader.problem(
+      at('allow_any_authenticated_user'),
+      'cannot be combined with allowed_users or allowed_domains: any signed-in user is admitted, so the lists would mean nothing; remove one side',
+    );
+  }
+  const clientId =
+    raw.idp_client_id === undefined ? undefined : reader.string(at('idp_client_id'), raw.idp_client_id);
+  const clientSecret =
+    raw.idp_client_secret === undefined
+      ? undefined
+      : reader.secret(at('idp_client_secret'), raw.idp_client_secret);
+  if ((raw.idp_client_id === undefined) !== (raw.idp_client_secret === undefined)) {
+    reader.problem(
+      path,
+      'per-route identity-provider credentials need both idp_client_id and idp_client_secret',
+    );
+  }
+  return {
+    allow_public_unauthenticated_access: isPublic,
+    allow_any_authenticated_user: anyUser,
+    cors_allow_preflight: flag('cors_allow_preflight'),
+    allowed_users: users,
+    allowed_domains: domains,
+    allowed_idp_claims:
+      raw.allowed_idp_claims === undefined
+        ? {}
+        : (readClaims(reader, at('allowed_idp_claims'), raw.allowed_idp_claims) ?? {}),
+    policy:
+      raw.policy === undefined || raw.policy === null
+        ? []
+        : (parsePolicy(reader, at('policy'), raw.policy) ?? []),
+    pass_identity_headers:
+      raw.pass_identity_headers === undefined
+        ? undefined
+        : reader.bool(at('pass_identity_headers'), raw.pass_identity_headers),
+    idp_client_id: clientId,
+    idp_client_secret: clientSecret === undefined ? undefined : new Secret(clientSecret),
+  };
+}
+
+function readClaims(reader: Reader, path: string, raw: unknown): Record<string, PolicyValue[]> | undefined {
+  if (!isPlainObject(raw))
+    return reader.problem(path, `expected a map of claim name to values, got ${describe(raw)}`);
+  const out: Record<string, PolicyValue[]> = {};
+  for (const [claim, values] of Object.entries(raw)) {
+    const items = Array.isArray(values) ? values : [values];
+    const good = items.filter((value): value is PolicyValue =>
+      ['string', 'number', 'boolean'].includes(typeof value),
+    );
+    if (good.length !== items.length || items.length === 0) {
+      reader.problem(`${path}.${claim}`, 'expected a value or a list of strings, numbers or booleans');
+    } else {
+      out[claim] = good;
+    }
+  }
+  return out;
+}
+
+/**
+ * `redirect`: answered by Envoy with a redirect. The response code must be 301, 302, 303, 307 or
+ * 308; `path_redirect` and `prefix_rewrite`, and `https_redirect` and `scheme_redirect`, exclude
+ * each other.
+ */
+export function readRedirect(reader: Reader, path: string, raw: unknown): RedirectSettings | undefined {
+  if (!isPlainObject(raw))
+    return reader.problem(
+      path,
+      `expected a redirect map (host_redirect, path_redirect, ...), got ${describe(raw)}`,
+    );
+  const before = reader.problems.length;
+  for (const key of Object.keys(raw).filter((name) => !REDIRECT_KEYS.includes(name))) {
+    reader.problem(`${path}.${key}`, `unknown redirect field; use ${REDIRECT_KEYS.join(', ')}`);
+  }
+  const at = (key: string): string => `${path}.${key}`;
+  const out: Record<string, unknown> = {};
+  for (const key of ['https_redirect', 'strip_query'])
+    if (raw[key] !== undefined) out[key] = reader.bool(at(key), raw[key]);
+  for (const key of ['scheme_redirect', 'host_redirect', 'path_redirect', 'prefix_rewrite']) {
+    if (raw[key] !== undefined) out[key] = reader.string(at(key), raw[key]);
+  }
+  if (raw.port_redirect !== undefined)
+    out.port_redirect = reader.integer(at('port_redirect'), raw.port_redirect, 1, 65535);
+  if (raw.response_code !== undefined) {
+    const code = reader.integer(at('response_code'), raw.response_code, 100, 599);
+    if (code !== undefined && !(REDIRECT_CODES as readonly number[]).includes(code)) {
+      reader.problem(
+        at('response_code'),
+        `unsupported redirect response code ${code} (supported values: 301, 302, 303, 307, 308)`,
+      );
+    }
+    out.response_code = code;
+  }
+  if (out.scheme_redirect !== undefined && !['http', 'https'].includes(String(out.scheme_redirect))) {
+    reader.problem(at('scheme_redirect'), 'must be http or https');
+  }
+  for (const key of ['path_redirect', 'prefix_rewrite']) {
+    if (out[key] !== undefined && !String(out[key]).startsWith('/'))
+      reader.problem(at(key), 'must start with "/"');
+  }
+  if (out.path_redirect !== undefined && out.prefix_rewrite !== undefined) {
+    reader.problem(path, 'set only one of path_redirect and prefix_rewrite');
+  }
+  if (out.https_redirect === true && out.scheme_redirect !== undefined) {
+    reader.problem(path, 'set only one of https_redirect and scheme_redirect');
+  }
+  return reader.problems.length === before ? (out as RedirectSettings) : undefined;
+}
+
+/** `response`: a fixed answer from Envoy, `{status, body}`. */
+export function readResponse(reader: Reader, path: string, raw: unknown): DirectResponseSettings | undefined {
+  if (!isPlainObject(raw)) return reader.problem(path, `expected {status, body}, got ${describe(raw)}`);
+  const before = reader.problems.length;
+  for (const key of Object.keys(raw).filter((name) => name !== 'status' && name !== 'body')) {
+    reader.problem(`${path}.${key}`, 'unknown response field; use status and body');
+  }
+  const status =
+    raw.status === undefined
+      ? reader.problem(`${path}.status`, 'is required')
+      : reader.integer(`${path}.status`, raw.status, 200, 599);
+  const body = raw.body === undefined ? '' : reader.string(`${path}.body`, raw.body);
+  return reader.problems.length === before ? { status: status as number, body: body ?? '' } : undefined;
+}

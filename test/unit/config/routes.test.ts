@@ -1,0 +1,218 @@
+// Routes: from/to rules, TCP routes, weights, redirects and responses, access shortcuts, and the
+// routes/policy keys in files and the environment.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { assertProblem, b64, base, parse, problems, valid } from './helpers.js';
+
+const route = (extra: Record<string, unknown>): Record<string, unknown> =>
+  base({ routes: [{ from: 'https://app.example.com', to: 'http://10.0.0.1:8080', ...extra }] });
+
+test('a from with a path fails with exactly the message operators know', () => {
+  const list = problems(route({ from: 'https://httpbin.corp.example/some/path' }));
+  assert.ok(
+    list.includes(
+      'routes[0].from: config: policy source url (https://httpbin.corp.example/some/path) contains a path, but it should be set using the path field instead',
+    ),
+    list.join('\n'),
+  );
+  valid(route({ from: 'https://httpbin.corp.example/' }));
+});
+
+test('from and to need a scheme and a host', () => {
+  assertProblem(
+    problems(route({ from: 'app.example.com' })),
+    'routes[0].from',
+    'is not a URL with a scheme and host',
+  );
+  assertProblem(problems(route({ from: 'app.example.com:443' })), 'routes[0].from', '');
+  assertProblem(problems(route({ from: 'ftp://app.example.com' })), 'routes[0].from', 'has scheme ftp');
+  assertProblem(problems(route({ to: 'app.internal:80' })), 'routes[0].to', '');
+  assertProblem(problems(route({ to: 'http://' })), 'routes[0].to', 'is not a URL');
+  assertProblem(problems(route({ from: '' })), 'routes[0].from', 'is required');
+  assertProblem(problems(base({ routes: [{ to: 'http://a' }] })), 'routes[0].from', 'is required');
+  assertProblem(
+    problems(base({ routes: [{ from: 'https://a.example.com' }] })),
+    'routes[0].to',
+    'is required',
+  );
+});
+
+test('tcp+https from-URLs take tcp:// destinations only, with ports', () => {
+  const config = valid(route({ from: 'tcp+https://redis.example.com:6379', to: 'tcp://10.0.0.5:6379' }));
+  assert.equal(config.routes[0]?.kind, 'tcp');
+  assertProblem(
+    problems(route({ from: 'tcp+https://redis.example.com:6379', to: 'http://10.0.0.5:6379' })),
+    'routes[0].to',
+    'takes tcp:// destinations only',
+  );
+  assertProblem(
+    problems(route({ to: 'tcp://10.0.0.5:6379' })),
+    'routes[0].to',
+    'tcp:// destinations need a TCP route',
+  );
+  assertProblem(
+    problems(route({ from: 'tcp+https://redis.example.com', to: 'tcp://a:1' })),
+    'routes[0].from',
+    'needs the port',
+  );
+  assertProblem(
+    problems(route({ from: 'tcp+https://redis.example.com:6379', to: 'tcp://a' })),
+    'routes[0].to',
+    'needs a port',
+  );
+  assertProblem(
+    problems(route({ from: 'tcp+https://r.example.com:1', to: 'tcp://a:1', prefix: '/x' })),
+    'routes[0]',
+    'matches by host and port only',
+  );
+});
+
+test('weighted to rules: all or none, never zero', () => {
+  const config = valid(route({ to: ['http://a:8080,1', 'http://b:8080,3'] }));
+  assert.deepEqual(
+    config.routes[0]?.to.map((to) => to.weight),
+    [1, 3],
+  );
+  assertProblem(
+    problems(route({ to: ['http://a:8080,1', 'http://b:8080'] })),
+    'routes[0].to',
+    'either no weights should be provided',
+  );
+  assertProblem(
+    problems(route({ to: ['http://a:8080,0'] })),
+    'routes[0].to[0]',
+    'zero load balancing weight not permitted',
+  );
+});
+
+test('redirect codes must be 301, 302, 303, 307 or 308', () => {
+  for (const code of [301, 302, 303, 307, 308]) {
+    assert.equal(
+      valid(route({ to: undefined, redirect: { host_redirect: 'b.example.com', response_code: code } }))
+        .routes[0]?.redirect?.response_code,
+      code,
+    );
+  }
+  for (const code of [300, 304, 200, '301x']) {
+    const list = problems(route({ to: undefined, redirect: { response_code: code } }));
+    assertProblem(
+      list,
+      'routes[0].redirect.response_code',
+      typeof code === 'number' && code >= 100
+        ? `unsupported redirect response code ${code} (supported values: 301, 302, 303, 307, 308)`
+        : 'expected a whole number',
+    );
+  }
+  assertProblem(
+    problems(route({ to: undefined, redirect: { path_redirect: '/a', prefix_rewrite: '/b' } })),
+    'routes[0].redirect',
+    'set only one of path_redirect and prefix_rewrite',
+  );
+  assertProblem(
+    problems(route({ to: undefined, redirect: { hots_redirect: 'x' } })),
+    'routes[0].redirect.hots_redirect',
+    'unknown redirect field',
+  );
+});
+
+test('exactly one of to, redirect and response', () => {
+  assertProblem(
+    problems(route({ redirect: { https_redirect: true } })),
+    'routes[0]',
+    'set only one of to and redirect',
+  );
+  const response = valid(route({ to: undefined, response: { status: 403, body: 'no' } })).routes[0]?.response;
+  assert.deepEqual(response, { status: 403, body: 'no' });
+  assertProblem(
+    problems(route({ to: undefined, response: { body: 'x' } })),
+    'routes[0].response.status',
+    'is required',
+  );
+});
+
+test('public access cannot be combined with allow lists or any-user; any-user cannot be combined with allow lists', () => {
+  for (const extra of [
+    { allowed_users: ['a@example.com'] },
+    { allowed_domains: ['example.com'] },
+    { allow_any_authenticated_user: true },
+  ]) {
+    assertProblem(
+      problems(route({ allow_public_unauthenticated_access: true, ...extra })),
+      'routes[0].allow_public_unauthenticated_access',
+      'cannot be combined',
+    );
+  }
+  for (const extra of [{ allowed_users: ['a@example.com'] }, { allowed_domains: ['example.com'] }]) {
+    assertProblem(
+      problems(route({ allow_any_authenticated_user: true, ...extra })),
+      'routes[0].allow_any_authenticated_user',
+      'cannot be combined',
+    );
+  }
+  const config = valid(
+    route({
+      allowed_users: 'a@example.com,b@example.com',
+      allowed_domains: ['example.org'],
+      cors_allow_preflight: true,
+    }),
+  );
+  assert.deepEqual(config.routes[0]?.allowed_users, ['a@example.com', 'b@example.com']);
+  assert.equal(config.routes[0]?.cors_allow_preflight, true);
+});
+
+test('allowed_idp_claims, pass_identity_headers and per-route IdP credentials', () => {
+  const config = valid(
+    route({
+      allowed_idp_claims: { groups: ['admins'], level: 3 },
+      pass_identity_headers: true,
+      idp_client_id: 'a',
+      idp_client_secret: 'b',
+    }),
+  );
+  const parsed = config.routes[0];
+  assert.deepEqual(parsed?.allowed_idp_claims, { groups: ['admins'], level: [3] });
+  assert.equal(parsed?.pass_identity_headers, true);
+  assert.equal(parsed?.idp_client_secret?.reveal(), 'b');
+  assert.equal(
+    valid(route({})).routes[0]?.pass_identity_headers,
+    undefined,
+    'unset falls back to the global setting',
+  );
+  assertProblem(
+    problems(route({ idp_client_id: 'a' })),
+    'routes[0]',
+    'need both idp_client_id and idp_client_secret',
+  );
+  assertProblem(
+    problems(route({ allowed_idp_claims: { groups: [{ a: 1 }] } })),
+    'routes[0].allowed_idp_claims.groups',
+    'expected a value or a list',
+  );
+});
+
+test('a regex that does not compile, or uses what RE2 lacks, is an error at its key', () => {
+  assertProblem(problems(route({ regex: '^/(a' })), 'routes[0].regex', 'is not a valid regular expression');
+  assertProblem(problems(route({ regex: '^/(?=a)' })), 'routes[0].regex', 'lookaround');
+  assertProblem(
+    problems(route({ regex_rewrite_pattern: '(', regex_rewrite_substitution: 'x' })),
+    'routes[0].regex_rewrite_pattern',
+    'is not a valid regular expression',
+  );
+});
+
+test('bad durations are errors with their key path', () => {
+  assertProblem(problems(route({ timeout: '10' })), 'routes[0].timeout', 'is not a duration');
+  assertProblem(problems(route({ idle_timeout: 5 })), 'routes[0].idle_timeout', 'expected a duration');
+});
+
+test('routes from the environment: JSON, or base64 of YAML; ROUTES wins over the file', () => {
+  const json = JSON.stringify([{ from: 'https://env.example.com', to: 'http://e:80' }]);
+  assert.equal(valid(base(), { ROUTES: json }).routes[0]?.from.hostname, 'env.example.com');
+  const yaml = b64('- from: https://yaml.example.com\n  to: http://y:80\n');
+  assert.equal(valid(base(), { ROUTES: yaml }).routes[0]?.from.hostname, 'yaml.example.com');
+  const legacy = parse(base({ routes: undefined }), { POLICY: json });
+  assert.equal(legacy.config?.routes[0]?.from.hostname, 'env.example.com');
+  assert.ok(legacy.warnings.some((warning) => warning.path === 'POLICY'));
+  assertProblem(problems(base(), { ROUTES: 'not json' }), 'ROUTES', 'expected a JSON list of routes');
+  assertProblem(problems(base({ routes: { from: 'x' } })), 'routes', 'expected a list of routes');
+});
