@@ -5,6 +5,7 @@
  * milliseconds; names are derived from content, never from counters.
  */
 import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from '../config/types.js';
+import type { PolicyRule } from '../config/policy-types.js';
 
 export interface IR {
   readonly listener: IRListener;
@@ -14,6 +15,15 @@ export interface IR {
   readonly clusters: readonly IRCluster[];
   /** Response headers set on every route unless a route overrides them. */
   readonly responseHeaders: Readonly<Record<string, string>>;
+  readonly authorize: IRAuthorize;
+}
+
+/** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */
+export interface IRAuthorize {
+  /** Request header -> session claim, for `jwt_claims_headers`. */
+  readonly claimHeaders: Readonly<Record<string, string>>;
+  /** Base URL of the authenticate service users are sent to for sign-in; undefined: hosted/not configured. */
+  readonly authenticateUrl: string | undefined;
 }
 
 export interface IRListener {
@@ -62,7 +72,12 @@ export interface IRRoute {
   readonly requestHeadersToSet: Readonly<Record<string, string>>;
   readonly requestHeadersToRemove: readonly string[];
   readonly responseHeadersToSet: Readonly<Record<string, string>>;
+  /** Public routes skip ext_authz in Envoy entirely (their identity headers are still stripped). */
   readonly public: boolean;
+  /** The access shortcuts and `policy` rules, assembled into one rule list (see route-policy.ts). */
+  readonly policy: readonly PolicyRule[];
+  /** Send the signed identity assertion and claim headers upstream (route value, else global). */
+  readonly passIdentityHeaders: boolean;
 }
 
 export interface IREndpoint {

@@ -5,6 +5,7 @@ import type { Config, RouteSettings } from '../config/types.js';
 import type { IR, IRCluster, IRListener, IRRoute, IRVirtualHost, IRPathMatch } from '../ir/types.js';
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
+import { assembleRoutePolicy } from './route-policy.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -74,6 +75,10 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       virtualHosts,
       clusters: clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
       responseHeaders: globalResponseHeaders(config.set_response_headers, tls),
+      authorize: {
+        claimHeaders: config.jwt_claims_headers,
+        authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
+      },
     },
     problems: [],
   };
@@ -139,6 +144,8 @@ function buildRoute(
     requestHeadersToRemove: settings.remove_request_headers,
     responseHeadersToSet: settings.set_response_headers,
     public: settings.allow_public_unauthenticated_access,
+    policy: assembleRoutePolicy(settings),
+    passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
   };
 }
 
