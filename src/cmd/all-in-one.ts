@@ -5,6 +5,9 @@ import { Reloader } from '../runtime/reloader.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import { MemorySessionStore } from '../databroker/memory-session-store.js';
+import { AuthorizeService } from '../runtime/authorize-service.js';
+import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
@@ -24,6 +27,9 @@ export interface AllInOneOptions {
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
 export interface AllInOne {
   readonly store: SnapshotStore;
+  /** The session store (in memory in all-in-one mode). */
+  readonly sessions: MemorySessionStore;
+  readonly authorize: AuthorizeService;
   readonly reloader: Reloader;
   readonly ads: AdsServer;
   readonly grpcPort: number;
@@ -39,10 +45,14 @@ export interface AllInOne {
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { logger } = options;
   const store = new SnapshotStore();
+  const sessions = new MemorySessionStore();
+  const authorize = new AuthorizeService(sessions, logger);
+  const caFile = systemCaFile(options.env);
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
-    translate: { systemCaFile: systemCaFile(options.env) },
+    translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config) }),
+    beforePublish: (result) => authorize.install(result.config, result.ir),
     store,
     logger,
     ...(options.reloadDebounceMs === undefined ? {} : { debounceMs: options.reloadDebounceMs }),
@@ -54,7 +64,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const ads = new AdsServer({ source: store, logger });
   const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
   ads.register(server);
-  const { host, port } = splitAddress(initial.config.grpc_address);
+  authorize.register(server);
+  const { host, port } = splitHostPort(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
     logger.warn(
       { grpc_address: initial.config.grpc_address },
@@ -78,7 +89,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
           { version: envoy.version },
           'Envoy is older than 1.40.0 and misses security fixes; upgrade it',
         );
-      const admin = splitAddress(initial.config.envoy_admin_address);
+      const admin = splitHostPort(initial.config.envoy_admin_address);
       supervisor = new EnvoySupervisor({
         binary: envoy.path,
         logger,
@@ -102,6 +113,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   }
   return {
     store,
+    sessions,
+    authorize,
     reloader,
     ads,
     grpcPort,
@@ -113,13 +126,6 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
     },
   };
-}
-
-/** Splits `host:port` / `:port` / `[v6]:port`; an empty host means all interfaces. */
-export function splitAddress(address: string): { host: string; port: number } {
-  const separator = address.lastIndexOf(':');
-  const host = address.slice(0, separator).replace(/^\[|\]$/g, '');
-  return { host: host === '' ? '0.0.0.0' : host, port: Number(address.slice(separator + 1)) };
 }
 
 function bindServer(server: grpc.Server, host: string, port: number): Promise<number> {

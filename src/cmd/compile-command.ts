@@ -1,6 +1,18 @@
 import { formatProblem } from '../shared/errors.js';
 import { buildFromFile } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
+import { internalEndpoints } from '../runtime/authorize-service.js';
+import { IdentityResolver } from '../runtime/identity.js';
+import { silentLogger } from '../shared/logger.js';
+import type { Config } from '../config/types.js';
+import type { TranslateOptions } from '../translate/translate.js';
+
+/** The translate options the all-in-one runtime would use, so a dry run prints what Envoy gets. */
+function dryRunOptions(): (config: Config) => TranslateOptions {
+  const identities = new IdentityResolver(silentLogger);
+  const caFile = systemCaFile();
+  return (config) => ({ systemCaFile: caFile, internal: internalEndpoints(config, identities.resolve(config).jwksJson) });
+}
 import { renderResources, toYaml } from '../xds/codec/render.js';
 
 /**
@@ -12,7 +24,7 @@ export function runCompile(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const result = buildFromFile(configPath, process.env, { systemCaFile: systemCaFile() });
+  const result = buildFromFile(configPath, process.env, dryRunOptions());
   for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
   if (!result.ok) {
     err.write(`${configPath}: invalid configuration (${result.stage}):\n`);
@@ -34,7 +46,7 @@ export function runValidate(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const result = buildFromFile(configPath, process.env, { systemCaFile: systemCaFile() });
+  const result = buildFromFile(configPath, process.env, dryRunOptions());
   for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
   if (!result.ok) {
     err.write(`${configPath}: invalid configuration:\n`);

@@ -22,3 +22,6 @@ export const HTTP_PROTOCOL_OPTIONS_KEY = 'envoy.extensions.upstreams.http.v3.Htt
 
 /** Buffer limit per connection on listeners and clusters (Envoy edge best practice, 32 KiB). */
 export const CONNECTION_BUFFER_LIMIT_BYTES = 32 * 1024;
+
+/** CDS cluster through which Envoy's ext_authz filter reaches Portcullis's Authorization service. */
+export const AUTHORIZE_CLUSTER = 'portcullis-authorize';

@@ -18,6 +18,8 @@ export interface Session {
 /** Reads and writes sessions. The memory and Redis backends implement it (same conformance tests). */
 export interface SessionStore {
   get(id: string): Promise<Session | undefined>;
+  /** Synchronous read, when the backend holds sessions in this process (the authorize fast path). */
+  getSync?(id: string): Session | undefined;
   put(session: Session): Promise<void>;
   delete(id: string): Promise<void>;
   /** Calls `listener` with the id of every session deleted or replaced, so caches drop it at once. */

@@ -16,6 +16,18 @@ export interface IR {
   /** Response headers set on every route unless a route overrides them. */
   readonly responseHeaders: Readonly<Record<string, string>>;
   readonly authorize: IRAuthorize;
+  /** Where Envoy reaches Portcullis itself; undefined compiles routes with no authorization at all. */
+  readonly internal: IRInternal | undefined;
+}
+
+/** Portcullis's own endpoints as Envoy sees them. */
+export interface IRInternal {
+  /** The ext_authz gRPC service (the gRPC listener in all-in-one mode). */
+  readonly authorize: { readonly host: string; readonly port: number };
+  /** Bound on one ext_authz call; past it Envoy answers 503 (fail closed). */
+  readonly authorizeTimeoutMs: number;
+  /** The public JWKS served on every route host at /.well-known/portcullis/jwks.json. */
+  readonly jwksJson: string;
 }
 
 /** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */
@@ -24,6 +36,8 @@ export interface IRAuthorize {
   readonly claimHeaders: Readonly<Record<string, string>>;
   /** Base URL of the authenticate service users are sent to for sign-in; undefined: hosted/not configured. */
   readonly authenticateUrl: string | undefined;
+  /** Name of the session cookie (`cookie_name`). */
+  readonly cookieName: string;
 }
 
 export interface IRListener {

@@ -34,13 +34,19 @@ export type BuildResult =
 export function buildFromFile(
   configPath: string,
   env: Readonly<Record<string, string | undefined>>,
-  options: TranslateOptions,
+  options: TranslateOptions | ((config: Config) => TranslateOptions),
 ): BuildResult {
   const loaded = loadConfigFile(configPath, env);
   const { warnings, filesRead } = loaded;
   if (loaded.config === undefined)
     return { ok: false, stage: 'parse', problems: loaded.problems, warnings, filesRead };
-  const translated = translate(loaded.config, options);
+  let translateOptions: TranslateOptions;
+  try {
+    translateOptions = typeof options === 'function' ? options(loaded.config) : options;
+  } catch (err) {
+    return { ok: false, stage: 'translate', problems: [{ path: '', message: errorMessage(err) }], warnings, filesRead };
+  }
+  const translated = translate(loaded.config, translateOptions);
   if (translated.ir === undefined)
     return { ok: false, stage: 'translate', problems: translated.problems, warnings, filesRead };
   try {

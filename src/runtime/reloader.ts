@@ -1,6 +1,7 @@
 import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { TranslateOptions } from '../translate/translate.js';
+import type { Config } from '../config/types.js';
 import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { buildFromFile, type BuildResult } from './build-pipeline.js';
 import { FileWatcher } from './file-watcher.js';
@@ -34,11 +35,13 @@ export class Reloader {
     private readonly options: {
       readonly configPath: string;
       readonly env: Readonly<Record<string, string | undefined>>;
-      readonly translate: TranslateOptions;
+      readonly translate: TranslateOptions | ((config: Config) => TranslateOptions);
       readonly store: SnapshotStore;
       readonly logger: Logger;
       readonly debounceMs?: number;
       readonly onReload?: (result: BuildResult) => void;
+      /** Called with each accepted build before its snapshot reaches Envoy (authorization state first). */
+      readonly beforePublish?: (result: Extract<BuildResult, { ok: true }>) => void;
     },
   ) {
     this.watcher = new FileWatcher(() => this.reload(), { debounceMs: options.debounceMs ?? 50 });
@@ -51,6 +54,7 @@ export class Reloader {
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
     this.watcher.watch(result.filesRead);
+    this.options.onReload?.(result);
     return result;
   }
 
@@ -101,6 +105,7 @@ export class Reloader {
 
   private accept(result: Extract<BuildResult, { ok: true }>): boolean {
     this.lastGood = result;
+    this.options.beforePublish?.(result);
     const changed = this.options.store.publish(result.snapshot);
     this.stats = {
       reloads: this.stats.reloads + 1,

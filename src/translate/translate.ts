@@ -2,7 +2,7 @@ import type { Problem } from '../shared/errors.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
 import type { Config, RouteSettings } from '../config/types.js';
-import type { IR, IRCluster, IRListener, IRRoute, IRVirtualHost, IRPathMatch } from '../ir/types.js';
+import type { IR, IRCluster, IRInternal, IRListener, IRRoute, IRVirtualHost, IRPathMatch } from '../ir/types.js';
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
@@ -11,6 +11,8 @@ import { assembleRoutePolicy } from './route-policy.js';
 export interface TranslateOptions {
   /** PEM bundle of the system trust store, used for HTTPS upstreams without a custom CA. */
   readonly systemCaFile: string;
+  /** Where Envoy reaches Portcullis (ext_authz) and the JWKS to publish; decided by the runtime. */
+  readonly internal?: IRInternal;
 }
 
 export interface TranslateResult {
@@ -78,7 +80,9 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       authorize: {
         claimHeaders: config.jwt_claims_headers,
         authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
+        cookieName: config.cookie_name,
       },
+      internal: options.internal,
     },
     problems: [],
   };

@@ -40,7 +40,7 @@ test('compile prints every xDS resource as YAML, with private keys redacted', ()
   assert.equal(result.status, 0, result.stderr);
   const output = parse(result.stdout) as Record<string, unknown[]>;
   assert.equal(output.listeners?.length, 1);
-  assert.equal(output.clusters?.length, 1);
+  assert.equal(output.clusters?.length, 2, 'the route cluster and portcullis-authorize');
   assert.equal(output.endpoints?.length, 1);
   assert.equal(output.routes?.length, 1);
   assert.ok(!result.stdout.includes('PRIVATE KEY'), 'the private key is not printed');

@@ -19,9 +19,10 @@ let portcullis: TestPortcullis;
 
 function routes(): Record<string, unknown>[] {
   return [
-    { from: 'https://basic.test', to: up.a.url },
-    { from: 'https://weighted.test', to: [`${up.a.url},3`, `${up.b.url},1`] },
+    { allow_public_unauthenticated_access: true, from: 'https://basic.test', to: up.a.url },
+    { allow_public_unauthenticated_access: true, from: 'https://weighted.test', to: [`${up.a.url},3`, `${up.b.url},1`] },
     {
+      allow_public_unauthenticated_access: true,
       from: 'https://health.test',
       to: [up.c.url, up.d.url],
       health_checks: [
@@ -35,6 +36,7 @@ function routes(): Record<string, unknown>[] {
       ],
     },
     {
+      allow_public_unauthenticated_access: true,
       from: 'https://outlier.test',
       to: [up.e.url, up.f.url],
       outlier_detection: {
@@ -44,19 +46,20 @@ function routes(): Record<string, unknown>[] {
         max_ejection_percent: 100,
       },
     },
-    { from: 'https://match.test', path: '/exact', to: up.g.url },
+    { allow_public_unauthenticated_access: true, from: 'https://match.test', path: '/exact', to: up.g.url },
     {
+      allow_public_unauthenticated_access: true,
       from: 'https://match.test',
       regex: '^/items/[0-9]+$',
       regex_rewrite_pattern: '^/items/([0-9]+)$',
       regex_rewrite_substitution: '/v2/item/\\1',
       to: up.g.url,
     },
-    { from: 'https://match.test', prefix: '/api/', prefix_rewrite: '/', to: up.g.url },
-    { from: 'https://match.test', prefix: '/legacy', to: `${up.g.url}/new` },
-    { from: 'https://*.wild.test', to: up.g.url, set_request_headers: { 'X-Route': 'wildcard' } },
-    { from: 'https://ws.test', to: up.h.url, allow_websockets: true },
-    { from: 'https://nows.test', to: up.h.url },
+    { allow_public_unauthenticated_access: true, from: 'https://match.test', prefix: '/api/', prefix_rewrite: '/', to: up.g.url },
+    { allow_public_unauthenticated_access: true, from: 'https://match.test', prefix: '/legacy', to: `${up.g.url}/new` },
+    { allow_public_unauthenticated_access: true, from: 'https://*.wild.test', to: up.g.url, set_request_headers: { 'X-Route': 'wildcard' } },
+    { allow_public_unauthenticated_access: true, from: 'https://ws.test', to: up.h.url, allow_websockets: true },
+    { allow_public_unauthenticated_access: true, from: 'https://nows.test', to: up.h.url },
   ];
 }
 

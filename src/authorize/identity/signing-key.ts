@@ -1,10 +1,10 @@
-import { createECDH, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, type JWK } from 'jose';
+import { createECDH, createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+import type { JWK } from 'jose';
 import { PortcullisError } from '../../shared/errors.js';
 
 /** A key that signs identity assertions, with its public JWK (including `kid`) for the JWKS. */
 export interface SigningKey {
-  readonly alg: 'ES256' | 'ES384' | 'RS256';
+  readonly alg: 'ES256' | 'ES384' | 'ES512' | 'RS256';
   readonly kid: string;
   readonly privateKey: KeyObject;
   readonly publicJwk: JWK;
@@ -12,10 +12,10 @@ export interface SigningKey {
 
 /**
  * Loads `signing_key` (PEM). The algorithm follows the key, as the spec says: ES256 for P-256,
- * ES384 for P-384, RS256 for RSA of 2048 bits or more. Ed25519 (removed upstream in 0.13) and
+ * ES384 for P-384, ES512 for P-521, RS256 for RSA of 2048 bits or more. Ed25519 (removed upstream in 0.13) and
  * anything else are refused with a message naming the key.
  */
-export async function loadSigningKey(pem: string): Promise<SigningKey> {
+export function loadSigningKey(pem: string): SigningKey {
   let privateKey: KeyObject;
   try {
     privateKey = createPrivateKey(pem);
@@ -27,6 +27,7 @@ export async function loadSigningKey(pem: string): Promise<SigningKey> {
   let alg: SigningKey['alg'];
   if (type === 'ec' && details.namedCurve === 'prime256v1') alg = 'ES256';
   else if (type === 'ec' && details.namedCurve === 'secp384r1') alg = 'ES384';
+  else if (type === 'ec' && details.namedCurve === 'secp521r1') alg = 'ES512';
   else if (type === 'rsa' && (details.modulusLength ?? 0) >= 2048) alg = 'RS256';
   else if (type === 'ed25519') {
     throw new PortcullisError(
@@ -51,7 +52,7 @@ const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b
  * HKDF-SHA256 with a fixed, purpose-bound salt and info; retried with a counter in the
  * vanishingly rare case the scalar falls outside the curve order.
  */
-export async function deriveSigningKey(sharedSecret: Uint8Array): Promise<SigningKey> {
+export function deriveSigningKey(sharedSecret: Uint8Array): SigningKey {
   for (let counter = 0; counter < 16; counter++) {
     const bytes = Buffer.from(
       hkdfSync('sha256', sharedSecret, 'portcullis/identity-assertion', `es256/${counter}`, 32),
@@ -73,13 +74,23 @@ export async function deriveSigningKey(sharedSecret: Uint8Array): Promise<Signin
   throw new PortcullisError('SIGNING_KEY_INVALID', 'shared_secret: cannot derive a signing key');
 }
 
-async function withPublicJwk(alg: SigningKey['alg'], privateKey: KeyObject): Promise<SigningKey> {
+function withPublicJwk(alg: SigningKey['alg'], privateKey: KeyObject): SigningKey {
   const exported = createPublicKey(privateKey).export({ format: 'jwk' }) as JWK;
-  const kid = await calculateJwkThumbprint(exported, 'sha256');
+  const kid = jwkThumbprint(exported);
   return { alg, kid, privateKey, publicJwk: { ...exported, kid, alg, use: 'sig' } };
 }
 
 /** The JWKS document served at `/.well-known/portcullis/jwks.json`. */
 export function jwksOf(keys: readonly SigningKey[]): { keys: JWK[] } {
   return { keys: keys.map((key) => key.publicJwk) };
+}
+
+/**
+ * RFC 7638 JWK thumbprint (SHA-256, base64url) over the required members in lexicographic order,
+ * computed synchronously so keys can be prepared inside the (synchronous) config pipeline.
+ */
+export function jwkThumbprint(jwk: JWK): string {
+  const members =
+    jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+  return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }

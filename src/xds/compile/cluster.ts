@@ -1,10 +1,13 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../codec/codec.js';
 import { CONNECTION_BUFFER_LIMIT_BYTES, HTTP_PROTOCOL_OPTIONS_KEY } from '../../contract/names.js';
 import { compileEndpoints } from './endpoints.js';
 import { compileHealthCheck } from './health-check.js';
 import { compileOutlierDetection } from './outlier-detection.js';
 import { compileUpstreamTls } from './upstream-tls.js';
+import { frozen, sharedDuration, sharedWrapped } from './shared-values.js';
+
+const EDS_CLUSTER_CONFIG = frozen({ eds_config: { ads: {}, resource_api_version: 'V3' } });
 
 /**
  * IR cluster -> Envoy `cluster.v3.Cluster`. EDS clusters get their endpoints over ADS (pushed
@@ -16,12 +19,12 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
   const out: ProtoObject = {
     name: cluster.name,
     type: cluster.discovery,
-    connect_timeout: durationMs(cluster.connectTimeoutMs),
+    connect_timeout: sharedDuration(cluster.connectTimeoutMs),
     lb_policy: cluster.lbPolicy,
-    per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
+    per_connection_buffer_limit_bytes: sharedWrapped(CONNECTION_BUFFER_LIMIT_BYTES),
   };
   if (cluster.discovery === 'EDS') {
-    out.eds_cluster_config = { eds_config: { ads: {}, resource_api_version: 'V3' } };
+    out.eds_cluster_config = EDS_CLUSTER_CONFIG;
   } else {
     out.load_assignment = compileEndpoints(cluster);
     out.dns_lookup_family = 'V4_PREFERRED';
@@ -32,23 +35,41 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
     out.common_lb_config = { healthy_panic_threshold: { value: cluster.healthyPanicThreshold } };
   }
   if (cluster.tls !== undefined) out.transport_socket = compileUpstreamTls(cluster.tls);
-  out.typed_extension_protocol_options = {
-    [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(cluster)),
-  };
+  out.typed_extension_protocol_options = protocolOptions(cluster.upstreamProtocol, cluster.tls !== undefined && hasManyHosts(cluster));
   return out;
 }
 
-function httpProtocolOptions(cluster: IRCluster): ProtoObject {
+/**
+ * `typed_extension_protocol_options` has a handful of possible values (protocol x per-host SNI), so
+ * each is built once, frozen and shared by every cluster; the encoder then also reuses its bytes.
+ */
+const protocolOptionsCache = new Map<string, ProtoObject>();
+function protocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {
+  const key = `${protocol}:${String(perHostSni)}`;
+  let value = protocolOptionsCache.get(key);
+  if (value === undefined) {
+    value = frozen({ [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(protocol, perHostSni)) });
+    protocolOptionsCache.set(key, value);
+  }
+  return value;
+}
+
+function httpProtocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {
   const options: ProtoObject =
-    cluster.upstreamProtocol === 'alpn'
+    protocol === 'alpn'
       ? { auto_config: { http_protocol_options: {}, http2_protocol_options: {} } }
-      : cluster.upstreamProtocol === 'http2'
+      : protocol === 'http2'
         ? { explicit_http_config: { http2_protocol_options: {} } }
         : { explicit_http_config: { http_protocol_options: {} } };
-  const hosts = new Set(cluster.endpoints.map((endpoint) => endpoint.host));
-  if (cluster.tls !== undefined && hosts.size > 1) {
+  if (perHostSni) {
     // Different hosts behind one route: each connection uses and verifies its own host's name.
     options.upstream_http_protocol_options = { auto_sni: true, auto_san_validation: true };
   }
   return options;
+}
+
+/** True when the cluster's endpoints name more than one host. */
+function hasManyHosts(cluster: IRCluster): boolean {
+  const first = cluster.endpoints[0]?.host;
+  return cluster.endpoints.some((endpoint) => endpoint.host !== first);
 }

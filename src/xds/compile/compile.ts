@@ -10,6 +10,8 @@ import {
 import { compileCluster } from './cluster.js';
 import { compileEndpoints } from './endpoints.js';
 import { compileListener } from './listener.js';
+import { authorizeCluster } from './ext-authz.js';
+import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouteConfiguration } from './route-configuration.js';
 
 /** A compiled resource before encoding: its name and its proto3-JSON-shaped message. */
@@ -27,11 +29,15 @@ export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledR
  */
 export function compile(ir: IR): CompiledResources {
   return {
-    [CLUSTER_TYPE]: ir.clusters.map((cluster) => ({ name: cluster.name, message: compileCluster(cluster) })),
+    [CLUSTER_TYPE]: [
+      // Sorted by name: `portcullis-*` before every `route-*`.
+      ...(ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
+      ...ir.clusters.map((cluster) => ({ name: cluster.name, message: compileCluster(cluster) })),
+    ],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
       .filter((cluster) => cluster.discovery === 'EDS')
       .map((cluster) => ({ name: cluster.name, message: compileEndpoints(cluster) })),
-    [LISTENER_TYPE]: [{ name: ir.listener.name, message: compileListener(ir.listener) }],
+    [LISTENER_TYPE]: [{ name: ir.listener.name, message: compileListener(ir.listener, ir.internal) }],
     [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: compileRouteConfiguration(ir) }],
   };
 }

@@ -1,5 +1,6 @@
 import type { IRCluster } from '../../ir/types.js';
-import { wrapped, type ProtoObject } from '../codec/codec.js';
+import type { ProtoObject } from '../codec/codec.js';
+import { sharedWrapped } from './shared-values.js';
 
 /**
  * IR endpoints -> Envoy `endpoint.v3.ClusterLoadAssignment`: one locality, weights as
@@ -18,7 +19,7 @@ export function compileEndpoints(cluster: IRCluster): ProtoObject {
               hostname: endpoint.host,
             },
           };
-          if (endpoint.weight !== undefined) lbEndpoint.load_balancing_weight = wrapped(endpoint.weight);
+          if (endpoint.weight !== undefined) lbEndpoint.load_balancing_weight = sharedWrapped(endpoint.weight);
           return lbEndpoint;
         }),
       },

@@ -1,4 +1,5 @@
-import type { IRListener } from '../../ir/types.js';
+import type { IRInternal, IRListener } from '../../ir/types.js';
+import { extAuthzFilter } from './ext-authz.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
@@ -21,7 +22,7 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
  * (so X-Forwarded-For is the real client behind another proxy), TLS when not `insecure_server`,
  * and one HTTP connection manager that routes via RDS.
  */
-export function compileListener(listener: IRListener): ProtoObject {
+export function compileListener(listener: IRListener, internal?: IRInternal): ProtoObject {
   const listenerFilters: ProtoObject[] = [];
   if (listener.useProxyProtocol) {
     listenerFilters.push({
@@ -30,7 +31,7 @@ export function compileListener(listener: IRListener): ProtoObject {
     });
   }
   const chain: ProtoObject = {
-    filters: [{ name: NETWORK_FILTER_HCM, typed_config: typed('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', httpConnectionManager(listener)) }],
+    filters: [{ name: NETWORK_FILTER_HCM, typed_config: typed('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', httpConnectionManager(listener, internal)) }],
   };
   if (listener.tls !== undefined) {
     listenerFilters.push({
@@ -54,14 +55,17 @@ export function compileListener(listener: IRListener): ProtoObject {
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
  * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
- * timeouts. The filter chain has the router last; ext_authz goes right before it.
+ * timeouts. The filter chain is ext_authz (when Portcullis authorizes) then the router.
  */
-export function httpConnectionManager(listener: IRListener): ProtoObject {
+export function httpConnectionManager(listener: IRListener, internal?: IRInternal): ProtoObject {
   return {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
     rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: { ads: {}, resource_api_version: 'V3' } },
-    http_filters: [{ name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) }],
+    http_filters: [
+      ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
+      { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },
+    ],
     use_remote_address: wrapped(true),
     xff_num_trusted_hops: listener.xffNumTrustedHops,
     internal_address_config: {

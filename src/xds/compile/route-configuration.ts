@@ -1,6 +1,8 @@
 import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
+import type { ProtoObject } from '../codec/codec.js';
+import { sharedDuration, sharedWrapped } from './shared-values.js';
 import { INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
+import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 
 /**
  * IR virtual hosts -> the one `route.v3.RouteConfiguration` the listener fetches over RDS.
@@ -11,15 +13,31 @@ import { INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 export function compileRouteConfiguration(ir: IR): ProtoObject {
   return {
     name: INGRESS_ROUTE_CONFIG,
-    virtual_hosts: ir.virtualHosts.map(compileVirtualHost),
+    virtual_hosts: ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
     response_headers_to_add: headerOptions(ir.responseHeaders),
     most_specific_header_mutations_wins: true,
-    validate_clusters: wrapped(false),
+    validate_clusters: sharedWrapped(false),
   };
 }
 
-function compileVirtualHost(vhost: IRVirtualHost): ProtoObject {
-  return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
+/**
+ * One virtual host. With authorization on, the JWKS route comes first, every route carries its
+ * ext_authz settings, and public routes strip identity headers themselves.
+ */
+function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
+  const internal = ir.internal;
+  if (internal === undefined) return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
+  const publicRemovals = publicRouteHeadersToRemove(ir);
+  const routes = vhost.routes.map((route) => {
+    const compiled = compileRoute(route);
+    compiled.typed_per_filter_config = routeAuthzConfig(route);
+    if (route.public) {
+      const own = (compiled.request_headers_to_remove as string[] | undefined) ?? [];
+      compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];
+    }
+    return compiled;
+  });
+  return { name: vhost.name, domains: [...vhost.domains], routes: [jwksRoute(internal), ...routes] };
 }
 
 /** One IR route -> an Envoy route. Exported for incremental compilation and tests. */
@@ -33,14 +51,14 @@ export function compileRoute(route: IRRoute): ProtoObject {
   if (route.authorityRegex !== undefined) {
     match.headers = [{ name: ':authority', string_match: { safe_regex: { regex: route.authorityRegex } } }];
   }
-  const action: ProtoObject = { cluster: route.clusterName, timeout: durationMs(route.timeoutMs) };
-  if (route.idleTimeoutMs !== undefined) action.idle_timeout = durationMs(route.idleTimeoutMs);
+  const action: ProtoObject = { cluster: route.clusterName, timeout: sharedDuration(route.timeoutMs) };
+  if (route.idleTimeoutMs !== undefined) action.idle_timeout = sharedDuration(route.idleTimeoutMs);
   if (route.prefixRewrite !== undefined) action.prefix_rewrite = route.prefixRewrite;
   if (route.regexRewrite !== undefined) {
     action.regex_rewrite = { pattern: { regex: route.regexRewrite.pattern }, substitution: route.regexRewrite.substitution };
   }
   if (route.hostRewrite.kind === 'auto') {
-    action.auto_host_rewrite = wrapped(true);
+    action.auto_host_rewrite = sharedWrapped(true);
     action.append_x_forwarded_host = true;
   } else if (route.hostRewrite.kind === 'literal') {
     action.host_rewrite_literal = route.hostRewrite.host;

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { createLocalJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
+import { calculateJwkThumbprint, createLocalJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
 import { deriveSigningKey, jwksOf, loadSigningKey } from '../../../src/authorize/identity/signing-key.js';
 import {
   assertionClaims,
@@ -37,7 +37,7 @@ const accepted = [
 
 for (const kind of accepted) {
   test(`${kind.name} signs assertions that verify against the JWKS`, async () => {
-    const key = await loadSigningKey(kind.pem());
+    const key = loadSigningKey(kind.pem());
     assert.equal(key.alg, kind.alg);
     const now = Date.UTC(2026, 10, 22);
     const token = await signAssertion(
@@ -59,17 +59,17 @@ for (const kind of accepted) {
   });
 }
 
-test('Ed25519, small RSA and non-keys are refused with a message naming signing_key', async () => {
-  await assert.rejects(loadSigningKey(pem('ed25519')), /signing_key: Ed25519 keys are not supported/);
-  await assert.rejects(loadSigningKey(pem('rsa', { modulusLength: 1024 })), /signing_key: unsupported key/);
-  await assert.rejects(loadSigningKey('not a key'), /signing_key: not a PEM private key/);
+test('Ed25519, small RSA and non-keys are refused with a message naming signing_key', () => {
+  assert.throws(() => loadSigningKey(pem('ed25519')), /signing_key: Ed25519 keys are not supported/);
+  assert.throws(() => loadSigningKey(pem('rsa', { modulusLength: 1024 })), /signing_key: unsupported key/);
+  assert.throws(() => loadSigningKey('not a key'), /signing_key: not a PEM private key/);
 });
 
 test('the key derived from shared_secret is stable across replicas and differs per secret', async () => {
   const secret = randomBytes(32);
-  const a = await deriveSigningKey(secret);
-  const b = await deriveSigningKey(Buffer.from(secret));
-  const other = await deriveSigningKey(randomBytes(32));
+  const a = deriveSigningKey(secret);
+  const b = deriveSigningKey(Buffer.from(secret));
+  const other = deriveSigningKey(randomBytes(32));
   assert.equal(a.alg, 'ES256');
   assert.equal(a.kid, b.kid);
   assert.notEqual(a.kid, other.kid);
@@ -80,4 +80,11 @@ test('the key derived from shared_secret is stable across replicas and differs p
 test('groups is always an array, even when the session has none', () => {
   const claims = assertionClaims({ ...session, groups: [] }, 'h', 0);
   assert.deepEqual(claims.groups, []);
+});
+
+test('kid is the RFC 7638 thumbprint jose computes', async () => {
+  for (const kind of accepted) {
+    const key = loadSigningKey(kind.pem());
+    assert.equal(key.kid, await calculateJwkThumbprint(key.publicJwk, 'sha256'));
+  }
 });

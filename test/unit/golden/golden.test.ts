@@ -16,7 +16,11 @@ import { caseNames, deleteOrphans, expectGolden, GOLDEN_DIR, UPDATE_GOLDEN } fro
 const CONFIG_DIR = join(GOLDEN_DIR, 'config-to-ir');
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
 const KINDS = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
-const TRANSLATE_OPTIONS = { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' };
+const TRANSLATE_OPTIONS = {
+  systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
+  // Goldens show authorization as all-in-one compiles it; the JWKS is a stand-in (no key material).
+  internal: { authorize: { host: '127.0.0.1', port: 5443 }, authorizeTimeoutMs: 10_000, jwksJson: '{"keys":[]}' },
+};
 
 /** IR as YAML: a plain data dump, so the seam shows every value translate decided. */
 function irToYaml(ir: IR): string {

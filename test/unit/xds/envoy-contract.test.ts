@@ -20,7 +20,14 @@ function render(document: Record<string, unknown>): {
   const parsed = parseConfig({ document, env: {}, readText: () => '' });
   assert.deepEqual(parsed.problems, []);
   assert.ok(parsed.config);
-  const { ir } = translate(parsed.config, { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' });
+  const { ir } = translate(parsed.config, {
+    systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
+    internal: {
+      authorize: { host: '127.0.0.1', port: 5443 },
+      authorizeTimeoutMs: 10_000,
+      jwksJson: '{"keys":[]}',
+    },
+  });
   assert.ok(ir);
   const rendered = renderResources(compile(ir)) as unknown as Record<string, Json[]>;
   const listener = rendered.listeners?.[0] as Json;
@@ -34,6 +41,11 @@ const config = {
   routes: [
     { from: 'https://app.example.test', to: 'http://10.0.0.1:8080' },
     { from: 'https://ws.example.test', to: 'http://10.0.0.2:8080', allow_websockets: true },
+    {
+      from: 'https://public.example.test',
+      to: 'http://10.0.0.3:8080',
+      allow_public_unauthenticated_access: true,
+    },
   ],
 };
 const { listener, hcm, routes, clusters } = render(config);
@@ -87,7 +99,8 @@ test('upgrades: only websocket, only on routes that allow it; no connection-mana
   assert.equal(hcm.upgrade_configs, undefined);
   const vhosts = routes.virtual_hosts as Json[];
   const upgrades = (host: string): unknown =>
-    vhosts.find((vhost) => vhost.name === host)?.routes[0].route.upgrade_configs;
+    vhosts.find((vhost) => vhost.name === host)?.routes.find((route: Json) => route.route !== undefined).route
+      .upgrade_configs;
   assert.deepEqual(upgrades('ws.example.test'), [{ upgrade_type: 'websocket' }]);
   assert.equal(upgrades('app.example.test'), undefined);
 });
@@ -104,10 +117,46 @@ test('listener and cluster connection buffers are 32 KiB', () => {
   for (const cluster of clusters) assert.equal(cluster.per_connection_buffer_limit_bytes, 32768);
 });
 
-test('the HTTP filter chain ends with the router, ready for ext_authz in front of it', () => {
+test('ext_authz runs right before the router, fails closed with 503, over gRPC with a timeout, no body', () => {
   const names = hcm.http_filters.map((filter: Json) => filter.name);
-  assert.equal(names.at(-1), 'envoy.filters.http.router');
-  assert.ok(!names.includes('envoy.filters.http.ext_authz'), 'ext_authz arrives with the authorize issue');
+  assert.deepEqual(names, ['envoy.filters.http.ext_authz', 'envoy.filters.http.router']);
+  const extAuthz = hcm.http_filters[0].typed_config;
+  assert.equal(extAuthz.failure_mode_allow ?? false, false);
+  assert.equal(extAuthz.status_on_error.code, 'ServiceUnavailable');
+  assert.equal(extAuthz.grpc_service.envoy_grpc.cluster_name, 'portcullis-authorize');
+  assert.equal(extAuthz.grpc_service.timeout, '10s');
+  assert.equal(extAuthz.with_request_body, undefined);
+  assert.equal(extAuthz.transport_api_version, 'V3');
+  assert.ok(clusters.some((cluster) => cluster.name === 'portcullis-authorize'));
+});
+
+test('every protected route names itself to ext_authz with a unique route id; public routes skip it', () => {
+  const routesOf = (host: string): Json[] =>
+    (routes.virtual_hosts as Json[]).find((vhost) => vhost.name === host)?.routes;
+  const ids = new Set<string>();
+  for (const host of ['app.example.test', 'ws.example.test']) {
+    const route = routesOf(host).find((entry) => entry.route !== undefined) as Json;
+    const id =
+      route.typed_per_filter_config['envoy.filters.http.ext_authz'].check_settings.context_extensions
+        .route_id;
+    assert.match(id, /^[0-9a-f]{16}$/);
+    ids.add(id);
+  }
+  assert.equal(ids.size, 2);
+  const publicRoute = routesOf('public.example.test').find((entry) => entry.route !== undefined) as Json;
+  assert.equal(publicRoute.typed_per_filter_config['envoy.filters.http.ext_authz'].disabled, true);
+  assert.ok(
+    publicRoute.request_headers_to_remove.includes('x-portcullis-jwt-assertion'),
+    'public routes strip identity headers',
+  );
+});
+
+test('every virtual host serves the JWKS first, without authorization', () => {
+  for (const vhost of routes.virtual_hosts as Json[]) {
+    const first = vhost.routes[0];
+    assert.equal(first.match.path, '/.well-known/portcullis/jwks.json');
+    assert.equal(first.typed_per_filter_config['envoy.filters.http.ext_authz'].disabled, true);
+  }
 });
 
 test('use_proxy_protocol adds the proxy_protocol listener filter first', () => {

@@ -1,0 +1,116 @@
+import { ASSERTION_HEADER, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
+import type { Session } from '../databroker/session.js';
+import type { Logger } from '../shared/logger.js';
+import type { AuthzState, RouteAuthz } from './authz-state.js';
+import { clientKind } from './client-kind.js';
+import type { AuthorizeRequest, Decision } from './decision.js';
+import { denyResponse, signInRedirect } from './error-responses.js';
+import type { AssertionSigner } from './identity/assertion-cache.js';
+import { claimValues } from './policy/claims.js';
+import { readCredentials, type RequestCredentials } from './request-credentials.js';
+
+/** Assertions above this size make every upstream request heavy; they are logged once per session. */
+const LARGE_ASSERTION_BYTES = 8 * 1024;
+
+/** The authorizer's collaborators, injected so tests and benchmarks control them. */
+export interface AuthorizerDeps {
+  /** The current state; read once per request, so a reload swaps it atomically. */
+  readonly state: () => AuthzState;
+  readonly sessions: { get(id: string): Session | undefined | Promise<Session | undefined> };
+  /** The session id a handle names, or undefined when it is forged or malformed. */
+  readonly verifyHandle: (handle: string) => string | undefined;
+  readonly signer: () => AssertionSigner;
+  readonly logger: Logger;
+}
+
+/**
+ * Decides one request (pomerium-behaviour.md 2.5, in that order): unknown route 404; a sign-in
+ * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
+ * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
+ * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
+ * route passes identity headers.
+ */
+export function createAuthorizer(deps: AuthorizerDeps): (request: AuthorizeRequest) => Decision | Promise<Decision> {
+  const warnedLarge = new Set<string>();
+  return (request) => {
+    const state = deps.state();
+    const route = request.routeId === undefined ? undefined : state.routes.get(request.routeId);
+    const kind = clientKind(request.headers);
+    if (route === undefined) return denyResponse(404, 'No route matches this request.', request.requestId, kind, ['route-not-found']);
+    const credentials = readCredentials(request.headers, state.cookieName);
+    const sessionId = credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
+    const found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
+    const decideWith = (session: Session | undefined): Decision | Promise<Decision> =>
+      decide(deps, state, route, request, kind, credentials, session, warnedLarge);
+    return found instanceof Promise ? found.then(decideWith) : decideWith(found);
+  };
+}
+
+function decide(
+  deps: AuthorizerDeps,
+  state: AuthzState,
+  route: RouteAuthz,
+  request: AuthorizeRequest,
+  kind: ReturnType<typeof clientKind>,
+  credentials: RequestCredentials,
+  session: Session | undefined,
+  warnedLarge: Set<string>,
+): Decision | Promise<Decision> {
+  const outcome = route.policy({ request, session });
+  if (outcome.unauthenticated) {
+    const reasons = [...outcome.allowReasons, ...outcome.denyReasons];
+    if (kind === 'browser') return signInRedirect(signInUrl(state, request), reasons);
+    return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
+  }
+  if (outcome.deny) {
+    return denyResponse(403, 'Access to this page is denied by policy.', request.requestId, kind, outcome.denyReasons);
+  }
+  if (!outcome.allow) {
+    return denyResponse(403, 'You are not allowed to access this page.', request.requestId, kind, outcome.allowReasons);
+  }
+  const setHeaders: [string, string][] = [];
+  const removeHeaders = strippedHeaders(request, credentials, state);
+  if (credentials.cookieWithoutSession !== undefined && credentials.hadSessionCookie) {
+    setHeaders.push(['cookie', credentials.cookieWithoutSession]);
+    removeHeaders.delete('cookie');
+  }
+  if (!route.passIdentityHeaders || session === undefined) {
+    return { kind: 'allow', setHeaders, removeHeaders: [...removeHeaders], reasons: outcome.allowReasons };
+  }
+  for (const [header, claim] of state.claimHeaders) {
+    const value = claimValues(session.claims, claim).join(',');
+    if (value !== '' && !/[\r\n\0]/.test(value)) {
+      setHeaders.push([header, value]);
+      removeHeaders.delete(header);
+    }
+  }
+  return deps
+    .signer()
+    .assertionFor(session, request.host)
+    .then((token) => {
+      if (token.length > LARGE_ASSERTION_BYTES && !warnedLarge.has(session.id)) {
+        warnedLarge.add(session.id);
+        deps.logger.warn({ bytes: token.length, session: session.id }, 'identity assertion is over 8 KiB; consider jwt_groups_filter');
+      }
+      setHeaders.push([ASSERTION_HEADER, token]);
+      removeHeaders.delete(ASSERTION_HEADER);
+      return { kind: 'allow' as const, setHeaders, removeHeaders: [...removeHeaders], reasons: outcome.allowReasons };
+    });
+}
+
+/** Client-supplied headers that must not reach the upstream, whatever the route says. */
+function strippedHeaders(request: AuthorizeRequest, credentials: RequestCredentials, state: AuthzState): Set<string> {
+  const remove = new Set<string>();
+  for (const name of Object.keys(request.headers)) if (name.startsWith(RESERVED_HEADER_PREFIX)) remove.add(name);
+  for (const [header] of state.claimHeaders) if (request.headers[header] !== undefined) remove.add(header);
+  if (credentials.hadSessionCookie) remove.add('cookie');
+  if (credentials.hadPortcullisAuthorization) remove.add('authorization');
+  return remove;
+}
+
+/** The sign-in URL, carrying where to come back to. */
+function signInUrl(state: AuthzState, request: AuthorizeRequest): string {
+  const original = `${request.scheme || 'https'}://${request.host}${request.path}${request.query === '' ? '' : `?${request.query}`}`;
+  const base = state.authenticateUrl ?? `${request.scheme || 'https'}://${request.host}`;
+  return `${base}/.portcullis/sign_in?redirect_uri=${encodeURIComponent(original)}`;
+}

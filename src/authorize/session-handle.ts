@@ -1,0 +1,35 @@
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+
+/**
+ * Session handles: what the `_portcullis` cookie and `Authorization: Portcullis <token>` carry.
+ * A handle names a server-side session and is MACed so it cannot be forged or guessed into:
+ * `base64url(session id) "." base64url(HMAC-SHA256(key, id))`. The key is derived from the shared
+ * secret, so every replica accepts every other's handles. Nothing about the user is in the handle.
+ */
+export class SessionHandles {
+  private readonly key: Buffer;
+
+  constructor(sharedSecret: Uint8Array) {
+    this.key = Buffer.from(hkdfSync('sha256', sharedSecret, 'portcullis/session-handle', 'hmac-sha256', 32));
+  }
+
+  /** The handle for `sessionId`. */
+  issue(sessionId: string): string {
+    return `${Buffer.from(sessionId).toString('base64url')}.${this.mac(sessionId).toString('base64url')}`;
+  }
+
+  /** The session id inside `handle`, or undefined when it is malformed or its MAC is wrong. */
+  verify(handle: string): string | undefined {
+    if (handle.length > 512) return undefined;
+    const dot = handle.indexOf('.');
+    if (dot <= 0 || dot !== handle.lastIndexOf('.')) return undefined;
+    const id = Buffer.from(handle.slice(0, dot), 'base64url').toString('utf8');
+    const given = Buffer.from(handle.slice(dot + 1), 'base64url');
+    const expected = this.mac(id);
+    return id !== '' && given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+  }
+
+  private mac(id: string): Buffer {
+    return createHmac('sha256', this.key).update(id).digest();
+  }
+}

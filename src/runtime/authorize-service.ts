@@ -1,0 +1,90 @@
+import type * as grpc from '@grpc/grpc-js';
+import type { Config } from '../config/types.js';
+import type { IR, IRInternal } from '../ir/types.js';
+import type { Logger } from '../shared/logger.js';
+import { AuthzStateHolder } from '../authorize/authz-state-holder.js';
+import { createAuthorizer } from '../authorize/authorizer.js';
+import { registerAuthorizationService } from '../authorize/ext-authz/authorization-service.js';
+import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
+import type { SessionStore } from '../databroker/session.js';
+import { IdentityResolver, type Identity } from './identity.js';
+import { splitHostPort } from './address.js';
+
+/** Default bound on one ext_authz call when `grpc_client_timeout` is unset. */
+const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
+
+/**
+ * The authorize service as the runtime runs it: derives keys from each config, tells the compiler
+ * where Envoy reaches ext_authz and which JWKS to publish, installs each accepted config's
+ * policies before Envoy sees its routes, and answers Check calls on the shared gRPC server.
+ */
+export class AuthorizeService {
+  private readonly identities: IdentityResolver;
+  private readonly holder = new AuthzStateHolder();
+  private identity: Identity | undefined;
+  private signer: AssertionSigner | undefined;
+
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly logger: Logger,
+  ) {
+    this.identities = new IdentityResolver(logger);
+    sessions.onInvalidate((id) => this.signer?.invalidate(id));
+  }
+
+  /** Where Envoy reaches this service, and the JWKS, for the compiler (called per config). */
+  internalFor(config: Config): IRInternal {
+    return internalEndpoints(config, this.identities.resolve(config).jwksJson);
+  }
+
+  /** Installs an accepted config: its policies, keys and claim headers. */
+  install(config: Config, ir: IR): void {
+    const identity = this.identities.resolve(config);
+    const claimNames = Object.values(config.jwt_claims_headers);
+    const sameSigner =
+      this.signer !== undefined && this.identity === identity && sameList(this.signer.claimNames, claimNames);
+    if (!sameSigner) this.signer = new AssertionSigner(identity.signingKey, claimNames);
+    this.identity = identity;
+    this.holder.install(ir);
+  }
+
+  /** The handles of the current config (tests and the authenticate service issue sessions with it). */
+  handles(): Identity['handles'] {
+    if (this.identity === undefined) throw new Error('no config installed yet');
+    return this.identity.handles;
+  }
+
+  /** Adds `envoy.service.auth.v3.Authorization` to `server`. */
+  register(server: grpc.Server): void {
+    const sessions = this.sessions;
+    const authorizer = createAuthorizer({
+      state: () => this.holder.state(),
+      sessions: { get: (id) => sessions.getSync?.(id) ?? sessions.get(id) },
+      verifyHandle: (handle) => this.identity?.handles.verify(handle),
+      signer: () => {
+        if (this.signer === undefined) throw new Error('no config installed yet');
+        return this.signer;
+      },
+      logger: this.logger,
+    });
+    registerAuthorizationService(server, authorizer, this.logger);
+  }
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((item, index) => item === b[index]);
+}
+
+/**
+ * Where Envoy reaches Portcullis for `config`: ext_authz on the gRPC listener (loopback when it
+ * listens on all interfaces), its timeout, and the JWKS to publish. The dry run uses this too, so
+ * `portcullis compile` prints exactly what Envoy receives.
+ */
+export function internalEndpoints(config: Config, jwksJson: string): IRInternal {
+  const { host, port } = splitHostPort(config.grpc_address);
+  return {
+    authorize: { host: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host, port },
+    authorizeTimeoutMs: config.grpc_client_timeout_ms > 0 ? config.grpc_client_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
+    jwksJson,
+  };
+}

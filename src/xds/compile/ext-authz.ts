@@ -1,0 +1,111 @@
+import { isIP } from 'node:net';
+import type { IR, IRInternal, IRRoute } from '../../ir/types.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import {
+  AUTHORIZE_CLUSTER,
+  CONNECTION_BUFFER_LIMIT_BYTES,
+  HTTP_FILTER_EXT_AUTHZ,
+  HTTP_PROTOCOL_OPTIONS_KEY,
+} from '../../contract/names.js';
+import { ASSERTION_HEADER, JWKS_PATH, encodeRouteContext } from '../../contract/authz.js';
+
+const EXT_AUTHZ_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
+const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
+
+/**
+ * The ext_authz HTTP filter: gRPC to Portcullis's Authorization service, fail closed
+ * (`failure_mode_allow` false, errors and timeouts answer 503), a bounded timeout and no request
+ * body (security-threats.md 0.1). It sits right before the router.
+ */
+export function extAuthzFilter(internal: IRInternal): ProtoObject {
+  return {
+    name: HTTP_FILTER_EXT_AUTHZ,
+    typed_config: typed(EXT_AUTHZ_TYPE, {
+      grpc_service: {
+        envoy_grpc: { cluster_name: AUTHORIZE_CLUSTER },
+        timeout: durationMs(internal.authorizeTimeoutMs),
+      },
+      transport_api_version: 'V3',
+      failure_mode_allow: false,
+      status_on_error: { code: 503 },
+    }),
+  };
+}
+
+/** The cluster ext_authz calls: Portcullis's gRPC listener over HTTP/2. */
+export function authorizeCluster(internal: IRInternal): ProtoObject {
+  return {
+    name: AUTHORIZE_CLUSTER,
+    type: isIP(internal.authorize.host) === 0 ? 'STRICT_DNS' : 'STATIC',
+    connect_timeout: durationMs(1000),
+    per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
+    load_assignment: {
+      cluster_name: AUTHORIZE_CLUSTER,
+      endpoints: [
+        {
+          lb_endpoints: [
+            {
+              endpoint: {
+                address: {
+                  socket_address: { address: internal.authorize.host, port_value: internal.authorize.port },
+                },
+              },
+            },
+          ],
+        },
+      ],
+    },
+    typed_extension_protocol_options: {
+      [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, {
+        explicit_http_config: { http2_protocol_options: {} },
+      }),
+    },
+  };
+}
+
+/**
+ * Per-route ext_authz settings: protected routes tell Portcullis which route they are (the route
+ * id, through the shared contract); public routes skip the call entirely.
+ */
+export function routeAuthzConfig(route: IRRoute): ProtoObject {
+  return {
+    [HTTP_FILTER_EXT_AUTHZ]: typed(
+      EXT_AUTHZ_PER_ROUTE_TYPE,
+      route.public
+        ? { disabled: true }
+        : { check_settings: { context_extensions: encodeRouteContext(route.id) } },
+    ),
+  };
+}
+
+/**
+ * Identity headers a public route removes itself, since no ext_authz answer strips them there:
+ * the assertion and every configured claim header (`X-Portcullis-Claim-*` or custom names).
+ */
+export function publicRouteHeadersToRemove(ir: IR): string[] {
+  const claimHeaders = Object.keys(ir.authorize.claimHeaders).map((header) => header.toLowerCase());
+  return [...new Set([ASSERTION_HEADER, `${ASSERTION_HEADER}-for`, ...claimHeaders])].sort();
+}
+
+/**
+ * The JWKS route every virtual host gets first: Envoy answers it directly (no upstream, no
+ * authorization), so upstreams can fetch the keys from the very host whose assertions they verify.
+ */
+export function jwksRoute(internal: IRInternal): ProtoObject {
+  return {
+    name: 'portcullis-jwks',
+    match: { path: JWKS_PATH },
+    direct_response: { status: 200, body: { inline_string: internal.jwksJson } },
+    response_headers_to_add: [
+      {
+        header: { key: 'content-type', value: 'application/json' },
+        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+      },
+      {
+        header: { key: 'cache-control', value: 'public, max-age=300' },
+        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+      },
+    ],
+    typed_per_filter_config: { [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }) },
+  };
+}
