@@ -246,6 +246,14 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Claims passed upstream as headers: a list (`email, groups` -> `X-Portcullis-Claim-Email`, ...) or a map of header name to claim.',
   },
   {
+    key: 'jwt_groups_filter',
+    group: 'Identity headers',
+    kind: { type: 'string_list' },
+    services: AUTHZ_PROXY,
+    secret: false,
+    doc: 'When set, the identity assertion carries only these groups (keeps it small for users in many groups); unset keeps all.',
+  },
+  {
     key: 'jwt_issuer_format',
     group: 'Identity headers',
     kind: { type: 'enum', values: ['host_only', 'uri'] },

@@ -101,6 +101,7 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     idp_request_params: values.get('idp_request_params') ?? {},
     ...optional('signing_key'),
     jwt_claims_headers: values.get('jwt_claims_headers') ?? {},
+    ...optional('jwt_groups_filter'),
     jwt_issuer_format: get('jwt_issuer_format'),
     pass_identity_headers: get('pass_identity_headers'),
     programmatic_redirect_domain_whitelist: get('programmatic_redirect_domain_whitelist'),

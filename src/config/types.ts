@@ -169,6 +169,8 @@ export interface Config {
   readonly signing_key?: SigningKey;
   /** Header name -> claim name. */
   readonly jwt_claims_headers: Readonly<Record<string, string>>;
+  /** Groups the identity assertion may carry; undefined keeps every group. */
+  readonly jwt_groups_filter?: readonly string[];
   readonly jwt_issuer_format: 'host_only' | 'uri';
   readonly pass_identity_headers: boolean;
   readonly programmatic_redirect_domain_whitelist: readonly string[];

@@ -41,9 +41,16 @@ export class AuthorizeService {
   install(config: Config, ir: IR): void {
     const identity = this.identities.resolve(config);
     const claimNames = Object.values(config.jwt_claims_headers);
+    const groups = config.jwt_groups_filter;
     const sameSigner =
-      this.signer !== undefined && this.identity === identity && sameList(this.signer.claimNames, claimNames);
-    if (!sameSigner) this.signer = new AssertionSigner(identity.signingKey, claimNames);
+      this.signer !== undefined &&
+      this.identity === identity &&
+      sameList(this.signer.claimNames, claimNames) &&
+      sameList([...(this.signer.groupsFilter ?? [])], groups ?? []) &&
+      (this.signer.groupsFilter === undefined) === (groups === undefined);
+    if (!sameSigner) {
+      this.signer = new AssertionSigner(identity.signingKey, claimNames, groups === undefined ? undefined : new Set(groups));
+    }
     this.identity = identity;
     this.holder.install(ir);
   }

@@ -20,6 +20,7 @@ export class AssertionSigner {
   constructor(
     readonly key: SigningKey,
     readonly claimNames: readonly string[],
+    readonly groupsFilter: ReadonlySet<string> | undefined = undefined,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -29,7 +30,7 @@ export class AssertionSigner {
     const now = this.now();
     const cached = this.cache.get(cacheKey);
     if (cached !== undefined && now < cached.refreshAt) return cached.token;
-    const token = await signAssertion(this.key, assertionClaims(session, host, now, this.claimNames));
+    const token = await signAssertion(this.key, assertionClaims(session, host, now, this.claimNames, this.groupsFilter));
     if (this.cache.size >= MAX_ENTRIES) this.clear();
     this.cache.set(cacheKey, { token, refreshAt: now + ASSERTION_LIFETIME_S * 1000 - REFRESH_BEFORE_EXPIRY_MS });
     const keys = this.bySession.get(session.id) ?? [];

@@ -25,13 +25,15 @@ export interface AssertionClaims {
 /**
  * The claims for `session` on a request to `host` (issuer and audience are the request host,
  * port included: port-specific, as the spec says). `groups` is always an array; `extraClaims`
- * holds the session claims named in `jwt_claims_headers`.
+ * holds the session claims named in `jwt_claims_headers`; `groupsFilter` (`jwt_groups_filter`)
+ * keeps only the listed groups, so users in hundreds of groups do not get huge assertions.
  */
 export function assertionClaims(
   session: Session,
   host: string,
   nowMs: number,
   extraClaims: readonly string[] = [],
+  groupsFilter?: ReadonlySet<string>,
 ): AssertionClaims {
   const iat = Math.floor(nowMs / 1000);
   const extra: Record<string, unknown> = {};
@@ -46,7 +48,7 @@ export function assertionClaims(
     sub: session.userId,
     user: session.userId,
     email: session.email ?? '',
-    groups: [...session.groups],
+    groups: groupsFilter === undefined ? [...session.groups] : session.groups.filter((group) => groupsFilter.has(group)),
     name: session.name ?? '',
     sid: session.id,
     jti: randomUUID(),

@@ -25,7 +25,17 @@ export function registerConstant(value: object): void {
 class NeedsProtobufjs extends Error {}
 const GIVE_UP = new NeedsProtobufjs('value needs protobufjs');
 
-type ScalarKind = 'string' | 'bool' | 'uint32' | 'int32' | 'int64' | 'uint64' | 'double' | 'float' | 'bytes' | 'enum';
+type ScalarKind =
+  | 'string'
+  | 'bool'
+  | 'uint32'
+  | 'int32'
+  | 'int64'
+  | 'uint64'
+  | 'double'
+  | 'float'
+  | 'bytes'
+  | 'enum';
 
 interface FieldPlan {
   readonly id: number;
@@ -50,7 +60,17 @@ interface MessagePlan {
 }
 
 const WIRE: Readonly<Record<string, number>> = {
-  string: 2, bytes: 2, bool: 0, uint32: 0, int32: 0, int64: 0, uint64: 0, enum: 0, double: 1, float: 5, message: 2,
+  string: 2,
+  bytes: 2,
+  bool: 0,
+  uint32: 0,
+  int32: 0,
+  int64: 0,
+  uint64: 0,
+  enum: 0,
+  double: 1,
+  float: 5,
+  message: 2,
 };
 
 const plans = new Map<protobuf.Type, MessagePlan>();
@@ -98,18 +118,26 @@ function fieldWriter(fields: readonly FieldPlan[]): (value: ProtoObject) => void
     const read = `v = m[${JSON.stringify(field.name)}]; if (v !== undefined && v !== null) `;
     const tag = field.id * 8 + field.wire;
     if (field.map || field.repeated) return `${read}writeField(f[${index}], v);`;
-    if (field.kind === 'string') return `${read}{ if (typeof v !== 'string') throw GIVE_UP; varint(${tag}); writeString(v); }`;
+    if (field.kind === 'string')
+      return `${read}{ if (typeof v !== 'string') throw GIVE_UP; varint(${tag}); writeString(v); }`;
     if (field.kind === 'message') return `${read}{ varint(${tag}); writeNested(f[${index}], v); }`;
     return `${read}writeField(f[${index}], v);`;
   });
   const helpers = { writeField, writeNested, writeString, varint, GIVE_UP };
-  const factory = new Function('h', 'f', `const { ${Object.keys(helpers).join(', ')} } = h;\nreturn function (m) { let v;\n${body.join('\n')}\n};`);
+  const factory = new Function(
+    'h',
+    'f',
+    `const { ${Object.keys(helpers).join(', ')} } = h;\nreturn function (m) { let v;\n${body.join('\n')}\n};`,
+  );
   return factory(helpers, fields) as (value: ProtoObject) => void;
 }
 
 /** Where `Any`'s protobufjs wrapper sends a `@type` URL (relative lookup from Any), cached per URL. */
 const anyTargets = new Map<string, { readonly plan: MessagePlan; readonly typeUrl: string } | null>();
-function anyTarget(anyType: protobuf.Type, url: string): { readonly plan: MessagePlan; readonly typeUrl: string } | null {
+function anyTarget(
+  anyType: protobuf.Type,
+  url: string,
+): { readonly plan: MessagePlan; readonly typeUrl: string } | null {
   let target = anyTargets.get(url);
   if (target === undefined) {
     const found = anyType.lookup(url.substring(url.lastIndexOf('/') + 1));
@@ -138,7 +166,7 @@ function varint(value: number): void {
   ensure(10);
   let rest = value;
   while (rest > 0x7f) {
-    buf[pos++] = (rest % 128) | 0x80;
+    buf[pos++] = rest % 128 | 0x80;
     rest = Math.floor(rest / 128);
   }
   buf[pos++] = rest;
@@ -233,10 +261,12 @@ function writeValue(field: FieldPlan, value: unknown): void {
       buf[pos++] = value ? 1 : 0;
       return;
     case 'uint32':
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff) throw GIVE_UP;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 0xffffffff)
+        throw GIVE_UP;
       return varint(value);
     case 'int32':
-      if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x80000000 || value > 0x7fffffff) throw GIVE_UP;
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x80000000 || value > 0x7fffffff)
+        throw GIVE_UP;
       return value < 0 ? negativeVarint(value) : varint(value);
     case 'int64':
       if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw GIVE_UP;
@@ -282,7 +312,8 @@ function enumNumber(field: FieldPlan, value: unknown): number | undefined {
     if (field.repeated || field.map) throw GIVE_UP;
     return undefined;
   }
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x80000000 || value > 0x7fffffff) throw GIVE_UP;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < -0x80000000 || value > 0x7fffffff)
+    throw GIVE_UP;
   return value;
 }
 
@@ -360,7 +391,10 @@ function writeAnyFields(anyPlan: MessagePlan, value: ProtoObject): void {
 }
 
 /** Encodes each value on the fast path into one block; undefined entries need protobufjs. */
-export function fastEncodeMany(type: protobuf.Type, values: readonly ProtoObject[]): (Uint8Array | undefined)[] {
+export function fastEncodeMany(
+  type: protobuf.Type,
+  values: readonly ProtoObject[],
+): (Uint8Array | undefined)[] {
   const plan = planOf(type);
   const ends: number[] = [];
   pos = 0;

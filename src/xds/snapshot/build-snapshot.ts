@@ -26,10 +26,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    const encoded = encodeMessages(
-      type,
-      list.map((resource) => resource.message),
-    );
+    const encoded = encodeMessages(type, list.map((resource) => resource.message));
     const byName = new Map<string, EncodedResource>();
     let versionInput = '';
     for (let i = 0; i < list.length; i++) {

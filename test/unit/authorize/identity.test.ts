@@ -88,3 +88,8 @@ test('kid is the RFC 7638 thumbprint jose computes', async () => {
     assert.equal(key.kid, await calculateJwkThumbprint(key.publicJwk, 'sha256'));
   }
 });
+
+test('jwt_groups_filter keeps only the listed groups in the assertion', () => {
+  const claims = assertionClaims({ ...session, groups: ['admins', 'eng', 'all-staff'] }, 'h', 0, [], new Set(['eng', 'ops']));
+  assert.deepEqual(claims.groups, ['eng']);
+});

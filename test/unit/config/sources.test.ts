@@ -244,6 +244,14 @@ const ROWS: readonly Row[] = [
     fromEnv: { 'X-Groups': 'groups' },
   },
   {
+    key: 'jwt_groups_filter',
+    file: ['admins'],
+    env: 'eng,ops',
+    read: (c) => c.jwt_groups_filter,
+    fromFile: ['admins'],
+    fromEnv: ['eng', 'ops'],
+  },
+  {
     key: 'jwt_issuer_format',
     file: 'uri',
     env: 'host_only',

@@ -22,21 +22,40 @@ import { caseNames, GOLDEN_DIR } from '../../support/golden.js';
  * promise is the same bytes, always. Golden files compare decoded output, which would not show a
  * different field order or length encoding, so this compares bytes with protobufjs directly.
  */
-function assertSameBytes(messageName: string, value: ProtoObject, what = messageName, path: 'fast' | 'protobufjs' = 'fast'): void {
+function assertSameBytes(
+  messageName: string,
+  value: ProtoObject,
+  what = messageName,
+  path: 'fast' | 'protobufjs' = 'fast',
+): void {
   const fast = encodeMessageFastPathOnly(messageName, value);
   assert.equal(fast === undefined ? 'protobufjs' : 'fast', path, `${what}: expected the ${path} path`);
   const reference = Buffer.from(encodeMessageReference(messageName, value));
-  assert.deepEqual(Buffer.from(encodeMessage(messageName, value)), reference, `${what}: encodeMessage differs from protobufjs`);
+  assert.deepEqual(
+    Buffer.from(encodeMessage(messageName, value)),
+    reference,
+    `${what}: encodeMessage differs from protobufjs`,
+  );
   const [batched] = encodeMessages(messageName, [value]);
-  assert.deepEqual(Buffer.from(batched as Uint8Array), reference, `${what}: encodeMessages differs from protobufjs`);
+  assert.deepEqual(
+    Buffer.from(batched as Uint8Array),
+    reference,
+    `${what}: encodeMessages differs from protobufjs`,
+  );
 }
 
 function goldenIrs(): { name: string; ir: IR }[] {
   const configDir = join(GOLDEN_DIR, 'config-to-ir');
   const xdsDir = join(GOLDEN_DIR, 'ir-to-xds');
   return [
-    ...caseNames(configDir).map((name) => ({ name, ir: parse(readFileSync(join(configDir, `${name}.out.yaml`), 'utf8')) as IR })),
-    ...caseNames(xdsDir).map((name) => ({ name, ir: parse(readFileSync(join(xdsDir, `${name}.in.yaml`), 'utf8')) as IR })),
+    ...caseNames(configDir).map((name) => ({
+      name,
+      ir: parse(readFileSync(join(configDir, `${name}.out.yaml`), 'utf8')) as IR,
+    })),
+    ...caseNames(xdsDir).map((name) => ({
+      name,
+      ir: parse(readFileSync(join(xdsDir, `${name}.in.yaml`), 'utf8')) as IR,
+    })),
   ];
 }
 
@@ -45,10 +64,17 @@ describe('fast encoder matches protobufjs byte for byte', () => {
     for (const { name, ir } of goldenIrs()) {
       const compiled = compile(ir);
       for (const type of RESOURCE_TYPES) {
-        for (const resource of compiled[type]) assertSameBytes(type, resource.message, `${name} ${type} ${resource.name}`);
-        const batched = encodeMessages(type, compiled[type].map((resource) => resource.message));
+        for (const resource of compiled[type])
+          assertSameBytes(type, resource.message, `${name} ${type} ${resource.name}`);
+        const batched = encodeMessages(
+          type,
+          compiled[type].map((resource) => resource.message),
+        );
         compiled[type].forEach((resource, index) =>
-          assert.deepEqual(Buffer.from(batched[index] as Uint8Array), Buffer.from(encodeMessageReference(type, resource.message))),
+          assert.deepEqual(
+            Buffer.from(batched[index] as Uint8Array),
+            Buffer.from(encodeMessageReference(type, resource.message)),
+          ),
         );
       }
     }
@@ -72,7 +98,15 @@ describe('fast encoder matches protobufjs byte for byte', () => {
   });
 
   it('on strings: non-ASCII short and long, and lengths needing two-byte prefixes', () => {
-    for (const value of ['é', 'grüße aus köln', '日本語のテキスト'.repeat(3), 'ü'.repeat(200), 'a'.repeat(127), 'a'.repeat(128), 'x'.repeat(20_000)]) {
+    for (const value of [
+      'é',
+      'grüße aus köln',
+      '日本語のテキスト'.repeat(3),
+      'ü'.repeat(200),
+      'a'.repeat(127),
+      'a'.repeat(128),
+      'x'.repeat(20_000),
+    ]) {
       assertSameBytes('google.protobuf.StringValue', { value });
     }
   });
@@ -86,7 +120,11 @@ describe('fast encoder matches protobufjs byte for byte', () => {
     });
     assertSameBytes('envoy.config.core.v3.HealthStatusSet', { statuses: ['HEALTHY', 'DEGRADED', 3] });
     assertSameBytes('google.protobuf.Struct', {
-      fields: { a: { string_value: 'x' }, b: { number_value: 2.5 }, c: { list_value: { values: [{ bool_value: true }] } } },
+      fields: {
+        a: { string_value: 'x' },
+        b: { number_value: 2.5 },
+        c: { list_value: { values: [{ bool_value: true }] } },
+      },
     });
     assertSameBytes('envoy.config.cluster.v3.Cluster', {
       name: 'c'.repeat(150),
@@ -97,16 +135,20 @@ describe('fast encoder matches protobufjs byte for byte', () => {
       load_assignment: null,
       dns_lookup_family: undefined,
       typed_extension_protocol_options: {
-        'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': typed('envoy.extensions.upstreams.http.v3.HttpProtocolOptions', {
-          explicit_http_config: { http2_protocol_options: { max_concurrent_streams: { value: 5 } } },
-        }),
+        'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': typed(
+          'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+          {
+            explicit_http_config: { http2_protocol_options: { max_concurrent_streams: { value: 5 } } },
+          },
+        ),
       },
       metadata: { filter_metadata: { portcullis: { fields: { big: { string_value: 'v'.repeat(400) } } } } },
     });
   });
 
   it('on values only protobufjs converts (the fast path must hand them over, not guess)', () => {
-    const handOver = (messageName: string, value: ProtoObject): void => assertSameBytes(messageName, value, messageName, 'protobufjs');
+    const handOver = (messageName: string, value: ProtoObject): void =>
+      assertSameBytes(messageName, value, messageName, 'protobufjs');
     handOver('google.protobuf.UInt32Value', { value: '42' });
     handOver('google.protobuf.UInt32Value', { value: 2.7 });
     handOver('google.protobuf.Int64Value', { value: '-9007199254740993' });
@@ -114,15 +156,24 @@ describe('fast encoder matches protobufjs byte for byte', () => {
     handOver('google.protobuf.StringValue', { value: 12 });
     handOver('google.protobuf.BoolValue', { value: 1 });
     handOver('envoy.config.core.v3.HealthStatusSet', { statuses: ['NOT_A_STATUS'] });
-    handOver('envoy.config.cluster.v3.Cluster', { name: 'x', typed_extension_protocol_options: { k: { '@type': 'type.googleapis.com/no.such.Type' } } });
+    handOver('envoy.config.cluster.v3.Cluster', {
+      name: 'x',
+      typed_extension_protocol_options: { k: { '@type': 'type.googleapis.com/no.such.Type' } },
+    });
   });
 
   it('reuses the bytes of a constant typed config, and the result does not change', () => {
     const options = constantMessage({
-      key: typed('envoy.extensions.upstreams.http.v3.HttpProtocolOptions', { explicit_http_config: { http_protocol_options: {} } }),
+      key: typed('envoy.extensions.upstreams.http.v3.HttpProtocolOptions', {
+        explicit_http_config: { http_protocol_options: {} },
+      }),
     });
     assert.ok(Object.isFrozen(options.key));
-    const cluster = (name: string): ProtoObject => ({ name, type: 'EDS', typed_extension_protocol_options: options });
+    const cluster = (name: string): ProtoObject => ({
+      name,
+      type: 'EDS',
+      typed_extension_protocol_options: options,
+    });
     for (const name of ['a', 'b', 'a']) assertSameBytes('envoy.config.cluster.v3.Cluster', cluster(name));
   });
 });

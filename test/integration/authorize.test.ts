@@ -1,0 +1,202 @@
+// Authorization through a real Envoy: ext_authz decides every protected request, upstreams get a
+// signed identity assertion that verifies against the JWKS Envoy serves, denied and anonymous
+// requests get the right answer for their client, spoofed identity never reaches an upstream, and
+// an ext_authz outage is a 503, never an open door. Sessions are created directly in the store.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createLocalJWKSet, jwtVerify } from 'jose';
+import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstreams.js';
+import {
+  envoyHasApplied,
+  proxyRequest,
+  startPortcullis,
+  type TestPortcullis,
+} from '../support/portcullis.js';
+import { freePort } from '../support/ports.js';
+import { waitFor } from '../support/wait.js';
+import type { Session } from '../../src/databroker/session.js';
+import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
+import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
+
+let upstream: EchoUpstream;
+let portcullis: TestPortcullis;
+const adaOnly = { allow: { or: [{ email: { is: 'ada@example.com' } }] } };
+
+const ada: Session = {
+  id: 'session-ada',
+  userId: 'user-ada',
+  email: 'ada@example.com',
+  name: 'Ada Lovelace',
+  groups: ['admins'],
+  claims: { department: 'research', groups: ['admins'], email: 'ada@example.com' },
+  issuedAt: Date.now(),
+  expiresAt: Date.now() + 3_600_000,
+};
+
+before(async () => {
+  upstream = await startEchoUpstream({ id: 'up' });
+  portcullis = await startPortcullis({
+    jwt_claims_headers: ['department'],
+    routes: [
+      { from: 'https://protected.test', to: upstream.url, policy: adaOnly, pass_identity_headers: true },
+      { from: 'https://nopass.test', to: upstream.url, policy: adaOnly },
+      { from: 'https://bob-only.test', to: upstream.url, allowed_users: ['bob@example.com'] },
+      { from: 'https://public.test', to: upstream.url, allow_public_unauthenticated_access: true },
+    ],
+  });
+  await portcullis.running.sessions.put(ada);
+});
+
+after(async () => {
+  await portcullis?.stop();
+  await upstream?.stop();
+});
+
+const cookieFor = (session: Session): string =>
+  `theme=dark; _portcullis=${portcullis.running.authorize.handles().issue(session.id)}`;
+
+async function get(
+  host: string,
+  headers: Record<string, string> = {},
+  path = '/',
+): Promise<Awaited<ReturnType<typeof proxyRequest>>> {
+  return proxyRequest(portcullis.proxyPort, host, path, { headers });
+}
+
+describe('authorize through Envoy', () => {
+  test('an allowed request reaches the upstream with an assertion that verifies against the JWKS', async () => {
+    const response = await get('protected.test', { cookie: cookieFor(ada) }, '/page');
+    assert.equal(response.status, 200, response.body);
+    const seen = response.json<EchoResponse>().headers;
+    const token = seen['x-portcullis-jwt-assertion'];
+    assert.equal(typeof token, 'string');
+    const jwks = await get('protected.test', {}, '/.well-known/portcullis/jwks.json');
+    assert.equal(jwks.status, 200);
+    const { payload, protectedHeader } = await jwtVerify(token as string, createLocalJWKSet(jwks.json()), {
+      issuer: 'protected.test',
+      audience: 'protected.test',
+    });
+    assert.equal(protectedHeader.alg, 'ES256');
+    assert.equal(payload.sub, 'user-ada');
+    assert.equal(payload.email, 'ada@example.com');
+    assert.equal(payload.name, 'Ada Lovelace');
+    assert.deepEqual(payload.groups, ['admins']);
+    assert.equal(payload.sid, 'session-ada');
+    assert.equal(payload.department, 'research');
+    assert.equal((payload.exp ?? 0) - (payload.iat ?? 0), 300);
+    assert.equal(seen['x-portcullis-claim-department'], 'research');
+    assert.equal(seen.cookie, 'theme=dark', 'the session cookie is removed, other cookies kept');
+  });
+
+  test('Authorization: Portcullis <token> is a session too, and is not forwarded', async () => {
+    const handle = portcullis.running.authorize.handles().issue(ada.id);
+    const response = await get('protected.test', {
+      authorization: `Portcullis ${handle}`,
+      accept: 'application/json',
+    });
+    assert.equal(response.status, 200);
+    assert.equal(response.json<EchoResponse>().headers.authorization, undefined);
+  });
+
+  test('a denied user gets 403: an HTML page for browsers, JSON for API clients', async () => {
+    const html = await get('bob-only.test', { cookie: cookieFor(ada), accept: 'text/html' });
+    assert.equal(html.status, 403);
+    assert.match(String(html.headers['content-type']), /text\/html/);
+    assert.match(html.body, /PORTCULLIS/);
+    assert.match(html.body, /403 Forbidden/);
+    const json = await get('bob-only.test', { cookie: cookieFor(ada), accept: 'application/json' });
+    assert.equal(json.status, 403);
+    const body = json.json<{ error: string; request_id: string }>();
+    assert.equal(body.error, 'Forbidden');
+    assert.ok(body.request_id.length > 0);
+  });
+
+  test('no session: browsers are sent to sign in, API clients get 401', async () => {
+    const browser = await get(
+      'protected.test',
+      { accept: 'text/html,application/xhtml+xml' },
+      '/deep/link?x=1',
+    );
+    assert.equal(browser.status, 302);
+    const location = new URL(String(browser.headers.location));
+    assert.equal(location.pathname, '/.portcullis/sign_in');
+    assert.equal(location.searchParams.get('redirect_uri'), 'http://protected.test/deep/link?x=1');
+    assert.equal((await get('protected.test')).status, 302, 'no Accept header means a browser');
+    assert.equal((await get('protected.test', { accept: 'application/json' })).status, 401);
+    assert.equal((await get('protected.test', { 'x-requested-with': 'XMLHttpRequest' })).status, 401);
+  });
+
+  test('a forged session handle is no session', async () => {
+    const forged = `${Buffer.from('session-ada').toString('base64url')}.AAAA`;
+    assert.equal(
+      (await get('protected.test', { cookie: `_portcullis=${forged}`, accept: 'application/json' })).status,
+      401,
+    );
+  });
+
+  test('spoofed identity headers never reach the upstream', async () => {
+    const spoofed = {
+      'x-portcullis-jwt-assertion': 'forged',
+      'x-portcullis-claim-department': 'forged',
+      'x-portcullis-anything': 'forged',
+    };
+    const allowed = (await get('protected.test', { ...spoofed, cookie: cookieFor(ada) })).json<EchoResponse>()
+      .headers;
+    assert.notEqual(allowed['x-portcullis-jwt-assertion'], 'forged');
+    assert.equal(allowed['x-portcullis-claim-department'], 'research');
+    assert.equal(allowed['x-portcullis-anything'], undefined);
+    const noPass = (await get('nopass.test', { ...spoofed, cookie: cookieFor(ada) })).json<EchoResponse>()
+      .headers;
+    assert.equal(noPass['x-portcullis-jwt-assertion'], undefined);
+    assert.equal(noPass['x-portcullis-claim-department'], undefined);
+    assert.equal(noPass['x-portcullis-anything'], undefined);
+    const publicRoute = (await get('public.test', spoofed)).json<EchoResponse>().headers;
+    assert.equal(publicRoute['x-portcullis-jwt-assertion'], undefined);
+    assert.equal(publicRoute['x-portcullis-claim-department'], undefined);
+  });
+
+  test('a public route works with no session', async () => {
+    const response = await get('public.test');
+    assert.equal(response.status, 200);
+  });
+
+  test('signing out takes effect at once', async () => {
+    const bob: Session = { ...ada, id: 'session-short', userId: 'user-x' };
+    await portcullis.running.sessions.put(bob);
+    const cookie = `_portcullis=${portcullis.running.authorize.handles().issue(bob.id)}`;
+    assert.equal((await get('protected.test', { cookie })).status, 200);
+    await portcullis.running.sessions.delete(bob.id);
+    assert.equal((await get('protected.test', { cookie, accept: 'application/json' })).status, 401);
+  });
+
+  test('an ext_authz outage gives 503, never an open door', async () => {
+    const good = portcullis.running.reloader.lastGoodBuild();
+    assert.ok(good);
+    const broken = structuredClone(good.compiled) as typeof good.compiled;
+    const authorize = broken[CLUSTER_TYPE].find((cluster) => cluster.name === 'portcullis-authorize');
+    assert.ok(authorize);
+    const deadPort = await freePort();
+    (
+      authorize.message as {
+        load_assignment: {
+          endpoints: {
+            lb_endpoints: { endpoint: { address: { socket_address: { port_value: number } } } }[];
+          }[];
+        };
+      }
+    ).load_assignment.endpoints[0]!.lb_endpoints[0]!.endpoint.address.socket_address.port_value = deadPort;
+    portcullis.running.store.publish(buildSnapshot(broken));
+    await waitFor(() => envoyHasApplied(portcullis.adminUrl, portcullis.running), {
+      what: 'Envoy to point ext_authz at a dead port',
+    });
+    const before = upstream.requests;
+    const response = await get('protected.test', { cookie: cookieFor(ada) });
+    assert.equal(response.status, 503);
+    assert.equal(upstream.requests, before, 'nothing reached the upstream');
+    assert.equal((await get('public.test')).status, 200, 'public routes still work');
+    portcullis.running.store.publish(good.snapshot);
+    await waitFor(async () => (await get('protected.test', { cookie: cookieFor(ada) })).status === 200, {
+      what: 'authorization to come back',
+    });
+  });
+});
