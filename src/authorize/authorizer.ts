@@ -30,13 +30,18 @@ export interface AuthorizerDeps {
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
  * route passes identity headers.
  */
-export function createAuthorizer(deps: AuthorizerDeps): (request: AuthorizeRequest) => Decision | Promise<Decision> {
+export function createAuthorizer(
+  deps: AuthorizerDeps,
+): (request: AuthorizeRequest) => Decision | Promise<Decision> {
   const warnedLarge = new Set<string>();
   return (request) => {
     const state = deps.state();
     const route = request.routeId === undefined ? undefined : state.routes.get(request.routeId);
     const kind = clientKind(request.headers);
-    if (route === undefined) return denyResponse(404, 'No route matches this request.', request.requestId, kind, ['route-not-found']);
+    if (route === undefined)
+      return denyResponse(404, 'No route matches this request.', request.requestId, kind, [
+        'route-not-found',
+      ]);
     const credentials = readCredentials(request.headers, state.cookieName);
     const sessionId = credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
     const found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
@@ -63,10 +68,22 @@ function decide(
     return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
   }
   if (outcome.deny) {
-    return denyResponse(403, 'Access to this page is denied by policy.', request.requestId, kind, outcome.denyReasons);
+    return denyResponse(
+      403,
+      'Access to this page is denied by policy.',
+      request.requestId,
+      kind,
+      outcome.denyReasons,
+    );
   }
   if (!outcome.allow) {
-    return denyResponse(403, 'You are not allowed to access this page.', request.requestId, kind, outcome.allowReasons);
+    return denyResponse(
+      403,
+      'You are not allowed to access this page.',
+      request.requestId,
+      kind,
+      outcome.allowReasons,
+    );
   }
   const setHeaders: [string, string][] = [];
   const removeHeaders = strippedHeaders(request, credentials, state);
@@ -90,18 +107,31 @@ function decide(
     .then((token) => {
       if (token.length > LARGE_ASSERTION_BYTES && !warnedLarge.has(session.id)) {
         warnedLarge.add(session.id);
-        deps.logger.warn({ bytes: token.length, session: session.id }, 'identity assertion is over 8 KiB; consider jwt_groups_filter');
+        deps.logger.warn(
+          { bytes: token.length, session: session.id },
+          'identity assertion is over 8 KiB; consider jwt_groups_filter',
+        );
       }
       setHeaders.push([ASSERTION_HEADER, token]);
       removeHeaders.delete(ASSERTION_HEADER);
-      return { kind: 'allow' as const, setHeaders, removeHeaders: [...removeHeaders], reasons: outcome.allowReasons };
+      return {
+        kind: 'allow' as const,
+        setHeaders,
+        removeHeaders: [...removeHeaders],
+        reasons: outcome.allowReasons,
+      };
     });
 }
 
 /** Client-supplied headers that must not reach the upstream, whatever the route says. */
-function strippedHeaders(request: AuthorizeRequest, credentials: RequestCredentials, state: AuthzState): Set<string> {
+function strippedHeaders(
+  request: AuthorizeRequest,
+  credentials: RequestCredentials,
+  state: AuthzState,
+): Set<string> {
   const remove = new Set<string>();
-  for (const name of Object.keys(request.headers)) if (name.startsWith(RESERVED_HEADER_PREFIX)) remove.add(name);
+  for (const name of Object.keys(request.headers))
+    if (name.startsWith(RESERVED_HEADER_PREFIX)) remove.add(name);
   for (const [header] of state.claimHeaders) if (request.headers[header] !== undefined) remove.add(header);
   if (credentials.hadSessionCookie) remove.add('cookie');
   if (credentials.hadPortcullisAuthorization) remove.add('authorization');

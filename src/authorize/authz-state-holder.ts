@@ -28,7 +28,8 @@ export class AuthzStateHolder {
 
   /** The state to judge the next request with; throws before the first install. */
   state(): AuthzState {
-    if (this.current === undefined) throw new Error('authorization state requested before the first config was loaded');
+    if (this.current === undefined)
+      throw new Error('authorization state requested before the first config was loaded');
     return this.current;
   }
 }

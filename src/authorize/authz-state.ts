@@ -36,7 +36,9 @@ export function buildAuthzState(ir: IR): AuthzState {
   }
   return {
     routes,
-    claimHeaders: Object.entries(ir.authorize.claimHeaders).map(([header, claim]) => [header.toLowerCase(), claim] as const),
+    claimHeaders: Object.entries(ir.authorize.claimHeaders).map(
+      ([header, claim]) => [header.toLowerCase(), claim] as const,
+    ),
     authenticateUrl: ir.authorize.authenticateUrl,
     cookieName: ir.authorize.cookieName,
   };

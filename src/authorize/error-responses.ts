@@ -13,7 +13,13 @@ function grpcStatus(status: number): number {
   return 2;
 }
 
-const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+const HTML_ESCAPES: Record<string, string> = {
+  '&': '&amp;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&quot;',
+  "'": '&#39;',
+};
 const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => HTML_ESCAPES[char] as string);
 
 /**
@@ -22,7 +28,13 @@ const escapeHtml = (text: string): string => text.replace(/[&<>"']/g, (char) => 
  * gRPC clients an empty body with `grpc-status` / `grpc-message`. Nothing from the request is
  * echoed into the page except the request id, escaped.
  */
-export function denyResponse(status: number, reason: string, requestId: string, kind: ClientKind, reasons: readonly string[]): Decision {
+export function denyResponse(
+  status: number,
+  reason: string,
+  requestId: string,
+  kind: ClientKind,
+  reasons: readonly string[],
+): Decision {
   const statusText = STATUS_CODES[status] ?? 'Error';
   if (kind === 'grpc') {
     return {
@@ -41,7 +53,10 @@ export function denyResponse(status: number, reason: string, requestId: string, 
     return {
       kind: 'deny',
       status,
-      headers: [['content-type', 'application/json'], ['cache-control', 'no-store']],
+      headers: [
+        ['content-type', 'application/json'],
+        ['cache-control', 'no-store'],
+      ],
       body: JSON.stringify({ error: statusText, reason, request_id: requestId }),
       reasons,
     };
@@ -49,7 +64,10 @@ export function denyResponse(status: number, reason: string, requestId: string, 
   return {
     kind: 'deny',
     status,
-    headers: [['content-type', 'text/html; charset=utf-8'], ['cache-control', 'no-store']],
+    headers: [
+      ['content-type', 'text/html; charset=utf-8'],
+      ['cache-control', 'no-store'],
+    ],
     body: errorPage(status, statusText, reason, requestId),
     reasons,
   };
@@ -57,7 +75,16 @@ export function denyResponse(status: number, reason: string, requestId: string, 
 
 /** A 302 to the sign-in page (browsers); API clients get 401 from the caller instead. */
 export function signInRedirect(location: string, reasons: readonly string[]): Decision {
-  return { kind: 'deny', status: 302, headers: [['location', location], ['cache-control', 'no-store']], body: '', reasons };
+  return {
+    kind: 'deny',
+    status: 302,
+    headers: [
+      ['location', location],
+      ['cache-control', 'no-store'],
+    ],
+    body: '',
+    reasons,
+  };
 }
 
 function errorPage(status: number, statusText: string, reason: string, requestId: string): string {

@@ -14,7 +14,10 @@ export interface RequestCredentials {
  * (programmatic clients). The cookie wins when both are present. Also works out the Cookie header
  * to forward upstream, since the session cookie must never reach an upstream.
  */
-export function readCredentials(headers: Readonly<Record<string, string>>, cookieName: string): RequestCredentials {
+export function readCredentials(
+  headers: Readonly<Record<string, string>>,
+  cookieName: string,
+): RequestCredentials {
   let handle: string | undefined;
   let hadSessionCookie = false;
   let cookieWithoutSession: string | undefined;

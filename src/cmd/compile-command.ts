@@ -11,7 +11,10 @@ import type { TranslateOptions } from '../translate/translate.js';
 function dryRunOptions(): (config: Config) => TranslateOptions {
   const identities = new IdentityResolver(silentLogger);
   const caFile = systemCaFile();
-  return (config) => ({ systemCaFile: caFile, internal: internalEndpoints(config, identities.resolve(config).jwksJson) });
+  return (config) => ({
+    systemCaFile: caFile,
+    internal: internalEndpoints(config, identities.resolve(config).jwksJson),
+  });
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';
 

@@ -49,7 +49,11 @@ export class AuthorizeService {
       sameList([...(this.signer.groupsFilter ?? [])], groups ?? []) &&
       (this.signer.groupsFilter === undefined) === (groups === undefined);
     if (!sameSigner) {
-      this.signer = new AssertionSigner(identity.signingKey, claimNames, groups === undefined ? undefined : new Set(groups));
+      this.signer = new AssertionSigner(
+        identity.signingKey,
+        claimNames,
+        groups === undefined ? undefined : new Set(groups),
+      );
     }
     this.identity = identity;
     this.holder.install(ir);
@@ -91,7 +95,8 @@ export function internalEndpoints(config: Config, jwksJson: string): IRInternal 
   const { host, port } = splitHostPort(config.grpc_address);
   return {
     authorize: { host: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host, port },
-    authorizeTimeoutMs: config.grpc_client_timeout_ms > 0 ? config.grpc_client_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
+    authorizeTimeoutMs:
+      config.grpc_client_timeout_ms > 0 ? config.grpc_client_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
     jwksJson,
   };
 }

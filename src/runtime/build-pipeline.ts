@@ -44,7 +44,13 @@ export function buildFromFile(
   try {
     translateOptions = typeof options === 'function' ? options(loaded.config) : options;
   } catch (err) {
-    return { ok: false, stage: 'translate', problems: [{ path: '', message: errorMessage(err) }], warnings, filesRead };
+    return {
+      ok: false,
+      stage: 'translate',
+      problems: [{ path: '', message: errorMessage(err) }],
+      warnings,
+      filesRead,
+    };
   }
   const translated = translate(loaded.config, translateOptions);
   if (translated.ir === undefined)

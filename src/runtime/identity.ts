@@ -1,6 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/types.js';
-import { deriveSigningKey, jwksOf, loadSigningKey, type SigningKey } from '../authorize/identity/signing-key.js';
+import {
+  deriveSigningKey,
+  jwksOf,
+  loadSigningKey,
+  type SigningKey,
+} from '../authorize/identity/signing-key.js';
 import { SessionHandles } from '../authorize/session-handle.js';
 import type { Logger } from '../shared/logger.js';
 
@@ -41,7 +46,10 @@ export class IdentityResolver {
   private generatedSecret(): Buffer {
     if (this.generated === undefined) {
       this.generated = randomBytes(32);
-      this.logger.warn({}, 'shared_secret is not set: generated one for this process; sessions and identity-assertion keys change on restart');
+      this.logger.warn(
+        {},
+        'shared_secret is not set: generated one for this process; sessions and identity-assertion keys change on restart',
+      );
     }
     return this.generated;
   }

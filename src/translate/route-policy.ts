@@ -11,21 +11,29 @@ import type { RouteSettings } from '../config/types.js';
 export function assembleRoutePolicy(route: RouteSettings): PolicyRule[] {
   const at = route.source_path;
   const or: Criterion[] = [];
-  if (route.allow_public_unauthenticated_access) or.push({ kind: 'accept', path: `${at}.allow_public_unauthenticated_access` });
+  if (route.allow_public_unauthenticated_access)
+    or.push({ kind: 'accept', path: `${at}.allow_public_unauthenticated_access` });
   if (route.cors_allow_preflight) or.push({ kind: 'cors_preflight', path: `${at}.cors_allow_preflight` });
-  if (route.allow_any_authenticated_user) or.push({ kind: 'authenticated_user', path: `${at}.allow_any_authenticated_user` });
+  if (route.allow_any_authenticated_user)
+    or.push({ kind: 'authenticated_user', path: `${at}.allow_any_authenticated_user` });
   route.allowed_domains.forEach((domain, index) =>
     or.push({ kind: 'domain', matcher: { is: domain }, path: `${at}.allowed_domains[${index}]` }),
   );
   for (const [claim, values] of Object.entries(route.allowed_idp_claims)) {
     values.forEach((value, index) =>
-      or.push({ kind: 'claim', claim, matcher: { has: { is: value } }, path: `${at}.allowed_idp_claims.${claim}[${index}]` }),
+      or.push({
+        kind: 'claim',
+        claim,
+        matcher: { has: { is: value } },
+        path: `${at}.allowed_idp_claims.${claim}[${index}]`,
+      }),
     );
   }
   route.allowed_users.forEach((user, index) => {
     const path = `${at}.allowed_users[${index}]`;
     or.push({ kind: 'user', matcher: { is: user }, path }, { kind: 'email', matcher: { is: user }, path });
   });
-  const shortcuts: PolicyRule[] = or.length === 0 ? [] : [{ action: 'allow', and: [], or, not: [], nor: [], path: at }];
+  const shortcuts: PolicyRule[] =
+    or.length === 0 ? [] : [{ action: 'allow', and: [], or, not: [], nor: [], path: at }];
   return [...shortcuts, ...route.policy];
 }

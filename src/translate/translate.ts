@@ -2,7 +2,15 @@ import type { Problem } from '../shared/errors.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
 import type { Config, RouteSettings } from '../config/types.js';
-import type { IR, IRCluster, IRInternal, IRListener, IRRoute, IRVirtualHost, IRPathMatch } from '../ir/types.js';
+import type {
+  IR,
+  IRCluster,
+  IRInternal,
+  IRListener,
+  IRRoute,
+  IRVirtualHost,
+  IRPathMatch,
+} from '../ir/types.js';
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';

@@ -83,7 +83,11 @@ test('a missing --config is a usage error that says what to pass', () => {
 
 test('the bundled example configs are valid', () => {
   for (const example of ['examples/all-in-one.yaml', 'examples/sidecar.yaml']) {
-    const result = portcullis(['validate', '--config', new URL(`../../${example}`, import.meta.url).pathname]);
+    const result = portcullis([
+      'validate',
+      '--config',
+      new URL(`../../${example}`, import.meta.url).pathname,
+    ]);
     assert.equal(result.status, 0, `${example}: ${result.stderr}`);
   }
 });

@@ -20,7 +20,11 @@ let portcullis: TestPortcullis;
 function routes(): Record<string, unknown>[] {
   return [
     { allow_public_unauthenticated_access: true, from: 'https://basic.test', to: up.a.url },
-    { allow_public_unauthenticated_access: true, from: 'https://weighted.test', to: [`${up.a.url},3`, `${up.b.url},1`] },
+    {
+      allow_public_unauthenticated_access: true,
+      from: 'https://weighted.test',
+      to: [`${up.a.url},3`, `${up.b.url},1`],
+    },
     {
       allow_public_unauthenticated_access: true,
       from: 'https://health.test',
@@ -55,10 +59,31 @@ function routes(): Record<string, unknown>[] {
       regex_rewrite_substitution: '/v2/item/\\1',
       to: up.g.url,
     },
-    { allow_public_unauthenticated_access: true, from: 'https://match.test', prefix: '/api/', prefix_rewrite: '/', to: up.g.url },
-    { allow_public_unauthenticated_access: true, from: 'https://match.test', prefix: '/legacy', to: `${up.g.url}/new` },
-    { allow_public_unauthenticated_access: true, from: 'https://*.wild.test', to: up.g.url, set_request_headers: { 'X-Route': 'wildcard' } },
-    { allow_public_unauthenticated_access: true, from: 'https://ws.test', to: up.h.url, allow_websockets: true },
+    {
+      allow_public_unauthenticated_access: true,
+      from: 'https://match.test',
+      prefix: '/api/',
+      prefix_rewrite: '/',
+      to: up.g.url,
+    },
+    {
+      allow_public_unauthenticated_access: true,
+      from: 'https://match.test',
+      prefix: '/legacy',
+      to: `${up.g.url}/new`,
+    },
+    {
+      allow_public_unauthenticated_access: true,
+      from: 'https://*.wild.test',
+      to: up.g.url,
+      set_request_headers: { 'X-Route': 'wildcard' },
+    },
+    {
+      allow_public_unauthenticated_access: true,
+      from: 'https://ws.test',
+      to: up.h.url,
+      allow_websockets: true,
+    },
     { allow_public_unauthenticated_access: true, from: 'https://nows.test', to: up.h.url },
   ];
 }

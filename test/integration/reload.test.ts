@@ -21,7 +21,11 @@ import { ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
-const stable = (): Record<string, unknown> => ({ allow_public_unauthenticated_access: true, from: 'https://stable.test', to: upstream.url });
+const stable = (): Record<string, unknown> => ({
+  allow_public_unauthenticated_access: true,
+  from: 'https://stable.test',
+  to: upstream.url,
+});
 
 before(async () => {
   upstream = await startEchoUpstream({ id: 'u' });
@@ -44,7 +48,12 @@ function failuresSoFar(): number {
 describe('hot reload', () => {
   test('a route added takes effect, and a route removed stops answering', async () => {
     assert.equal(await status('added.test'), 404);
-    portcullis.writeConfig({ routes: [stable(), { allow_public_unauthenticated_access: true, from: 'https://added.test', to: upstream.url }] });
+    portcullis.writeConfig({
+      routes: [
+        stable(),
+        { allow_public_unauthenticated_access: true, from: 'https://added.test', to: upstream.url },
+      ],
+    });
     await waitFor(async () => (await status('added.test')) === 200, {
       what: 'the added route to answer',
       timeoutMs: 10_000,
@@ -94,7 +103,10 @@ describe('hot reload', () => {
     const before = failuresSoFar();
     const bad = {
       ...portcullis.baseConfig(),
-      routes: [stable(), { allow_public_unauthenticated_access: true, from: 'https://bad.test/with/path', to: upstream.url }],
+      routes: [
+        stable(),
+        { allow_public_unauthenticated_access: true, from: 'https://bad.test/with/path', to: upstream.url },
+      ],
     };
     portcullis.writeConfig(bad);
     await waitFor(async () => failuresSoFar() > before, { what: 'the invalid reload to be rejected' });
@@ -117,7 +129,12 @@ describe('hot reload', () => {
     );
     await waitFor(async () => failuresSoFar() > before, { what: 'the half-written file to be rejected' });
     assert.equal(await status('stable.test'), 200);
-    portcullis.writeConfig({ routes: [stable(), { allow_public_unauthenticated_access: true, from: 'https://half.test', to: upstream.url }] });
+    portcullis.writeConfig({
+      routes: [
+        stable(),
+        { allow_public_unauthenticated_access: true, from: 'https://half.test', to: upstream.url },
+      ],
+    });
     await waitFor(async () => (await status('half.test')) === 200, {
       what: 'the completed file to be applied',
     });
@@ -133,7 +150,12 @@ describe('hot reload', () => {
       /cannot read config file: ENOENT/,
     );
     assert.equal(await status('stable.test'), 200);
-    portcullis.writeConfig({ routes: [stable(), { allow_public_unauthenticated_access: true, from: 'https://back.test', to: upstream.url }] });
+    portcullis.writeConfig({
+      routes: [
+        stable(),
+        { allow_public_unauthenticated_access: true, from: 'https://back.test', to: upstream.url },
+      ],
+    });
     await waitFor(async () => (await status('back.test')) === 200, {
       what: 'the restored file to be applied',
     });
@@ -202,7 +224,12 @@ describe('hot reload', () => {
       await waitFor(() => envoyHasApplied(second.adminUrl, portcullis.running), {
         what: 'the SotW Envoy to converge',
       });
-      portcullis.writeConfig({ routes: [stable(), { allow_public_unauthenticated_access: true, from: 'https://both.test', to: upstream.url }] });
+      portcullis.writeConfig({
+        routes: [
+          stable(),
+          { allow_public_unauthenticated_access: true, from: 'https://both.test', to: upstream.url },
+        ],
+      });
       await waitFor(async () => (await status('both.test')) === 200, {
         what: 'the delta Envoy to apply the reload',
       });

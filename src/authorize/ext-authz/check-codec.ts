@@ -32,7 +32,8 @@ export function decodeCheckRequest(bytes: Uint8Array): AuthorizeRequest {
     scheme: (http.scheme ?? '').toLowerCase(),
     host: http.host ?? '',
     path: cut < 0 ? rawPath : rawPath.slice(0, cut),
-    query: http.query || (cut >= 0 && rawPath[cut] === '?' ? (rawPath.slice(cut + 1).split('#')[0] ?? '') : ''),
+    query:
+      http.query || (cut >= 0 && rawPath[cut] === '?' ? (rawPath.slice(cut + 1).split('#')[0] ?? '') : ''),
     headers: http.headers ?? {},
     sourceIp: attributes.source?.address?.socket_address?.address ?? '',
   };

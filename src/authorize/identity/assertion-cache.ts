@@ -30,9 +30,15 @@ export class AssertionSigner {
     const now = this.now();
     const cached = this.cache.get(cacheKey);
     if (cached !== undefined && now < cached.refreshAt) return cached.token;
-    const token = await signAssertion(this.key, assertionClaims(session, host, now, this.claimNames, this.groupsFilter));
+    const token = await signAssertion(
+      this.key,
+      assertionClaims(session, host, now, this.claimNames, this.groupsFilter),
+    );
     if (this.cache.size >= MAX_ENTRIES) this.clear();
-    this.cache.set(cacheKey, { token, refreshAt: now + ASSERTION_LIFETIME_S * 1000 - REFRESH_BEFORE_EXPIRY_MS });
+    this.cache.set(cacheKey, {
+      token,
+      refreshAt: now + ASSERTION_LIFETIME_S * 1000 - REFRESH_BEFORE_EXPIRY_MS,
+    });
     const keys = this.bySession.get(session.id) ?? [];
     if (cached === undefined) keys.push(cacheKey);
     this.bySession.set(session.id, keys);

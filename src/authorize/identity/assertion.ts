@@ -48,7 +48,10 @@ export function assertionClaims(
     sub: session.userId,
     user: session.userId,
     email: session.email ?? '',
-    groups: groupsFilter === undefined ? [...session.groups] : session.groups.filter((group) => groupsFilter.has(group)),
+    groups:
+      groupsFilter === undefined
+        ? [...session.groups]
+        : session.groups.filter((group) => groupsFilter.has(group)),
     name: session.name ?? '',
     sid: session.id,
     jti: randomUUID(),

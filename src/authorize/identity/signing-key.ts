@@ -1,4 +1,11 @@
-import { createECDH, createHash, createPrivateKey, createPublicKey, hkdfSync, type KeyObject } from 'node:crypto';
+import {
+  createECDH,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  hkdfSync,
+  type KeyObject,
+} from 'node:crypto';
 import type { JWK } from 'jose';
 import { PortcullisError } from '../../shared/errors.js';
 
@@ -91,6 +98,8 @@ export function jwksOf(keys: readonly SigningKey[]): { keys: JWK[] } {
  */
 export function jwkThumbprint(jwk: JWK): string {
   const members =
-    jwk.kty === 'EC' ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y } : { e: jwk.e, kty: jwk.kty, n: jwk.n };
+    jwk.kty === 'EC'
+      ? { crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }
+      : { e: jwk.e, kty: jwk.kty, n: jwk.n };
   return createHash('sha256').update(JSON.stringify(members)).digest('base64url');
 }

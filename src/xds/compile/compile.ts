@@ -31,7 +31,9 @@ export function compile(ir: IR): CompiledResources {
   return {
     [CLUSTER_TYPE]: [
       // Sorted by name: `portcullis-*` before every `route-*`.
-      ...(ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
+      ...(ir.internal === undefined
+        ? []
+        : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
       ...ir.clusters.map((cluster) => ({ name: cluster.name, message: compileCluster(cluster) })),
     ],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters

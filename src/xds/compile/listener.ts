@@ -31,7 +31,15 @@ export function compileListener(listener: IRListener, internal?: IRInternal): Pr
     });
   }
   const chain: ProtoObject = {
-    filters: [{ name: NETWORK_FILTER_HCM, typed_config: typed('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', httpConnectionManager(listener, internal)) }],
+    filters: [
+      {
+        name: NETWORK_FILTER_HCM,
+        typed_config: typed(
+          'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+          httpConnectionManager(listener, internal),
+        ),
+      },
+    ],
   };
   if (listener.tls !== undefined) {
     listenerFilters.push({

@@ -14,7 +14,8 @@ export function compileUpstreamTls(tls: IRUpstreamTls): ProtoObject {
     tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
   };
   const validation: ProtoObject = {
-    trusted_ca: tls.customCaPem !== undefined ? { inline_string: tls.customCaPem } : { filename: tls.systemCaFile },
+    trusted_ca:
+      tls.customCaPem !== undefined ? { inline_string: tls.customCaPem } : { filename: tls.systemCaFile },
   };
   if (tls.skipVerify) {
     validation.trust_chain_verification = 'ACCEPT_UNTRUSTED';

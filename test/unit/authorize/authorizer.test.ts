@@ -90,8 +90,8 @@ after(() => {
 });
 
 /** Sends raw CheckRequest bytes and returns the decoded CheckResponse (or the gRPC error). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- decoded protobufjs objects are untyped trees
 function check(bytes: Uint8Array): Promise<Record<string, any>> {
-  // eslint-disable-line @typescript-eslint/no-explicit-any
   return new Promise((resolve, reject) => {
     client.makeUnaryRequest(
       '/envoy.service.auth.v3.Authorization/Check',

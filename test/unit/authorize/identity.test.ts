@@ -90,6 +90,12 @@ test('kid is the RFC 7638 thumbprint jose computes', async () => {
 });
 
 test('jwt_groups_filter keeps only the listed groups in the assertion', () => {
-  const claims = assertionClaims({ ...session, groups: ['admins', 'eng', 'all-staff'] }, 'h', 0, [], new Set(['eng', 'ops']));
+  const claims = assertionClaims(
+    { ...session, groups: ['admins', 'eng', 'all-staff'] },
+    'h',
+    0,
+    [],
+    new Set(['eng', 'ops']),
+  );
   assert.deepEqual(claims.groups, ['eng']);
 });

@@ -19,7 +19,11 @@ const KINDS = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
 const TRANSLATE_OPTIONS = {
   systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
   // Goldens show authorization as all-in-one compiles it; the JWKS is a stand-in (no key material).
-  internal: { authorize: { host: '127.0.0.1', port: 5443 }, authorizeTimeoutMs: 10_000, jwksJson: '{"keys":[]}' },
+  internal: {
+    authorize: { host: '127.0.0.1', port: 5443 },
+    authorizeTimeoutMs: 10_000,
+    jwksJson: '{"keys":[]}',
+  },
 };
 
 /** IR as YAML: a plain data dump, so the seam shows every value translate decided. */
