@@ -1,4 +1,5 @@
 import { parse as parseToml, TomlError } from 'smol-toml';
+import jsYaml from 'js-yaml';
 import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
 import { parseProperties } from './properties.js';
 
@@ -15,9 +16,12 @@ export const FORMAT_BY_EXTENSION: Readonly<Record<string, ConfigFormat>> = {
   '.props': 'properties',
 };
 
-/** A parsed source: the document plus the 1-based line of each key path, or a syntax error. */
+/**
+ * A parsed source: the document plus a function giving the 1-based line of each key path (computed
+ * only when asked, because it costs far more than parsing), or a syntax error.
+ */
 export type SourceResult =
-  | { readonly document: unknown; readonly lines: Map<string, number> }
+  | { readonly document: unknown; readonly lines: () => Map<string, number> }
   | { readonly error: string; readonly line?: number };
 
 /**
@@ -27,14 +31,15 @@ export type SourceResult =
 export function parseSource(text: string, format: ConfigFormat): SourceResult {
   switch (format) {
     case 'yaml':
-      return parseYamlSource(text, 'YAML');
+      return fastYamlSource(text) ?? parseYamlSource(text, 'YAML');
     case 'json': {
+      let document: unknown;
       try {
-        JSON.parse(text);
+        document = JSON.parse(text);
       } catch (err) {
         return { error: `malformed JSON: ${jsonMessage(err)}`, ...jsonLine(text, err) };
       }
-      return parseYamlSource(text, 'JSON');
+      return { document: document ?? {}, lines: lazyLines(text) };
     }
     case 'toml':
       return parseTomlSource(text);
@@ -42,9 +47,41 @@ export function parseSource(text: string, format: ConfigFormat): SourceResult {
       const result = parseProperties(text);
       return 'error' in result
         ? { error: `malformed properties: ${result.error}`, line: result.line }
-        : result;
+        : { document: result.document, lines: () => result.lines };
     }
   }
+}
+
+/** Anchors and aliases (`&a`, `*a`): documents with them take the careful path (alias-bomb limits). */
+const ANCHOR_OR_ALIAS = /(^|[\s[{,:-])[&*][^\s]/m;
+
+/**
+ * The fast path for well-formed YAML without anchors: js-yaml parses a 10,000-route file about ten
+ * times faster than the `yaml` package, which a reload at that size needs. Anything unusual (a
+ * syntax error, anchors, duplicate keys) returns undefined and goes to the careful path, which
+ * gives exact messages and lines.
+ */
+function fastYamlSource(text: string): SourceResult | undefined {
+  if (ANCHOR_OR_ALIAS.test(text)) return undefined;
+  try {
+    const document = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
+    return { document: document ?? {}, lines: lazyLines(text) };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Key lines computed with the `yaml` package on first use only (JSON is YAML, so it works for both). */
+function lazyLines(text: string): () => Map<string, number> {
+  let lines: Map<string, number> | undefined;
+  return () => {
+    if (lines === undefined) {
+      const lineCounter = new LineCounter();
+      const document = parseDocument(text, { lineCounter, prettyErrors: false });
+      lines = yamlKeyLines(document.contents, lineCounter);
+    }
+    return lines;
+  };
 }
 
 function parseYamlSource(text: string, label: string): SourceResult {
@@ -61,7 +98,7 @@ function parseYamlSource(text: string, label: string): SourceResult {
   try {
     return {
       document: document.toJS({ maxAliasCount: 100 }) ?? {},
-      lines: yamlKeyLines(document.contents, lineCounter),
+      lines: () => yamlKeyLines(document.contents, lineCounter),
     };
   } catch (err) {
     return { error: `malformed ${label}: ${(err as Error).message.split('\n')[0] ?? 'parse error'}` };
@@ -134,7 +171,7 @@ function yamlKeyLines(root: unknown, counter: LineCounter): Map<string, number> 
 
 function parseTomlSource(text: string): SourceResult {
   try {
-    return { document: parseToml(text), lines: tomlKeyLines(text) };
+    return { document: parseToml(text), lines: () => tomlKeyLines(text) };
   } catch (err) {
     if (err instanceof TomlError) {
       const message = err.message.split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? 'parse error';

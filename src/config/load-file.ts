@@ -7,6 +7,9 @@ import { parseConfig, type ParseResult } from './parse-config.js';
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
 
+/** Files up to this size get line numbers on warnings too. */
+const SMALL_FILE_BYTES = 256 * 1024;
+
 /** Largest file a config may reference (secrets, certificates, CA bundles). */
 export const MAX_REFERENCED_FILE_BYTES = 8 * 1024 * 1024;
 
@@ -49,7 +52,11 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
       return content;
     },
   });
-  const lines = source.lines;
+  // Lines cost more than parsing a large file: find them for problems always, and for warnings
+  // only in files small enough that it does not slow a reload down.
+  const wantLines =
+    result.problems.length > 0 || (result.warnings.length > 0 && text.length < SMALL_FILE_BYTES);
+  const lines = wantLines ? source.lines() : new Map<string, number>();
   const withLine = (problem: Problem): Problem => {
     const line = lineOf(lines, problem.path);
     return line === undefined ? problem : { ...problem, line };

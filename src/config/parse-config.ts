@@ -151,11 +151,43 @@ function readRoutes(
       continue;
     }
     raw.forEach((route, index) => {
-      const parsed = parseRoute(reader, `${key}[${index}]`, route, readText);
+      const parsed = parseRouteCached(reader, `${key}[${index}]`, route, readText);
       if (parsed !== undefined) routes.push(parsed);
     });
   }
   return routes;
+}
+
+/** Routes validated on an earlier reload, by place and content; bounded so it cannot grow forever. */
+const routeCache = new Map<string, RouteSettings>();
+const ROUTE_CACHE_LIMIT = 100_000;
+
+/**
+ * `parseRoute` with memory: a reload of a large config re-validates only the routes that changed.
+ * Only clean results are cached (no problems, no warnings, so nothing is lost from a report), and
+ * never routes that read files (`*_file` keys), whose contents may change under the same text.
+ */
+function parseRouteCached(
+  reader: Reader,
+  path: string,
+  raw: unknown,
+  readText: ReadText,
+): RouteSettings | undefined {
+  const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
+  const cacheKey = cacheable ? `${path}\u0000${JSON.stringify(raw)}` : undefined;
+  const cached = cacheKey === undefined ? undefined : routeCache.get(cacheKey);
+  if (cached !== undefined) return cached;
+  const before = reader.problems.length + reader.warnings.length;
+  const parsed = parseRoute(reader, path, raw, readText);
+  if (
+    parsed !== undefined &&
+    cacheKey !== undefined &&
+    reader.problems.length + reader.warnings.length === before
+  ) {
+    if (routeCache.size >= ROUTE_CACHE_LIMIT) routeCache.clear();
+    routeCache.set(cacheKey, parsed);
+  }
+  return parsed;
 }
 
 /**

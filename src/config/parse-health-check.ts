@@ -152,5 +152,7 @@ export function rejectUnknown(
 
 /** Copy of `object` without its undefined members (for exactOptionalPropertyTypes). */
 export function dropUndefined(object: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(object).filter(([, value]) => value !== undefined));
+  const out: Record<string, unknown> = {};
+  for (const key in object) if (object[key] !== undefined) out[key] = object[key];
+  return out;
 }

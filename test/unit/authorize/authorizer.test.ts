@@ -113,7 +113,7 @@ function check(bytes: Uint8Array): Promise<Record<string, any>> {
 
 function request(
   headers: Record<string, string>,
-  routeId: string | undefined = ROUTE,
+  routeId: string | null = ROUTE,
   host = 'app.test',
 ): Uint8Array {
   const type = messageType('envoy.service.auth.v3.CheckRequest');
