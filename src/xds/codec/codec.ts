@@ -19,7 +19,8 @@ export type ProtoObject = Record<string, unknown>;
  */
 export function constantMessage<T extends ProtoObject>(value: T): T {
   for (const member of Object.values(value)) {
-    if (member !== null && typeof member === 'object' && !(member instanceof Uint8Array)) constantMessage(member as ProtoObject);
+    if (member !== null && typeof member === 'object' && !(member instanceof Uint8Array))
+      constantMessage(member as ProtoObject);
   }
   registerConstant(value);
   return Object.freeze(value);
@@ -112,9 +113,17 @@ function checkMessage(type: protobuf.Type, value: unknown, path: string): void {
     }
     const resolved = field.resolvedType;
     if (resolved === null || !('fields' in resolved)) continue;
-    const items = field.map ? Object.values(member as ProtoObject) : field.repeated ? (member as unknown[]) : [member];
+    const items = field.map
+      ? Object.values(member as ProtoObject)
+      : field.repeated
+        ? (member as unknown[])
+        : [member];
     items.forEach((item, index) =>
-      checkMessage(resolved as protobuf.Type, item, field.repeated ? `${path}.${key}[${index}]` : `${path}.${key}`),
+      checkMessage(
+        resolved as protobuf.Type,
+        item,
+        field.repeated ? `${path}.${key}[${index}]` : `${path}.${key}`,
+      ),
     );
   }
 }

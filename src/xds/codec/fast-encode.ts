@@ -50,6 +50,8 @@ interface FieldPlan {
   readonly messageType: protobuf.Type | undefined;
   /** `planOf(messageType)`, filled in on first use (types can be recursive). */
   messagePlan: MessagePlan | undefined;
+  /** Bytes of this map field for constant values (see `registerConstant`), filled in on first use. */
+  constantBytes: WeakMap<object, Uint8Array> | undefined;
 }
 
 interface MessagePlan {
@@ -103,6 +105,7 @@ function fieldPlan(field: protobuf.Field): FieldPlan {
     enumValues: isEnum ? (resolved as protobuf.Enum).values : undefined,
     messageType: resolved instanceof protobuf.Type ? resolved : undefined,
     messagePlan: undefined,
+    constantBytes: undefined,
   };
 }
 
@@ -322,16 +325,7 @@ function writeField(field: FieldPlan, value: unknown): void {
   const tag = field.id * 8 + field.wire;
   if (field.map) {
     if (!isPlainObject(value)) throw GIVE_UP;
-    for (const key of Object.keys(value)) {
-      varint(field.id * 8 + 2);
-      const entry = beginDelimited();
-      varint(10);
-      writeString(key);
-      varint(16 + field.wire);
-      writeValue(field, value[key]);
-      endDelimited(entry);
-    }
-    return;
+    return constants.has(value) ? writeConstantMap(field, value) : writeMapEntries(field, value);
   }
   if (field.repeated) {
     if (!Array.isArray(value)) throw GIVE_UP;
@@ -351,6 +345,34 @@ function writeField(field: FieldPlan, value: unknown): void {
   if (field.kind === 'enum' && enumNumber(field, value) === undefined) return;
   varint(tag);
   writeValue(field, value);
+}
+
+/** A constant map (one `typed_extension_protocol_options` shared by every cluster): written once, then copied. */
+function writeConstantMap(field: FieldPlan, value: ProtoObject): void {
+  const cache = (field.constantBytes ??= new WeakMap());
+  const bytes = cache.get(value);
+  if (bytes !== undefined) {
+    ensure(bytes.length);
+    buf.set(bytes, pos);
+    pos += bytes.length;
+    return;
+  }
+  const start = pos;
+  writeMapEntries(field, value);
+  cache.set(value, Uint8Array.prototype.slice.call(buf, start, pos));
+}
+
+/** Each entry as protobufjs writes it: a length-delimited message with key (1) and value (2). */
+function writeMapEntries(field: FieldPlan, value: ProtoObject): void {
+  for (const key of Object.keys(value)) {
+    varint(field.id * 8 + 2);
+    const entry = beginDelimited();
+    varint(10);
+    writeString(key);
+    varint(16 + field.wire);
+    writeValue(field, value[key]);
+    endDelimited(entry);
+  }
 }
 
 function writeMessage(plan: MessagePlan, value: ProtoObject): void {

@@ -30,12 +30,16 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
     out.dns_lookup_family = 'V4_PREFERRED';
   }
   if (cluster.healthChecks.length > 0) out.health_checks = cluster.healthChecks.map(compileHealthCheck);
-  if (cluster.outlierDetection !== undefined) out.outlier_detection = compileOutlierDetection(cluster.outlierDetection);
+  if (cluster.outlierDetection !== undefined)
+    out.outlier_detection = compileOutlierDetection(cluster.outlierDetection);
   if (cluster.healthyPanicThreshold !== undefined) {
     out.common_lb_config = { healthy_panic_threshold: { value: cluster.healthyPanicThreshold } };
   }
   if (cluster.tls !== undefined) out.transport_socket = compileUpstreamTls(cluster.tls);
-  out.typed_extension_protocol_options = protocolOptions(cluster.upstreamProtocol, cluster.tls !== undefined && hasManyHosts(cluster));
+  out.typed_extension_protocol_options = protocolOptions(
+    cluster.upstreamProtocol,
+    cluster.tls !== undefined && hasManyHosts(cluster),
+  );
   return out;
 }
 
@@ -48,7 +52,12 @@ function protocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: bo
   const key = `${protocol}:${String(perHostSni)}`;
   let value = protocolOptionsCache.get(key);
   if (value === undefined) {
-    value = frozen({ [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(protocol, perHostSni)) });
+    value = frozen({
+      [HTTP_PROTOCOL_OPTIONS_KEY]: typed(
+        HTTP_PROTOCOL_OPTIONS_KEY,
+        httpProtocolOptions(protocol, perHostSni),
+      ),
+    });
     protocolOptionsCache.set(key, value);
   }
   return value;

@@ -19,7 +19,8 @@ export function compileEndpoints(cluster: IRCluster): ProtoObject {
               hostname: endpoint.host,
             },
           };
-          if (endpoint.weight !== undefined) lbEndpoint.load_balancing_weight = sharedWrapped(endpoint.weight);
+          if (endpoint.weight !== undefined)
+            lbEndpoint.load_balancing_weight = sharedWrapped(endpoint.weight);
           return lbEndpoint;
         }),
       },

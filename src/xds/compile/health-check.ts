@@ -15,7 +15,8 @@ export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   };
   if (check.initial_jitter_ms !== undefined) out.initial_jitter = sharedDuration(check.initial_jitter_ms);
   if (check.interval_jitter_ms !== undefined) out.interval_jitter = sharedDuration(check.interval_jitter_ms);
-  if (check.unhealthy_interval_ms !== undefined) out.unhealthy_interval = sharedDuration(check.unhealthy_interval_ms);
+  if (check.unhealthy_interval_ms !== undefined)
+    out.unhealthy_interval = sharedDuration(check.unhealthy_interval_ms);
   // Envoy checks a cluster that never had traffic only every 60 s by default, so a dead upstream
   // would go unnoticed for a minute after start-up; unless set, use `interval` there too.
   out.no_traffic_interval = sharedDuration(check.no_traffic_interval_ms ?? check.interval_ms);
@@ -23,7 +24,8 @@ export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   if (check.http !== undefined) {
     const http: ProtoObject = { path: check.http.path };
     if (check.http.host !== undefined) http.host = check.http.host;
-    if (check.http.expected_statuses !== undefined) http.expected_statuses = check.http.expected_statuses.map((r) => ({ ...r }));
+    if (check.http.expected_statuses !== undefined)
+      http.expected_statuses = check.http.expected_statuses.map((r) => ({ ...r }));
     if (check.http.codec_client_type !== undefined) http.codec_client_type = check.http.codec_client_type;
     out.http_health_check = http;
   } else if (check.tcp !== undefined) {

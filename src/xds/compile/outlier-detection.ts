@@ -13,14 +13,25 @@ export function compileOutlierDetection(settings: OutlierDetectionSettings): Pro
   for (const key in settings) {
     const value = settings[key] as number | boolean;
     const field = outlierField(key);
-    out[field.name] = field.kind === 'duration' ? sharedDuration(value as number) : field.kind === 'bool' ? value : sharedWrapped(value);
+    out[field.name] =
+      field.kind === 'duration'
+        ? sharedDuration(value as number)
+        : field.kind === 'bool'
+          ? value
+          : sharedWrapped(value);
   }
   return out;
 }
 
 /** Envoy field name and shape for a settings key, looked up in the descriptor once per key. */
-const outlierFields = new Map<string, { readonly name: string; readonly kind: 'duration' | 'bool' | 'wrapper' }>();
-function outlierField(key: string): { readonly name: string; readonly kind: 'duration' | 'bool' | 'wrapper' } {
+const outlierFields = new Map<
+  string,
+  { readonly name: string; readonly kind: 'duration' | 'bool' | 'wrapper' }
+>();
+function outlierField(key: string): {
+  readonly name: string;
+  readonly kind: 'duration' | 'bool' | 'wrapper';
+} {
   let field = outlierFields.get(key);
   if (field === undefined) {
     const type = messageType('envoy.config.cluster.v3.OutlierDetection');

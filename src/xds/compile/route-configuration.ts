@@ -26,7 +26,8 @@ export function compileRouteConfiguration(ir: IR): ProtoObject {
  */
 function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
   const internal = ir.internal;
-  if (internal === undefined) return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
+  if (internal === undefined)
+    return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
   const publicRemovals = publicRouteHeadersToRemove(ir);
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
@@ -55,7 +56,10 @@ export function compileRoute(route: IRRoute): ProtoObject {
   if (route.idleTimeoutMs !== undefined) action.idle_timeout = sharedDuration(route.idleTimeoutMs);
   if (route.prefixRewrite !== undefined) action.prefix_rewrite = route.prefixRewrite;
   if (route.regexRewrite !== undefined) {
-    action.regex_rewrite = { pattern: { regex: route.regexRewrite.pattern }, substitution: route.regexRewrite.substitution };
+    action.regex_rewrite = {
+      pattern: { regex: route.regexRewrite.pattern },
+      substitution: route.regexRewrite.substitution,
+    };
   }
   if (route.hostRewrite.kind === 'auto') {
     action.auto_host_rewrite = sharedWrapped(true);
@@ -66,9 +70,12 @@ export function compileRoute(route: IRRoute): ProtoObject {
   }
   if (route.allowWebsockets) action.upgrade_configs = [{ upgrade_type: 'websocket' }];
   const out: ProtoObject = { name: route.name, match, route: action };
-  if (Object.keys(route.requestHeadersToSet).length > 0) out.request_headers_to_add = headerOptions(route.requestHeadersToSet);
-  if (route.requestHeadersToRemove.length > 0) out.request_headers_to_remove = [...route.requestHeadersToRemove];
-  if (Object.keys(route.responseHeadersToSet).length > 0) out.response_headers_to_add = headerOptions(route.responseHeadersToSet);
+  if (Object.keys(route.requestHeadersToSet).length > 0)
+    out.request_headers_to_add = headerOptions(route.requestHeadersToSet);
+  if (route.requestHeadersToRemove.length > 0)
+    out.request_headers_to_remove = [...route.requestHeadersToRemove];
+  if (Object.keys(route.responseHeadersToSet).length > 0)
+    out.response_headers_to_add = headerOptions(route.responseHeadersToSet);
   return out;
 }
 

@@ -26,7 +26,10 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    const encoded = encodeMessages(type, list.map((resource) => resource.message));
+    const encoded = encodeMessages(
+      type,
+      list.map((resource) => resource.message),
+    );
     const byName = new Map<string, EncodedResource>();
     let versionInput = '';
     for (let i = 0; i < list.length; i++) {
@@ -68,11 +71,17 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
     }
   }
   for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    for (const vhost of (message.virtual_hosts as { name: string; routes: { route?: { cluster?: string } }[] }[]) ?? []) {
+    for (const vhost of (message.virtual_hosts as {
+      name: string;
+      routes: { route?: { cluster?: string } }[];
+    }[]) ?? []) {
       for (const route of vhost.routes) {
         const cluster = route.route?.cluster;
         if (cluster !== undefined && !clusterNames.has(cluster)) {
-          problems.push({ path: `routes.${vhost.name}`, message: `route points at unknown cluster ${cluster}` });
+          problems.push({
+            path: `routes.${vhost.name}`,
+            message: `route points at unknown cluster ${cluster}`,
+          });
         }
       }
     }
@@ -81,7 +90,10 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
     const text = JSON.stringify(message);
     for (const match of text.matchAll(/"route_config_name":"([^"]+)"/g)) {
       if (!routeConfigNames.has(match[1] as string)) {
-        problems.push({ path: `listeners.${name}`, message: `listener references unknown route configuration ${match[1]}` });
+        problems.push({
+          path: `listeners.${name}`,
+          message: `listener references unknown route configuration ${match[1]}`,
+        });
       }
     }
   }

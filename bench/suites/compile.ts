@@ -1,0 +1,156 @@
+/**
+ * Compile benchmark for one route count, in its own process: parse (file -> Config), then
+ * "compile" = translate + compile + consistency check + buildSnapshot (Config -> encoded, versioned
+ * snapshot), each phase timed. Warm-up passes run first (JIT), then the timed passes; no forced GC
+ * between passes, so collection cost lands where the allocation happened, as in a real reload.
+ * Also times the pre-optimization snapshot build (protobufjs fromObject/encode) as a same-run
+ * baseline, and checks that both encoders give identical bytes for every resource.
+ *
+ *   node --import tsx bench/suites/compile.ts --routes=10000 --runs=9 --warmup=3 --parse-runs=5
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadConfigFile } from '../../src/config/load-file.js';
+import type { Config } from '../../src/config/types.js';
+import { translate } from '../../src/translate/translate.js';
+import { encodeMessageReference } from '../../src/xds/codec/codec.js';
+import { RESOURCE_TYPES, ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
+import { compile } from '../../src/xds/compile/compile.js';
+import { buildSnapshot, checkConsistency } from '../../src/xds/snapshot/build-snapshot.js';
+import { numberArg, parseArgs, progress } from '../lib/child.js';
+import { COMPILE_SHAPE, configYaml, generatedRoutes } from '../lib/config-gen.js';
+import { writeResult } from '../lib/output.js';
+import { referenceSnapshotBytes } from '../lib/reference-snapshot.js';
+import { summarize, type Summary } from '../lib/stats.js';
+
+const TRANSLATE_OPTIONS = { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' };
+
+/** Phase timings of one compile pass, in milliseconds. */
+interface Pass {
+  translate: number;
+  compile: number;
+  consistency: number;
+  snapshot: number;
+  total: number;
+}
+
+/** What this suite reports for one route count. */
+export interface CompileResult {
+  readonly routes: number;
+  readonly configBytes: number;
+  /** Absent when the child was asked for no timed parse runs. */
+  readonly parse: Summary | undefined;
+  readonly total: Summary;
+  readonly phases: Record<'translate' | 'compile' | 'consistency' | 'snapshot', Summary>;
+  /** The pre-optimization snapshot build (protobufjs), same process, same compiled input. */
+  readonly referenceSnapshot: Summary;
+  readonly resources: number;
+  readonly encodedBytes: number;
+  readonly routeConfigurationBytes: number;
+  readonly largestResource: { readonly type: string; readonly name: string; readonly bytes: number };
+  readonly encodersAgree: boolean;
+}
+
+function onePass(config: Config): Pass {
+  const t0 = performance.now();
+  const translated = translate(config, TRANSLATE_OPTIONS);
+  if (translated.ir === undefined)
+    throw new Error(`translate failed: ${JSON.stringify(translated.problems.slice(0, 3))}`);
+  const t1 = performance.now();
+  const compiled = compile(translated.ir);
+  const t2 = performance.now();
+  const problems = checkConsistency(compiled);
+  if (problems.length > 0) throw new Error(`inconsistent: ${JSON.stringify(problems.slice(0, 3))}`);
+  const t3 = performance.now();
+  buildSnapshot(compiled);
+  const t4 = performance.now();
+  return { translate: t1 - t0, compile: t2 - t1, consistency: t3 - t2, snapshot: t4 - t3, total: t4 - t0 };
+}
+
+function main(): void {
+  const args = parseArgs();
+  const routes = numberArg(args, 'routes');
+  const runs = numberArg(args, 'runs', 9);
+  const warmup = numberArg(args, 'warmup', 3);
+  const parseRuns = numberArg(args, 'parse-runs', 5);
+  const tag = `compile ${routes}`;
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-bench-compile-'));
+  try {
+    const path = join(dir, 'config.yaml');
+    const text = configYaml({ address: '127.0.0.1:8080' }, generatedRoutes(routes, COMPILE_SHAPE));
+    writeFileSync(path, text);
+
+    const parseTimes: number[] = [];
+    let config: Config | undefined;
+    for (let i = 0; i <= parseRuns; i++) {
+      // parse-runs=0: one untimed parse, for callers that time parsing in another child
+      const t0 = performance.now();
+      const loaded = loadConfigFile(path, {});
+      if (i > 0) parseTimes.push(performance.now() - t0); // the first parse warms the YAML parser's JIT
+      if (loaded.config === undefined)
+        throw new Error(`config invalid: ${JSON.stringify(loaded.problems.slice(0, 3))}`);
+      config = loaded.config;
+    }
+    if (config === undefined) throw new Error('no parse run');
+    if (parseTimes.length > 0) progress(tag, `parse median ${summarize(parseTimes).median} ms`);
+
+    for (let i = 0; i < warmup; i++) onePass(config);
+    const passes: Pass[] = [];
+    for (let i = 0; i < runs; i++) passes.push(onePass(config));
+    progress(tag, `compile median ${summarize(passes.map((p) => p.total)).median} ms`);
+
+    const ir = translate(config, TRANSLATE_OPTIONS).ir;
+    if (ir === undefined) throw new Error('translate failed');
+    const compiled = compile(ir);
+    const snapshot = buildSnapshot(compiled);
+    const referenceTimes: number[] = [];
+    for (let i = 0; i < warmup + runs; i++) {
+      const t0 = performance.now();
+      referenceSnapshotBytes(compiled);
+      if (i >= warmup) referenceTimes.push(performance.now() - t0); // the same warm-up as the timed passes
+    }
+
+    let encodersAgree = true;
+    let encodedBytes = 0;
+    let resources = 0;
+    let largest = { type: '', name: '', bytes: 0 };
+    for (const type of RESOURCE_TYPES) {
+      for (const { name, message } of compiled[type]) {
+        const bytes = snapshot.resources[type].get(name)?.bytes;
+        if (
+          bytes === undefined ||
+          !Buffer.from(bytes).equals(Buffer.from(encodeMessageReference(type, message)))
+        )
+          encodersAgree = false;
+        const size = bytes?.length ?? 0;
+        encodedBytes += size;
+        resources += 1;
+        if (size > largest.bytes) largest = { type, name, bytes: size };
+      }
+    }
+    const result: CompileResult = {
+      routes,
+      configBytes: Buffer.byteLength(text),
+      parse: parseTimes.length > 0 ? summarize(parseTimes) : undefined,
+      total: summarize(passes.map((p) => p.total)),
+      phases: {
+        translate: summarize(passes.map((p) => p.translate)),
+        compile: summarize(passes.map((p) => p.compile)),
+        consistency: summarize(passes.map((p) => p.consistency)),
+        snapshot: summarize(passes.map((p) => p.snapshot)),
+      },
+      referenceSnapshot: summarize(referenceTimes),
+      resources,
+      encodedBytes,
+      routeConfigurationBytes: snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress')?.bytes.length ?? 0,
+      largestResource: largest,
+      encodersAgree,
+    };
+    writeResult(args, result);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main();
