@@ -27,7 +27,8 @@ export function decodeCheckRequest(bytes: Uint8Array): AuthorizeRequest {
   const cut = rawPath.search(/[?#]/);
   return {
     routeId: decodeRouteContext(attributes.context_extensions),
-    requestId: http.id ?? '',
+    // Envoy's x-request-id is what its access logs show; its stream id is only a fallback.
+    requestId: http.headers?.['x-request-id'] ?? http.id ?? '',
     method: http.method ?? '',
     scheme: (http.scheme ?? '').toLowerCase(),
     host: http.host ?? '',
