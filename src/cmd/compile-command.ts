@@ -1,5 +1,5 @@
 import { formatProblem } from '../shared/errors.js';
-import { buildFromFile } from '../runtime/build-pipeline.js';
+import { buildFromFile, type BuildResult } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { internalEndpoints } from '../runtime/authorize-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
@@ -18,6 +18,17 @@ function dryRunOptions(): (config: Config) => TranslateOptions {
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';
 
+/** Runs the pipeline as the runtime would and writes warnings and problems (with key paths) to `err`. */
+function buildAndReport(configPath: string, err: NodeJS.WritableStream, withStage: boolean): BuildResult {
+  const result = buildFromFile(configPath, process.env, dryRunOptions());
+  for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
+  if (!result.ok) {
+    err.write(`${configPath}: invalid configuration${withStage ? ` (${result.stage})` : ''}:\n`);
+    for (const problem of result.problems) err.write(`  - ${formatProblem(problem)}\n`);
+  }
+  return result;
+}
+
 /**
  * `portcullis compile --config f`: a dry run that prints the xDS resources Envoy would receive, as
  * YAML, with private keys redacted. Exit 0 on success; 1 with every problem on stderr otherwise.
@@ -27,13 +38,8 @@ export function runCompile(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const result = buildFromFile(configPath, process.env, dryRunOptions());
-  for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
-  if (!result.ok) {
-    err.write(`${configPath}: invalid configuration (${result.stage}):\n`);
-    for (const problem of result.problems) err.write(`  - ${formatProblem(problem)}\n`);
-    return 1;
-  }
+  const result = buildAndReport(configPath, err, true);
+  if (!result.ok) return 1;
   out.write(
     toYaml({
       version: result.snapshot.version,
@@ -49,13 +55,8 @@ export function runValidate(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const result = buildFromFile(configPath, process.env, dryRunOptions());
-  for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
-  if (!result.ok) {
-    err.write(`${configPath}: invalid configuration:\n`);
-    for (const problem of result.problems) err.write(`  - ${formatProblem(problem)}\n`);
-    return 1;
-  }
+  const result = buildAndReport(configPath, err, false);
+  if (!result.ok) return 1;
   out.write(
     `${configPath}: valid (${result.config.routes.length} routes, version ${result.snapshot.version})\n`,
   );
