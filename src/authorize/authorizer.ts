@@ -1,4 +1,4 @@
-import { ASSERTION_HEADER, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
+import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
 import type { Session } from '../databroker/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
@@ -38,6 +38,8 @@ export function createAuthorizer(
     const state = deps.state();
     const route = request.routeId === undefined ? undefined : state.routes.get(request.routeId);
     const kind = clientKind(request.headers);
+    if (route === undefined && request.routeId === undefined && request.path === JWKS_PATH)
+      return jwksResponse(state);
     if (route === undefined)
       return denyResponse(404, 'No route matches this request.', request.requestId, kind, [
         'route-not-found',
@@ -143,4 +145,23 @@ function signInUrl(state: AuthzState, request: AuthorizeRequest): string {
   const original = `${request.scheme || 'https'}://${request.host}${request.path}${request.query === '' ? '' : `?${request.query}`}`;
   const base = state.authenticateUrl ?? `${request.scheme || 'https'}://${request.host}`;
   return `${base}/.portcullis/sign_in?redirect_uri=${encodeURIComponent(original)}`;
+}
+
+/**
+ * The JWKS, answered by ext_authz as a 200 local reply on the tiny per-host JWKS route (see
+ * compile/ext-authz.ts), so every route host serves it without a large route per host.
+ */
+function jwksResponse(state: AuthzState): Decision {
+  if (state.jwksJson === undefined)
+    return { kind: 'deny', status: 404, headers: [], body: '', reasons: ['no-jwks'] };
+  return {
+    kind: 'deny',
+    status: 200,
+    headers: [
+      ['content-type', 'application/json'],
+      ['cache-control', 'public, max-age=300'],
+    ],
+    body: state.jwksJson,
+    reasons: ['jwks'],
+  };
 }

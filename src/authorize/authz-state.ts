@@ -19,6 +19,8 @@ export interface AuthzState {
   readonly claimHeaders: readonly (readonly [string, string])[];
   readonly authenticateUrl: string | undefined;
   readonly cookieName: string;
+  /** The JWKS served at /.well-known/portcullis/jwks.json on every route host (undefined: none). */
+  readonly jwksJson: string | undefined;
 }
 
 /** Compiles every route's policy from the IR (no parsing or I/O happens per request after this). */
@@ -41,5 +43,6 @@ export function buildAuthzState(ir: IR): AuthzState {
     ),
     authenticateUrl: ir.authorize.authenticateUrl,
     cookieName: ir.authorize.cookieName,
+    jwksJson: ir.internal?.jwksJson,
   };
 }

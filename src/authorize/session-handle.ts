@@ -1,5 +1,8 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
+/** Bound on remembered verified handles (about 200 bytes each). */
+const MAX_VERIFIED = 100_000;
+
 /**
  * Session handles: what the `_portcullis` cookie and `Authorization: Portcullis <token>` carry.
  * A handle names a server-side session and is MACed so it cannot be forged or guessed into:
@@ -8,6 +11,12 @@ import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
  */
 export class SessionHandles {
   private readonly key: Buffer;
+  /**
+   * Handles already verified, to their session id. A handle is a pure function of the key and the
+   * id, so a hit is exactly what verifying again would return; it saves the HMAC (the largest part
+   * of a cached-assertion decision). Bounded; starts over when full.
+   */
+  private readonly verified = new Map<string, string>();
 
   constructor(sharedSecret: Uint8Array) {
     this.key = Buffer.from(hkdfSync('sha256', sharedSecret, 'portcullis/session-handle', 'hmac-sha256', 32));
@@ -20,13 +29,18 @@ export class SessionHandles {
 
   /** The session id inside `handle`, or undefined when it is malformed or its MAC is wrong. */
   verify(handle: string): string | undefined {
+    const known = this.verified.get(handle);
+    if (known !== undefined) return known;
     if (handle.length > 512) return undefined;
     const dot = handle.indexOf('.');
     if (dot <= 0 || dot !== handle.lastIndexOf('.')) return undefined;
     const id = Buffer.from(handle.slice(0, dot), 'base64url').toString('utf8');
     const given = Buffer.from(handle.slice(dot + 1), 'base64url');
     const expected = this.mac(id);
-    return id !== '' && given.length === expected.length && timingSafeEqual(given, expected) ? id : undefined;
+    if (id === '' || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    if (this.verified.size >= MAX_VERIFIED) this.verified.clear();
+    this.verified.set(handle, id);
+    return id;
   }
 
   private mac(id: string): Buffer {

@@ -88,24 +88,11 @@ export function publicRouteHeadersToRemove(ir: IR): string[] {
 }
 
 /**
- * The JWKS route every virtual host gets first: Envoy answers it directly (no upstream, no
- * authorization), so upstreams can fetch the keys from the very host whose assertions they verify.
+ * The JWKS route every virtual host gets first. It is deliberately tiny (it is repeated per host,
+ * and one 10,000-host route table must stay well under 4 MiB): ext_authz runs on it with no
+ * route id, and Portcullis answers the JWKS itself as a 200 local reply, so the route's own action
+ * is never taken. (It must be a cluster route: Envoy skips ext_authz on direct-response routes.)
  */
-export function jwksRoute(internal: IRInternal): ProtoObject {
-  return {
-    name: 'portcullis-jwks',
-    match: { path: JWKS_PATH },
-    direct_response: { status: 200, body: { inline_string: internal.jwksJson } },
-    response_headers_to_add: [
-      {
-        header: { key: 'content-type', value: 'application/json' },
-        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
-      },
-      {
-        header: { key: 'cache-control', value: 'public, max-age=300' },
-        append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
-      },
-    ],
-    typed_per_filter_config: { [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }) },
-  };
+export function jwksRoute(): ProtoObject {
+  return { match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } };
 }

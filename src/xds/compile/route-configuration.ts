@@ -38,7 +38,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
     }
     return compiled;
   });
-  return { name: vhost.name, domains: [...vhost.domains], routes: [jwksRoute(internal), ...routes] };
+  return { name: vhost.name, domains: [...vhost.domains], routes: [jwksRoute(), ...routes] };
 }
 
 /** One IR route -> an Envoy route. Exported for incremental compilation and tests. */

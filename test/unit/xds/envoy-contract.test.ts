@@ -7,6 +7,7 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import { translate } from '../../../src/translate/translate.js';
 import { compile } from '../../../src/xds/compile/compile.js';
 import { renderResources } from '../../../src/xds/codec/render.js';
+import { encodeMessage } from '../../../src/xds/codec/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -16,6 +17,7 @@ function render(document: Record<string, unknown>): {
   hcm: Json;
   routes: Json;
   clusters: Json[];
+  compiledRoutes: Json;
 } {
   const parsed = parseConfig({ document, env: {}, readText: () => '' });
   assert.deepEqual(parsed.problems, []);
@@ -29,10 +31,17 @@ function render(document: Record<string, unknown>): {
     },
   });
   assert.ok(ir);
-  const rendered = renderResources(compile(ir)) as unknown as Record<string, Json[]>;
+  const compiled = compile(ir);
+  const rendered = renderResources(compiled) as unknown as Record<string, Json[]>;
   const listener = rendered.listeners?.[0] as Json;
   const hcm = listener.filter_chains[0].filters[0].typed_config as Json;
-  return { listener, hcm, routes: rendered.routes?.[0] as Json, clusters: rendered.clusters as Json[] };
+  return {
+    listener,
+    hcm,
+    routes: rendered.routes?.[0] as Json,
+    clusters: rendered.clusters as Json[],
+    compiledRoutes: compiled['envoy.config.route.v3.RouteConfiguration'][0]?.message as Json,
+  };
 }
 
 const config = {
@@ -99,7 +108,9 @@ test('upgrades: only websocket, only on routes that allow it; no connection-mana
   assert.equal(hcm.upgrade_configs, undefined);
   const vhosts = routes.virtual_hosts as Json[];
   const upgrades = (host: string): unknown =>
-    vhosts.find((vhost) => vhost.name === host)?.routes.find((route: Json) => route.route !== undefined).route
+    vhosts
+      .find((vhost) => vhost.name === host)
+      ?.routes.find((route: Json) => route.route !== undefined && route.name !== undefined).route
       .upgrade_configs;
   assert.deepEqual(upgrades('ws.example.test'), [{ upgrade_type: 'websocket' }]);
   assert.equal(upgrades('app.example.test'), undefined);
@@ -135,7 +146,9 @@ test('every protected route names itself to ext_authz with a unique route id; pu
     (routes.virtual_hosts as Json[]).find((vhost) => vhost.name === host)?.routes;
   const ids = new Set<string>();
   for (const host of ['app.example.test', 'ws.example.test']) {
-    const route = routesOf(host).find((entry) => entry.route !== undefined) as Json;
+    const route = routesOf(host).find(
+      (entry) => entry.route !== undefined && entry.name !== undefined,
+    ) as Json;
     const id =
       route.typed_per_filter_config['envoy.filters.http.ext_authz'].check_settings.context_extensions
         .route_id;
@@ -143,7 +156,9 @@ test('every protected route names itself to ext_authz with a unique route id; pu
     ids.add(id);
   }
   assert.equal(ids.size, 2);
-  const publicRoute = routesOf('public.example.test').find((entry) => entry.route !== undefined) as Json;
+  const publicRoute = routesOf('public.example.test').find(
+    (entry) => entry.route !== undefined && entry.name !== undefined,
+  ) as Json;
   assert.equal(publicRoute.typed_per_filter_config['envoy.filters.http.ext_authz'].disabled, true);
   assert.ok(
     publicRoute.request_headers_to_remove.includes('x-portcullis-jwt-assertion'),
@@ -151,12 +166,26 @@ test('every protected route names itself to ext_authz with a unique route id; pu
   );
 });
 
-test('every virtual host serves the JWKS first, without authorization', () => {
+test('every virtual host starts with the tiny JWKS route that ext_authz answers', () => {
   for (const vhost of routes.virtual_hosts as Json[]) {
     const first = vhost.routes[0];
     assert.equal(first.match.path, '/.well-known/portcullis/jwks.json');
-    assert.equal(first.typed_per_filter_config['envoy.filters.http.ext_authz'].disabled, true);
+    assert.equal(first.typed_per_filter_config, undefined, 'ext_authz runs (and answers) on it');
+    assert.equal(first.route.cluster, 'portcullis-authorize');
   }
+});
+
+test('the route table stays small: under 4 MiB at 10,000 protected routes', () => {
+  const many = render({
+    ...config,
+    routes: Array.from({ length: 10_000 }, (_, i) => ({
+      from: `https://app-${i}.example.test`,
+      to: [`http://10.${i >> 8}.${i & 255}.1:8080,3`, `http://10.${i >> 8}.${i & 255}.2:8080,1`],
+      allow_any_authenticated_user: true,
+    })),
+  });
+  const bytes = encodeMessage('envoy.config.route.v3.RouteConfiguration', many.compiledRoutes).length;
+  assert.ok(bytes < 4 * 1024 * 1024, `${bytes} bytes on the wire`);
 });
 
 test('use_proxy_protocol adds the proxy_protocol listener filter first', () => {
