@@ -5,11 +5,13 @@
  *   change-to-serving  config file rename -> first 200 for a changed route through a real Envoy
  *   memory             control-plane heap and RSS at 0, 1,000 and 10,000 routes with a connected client
  *   message-size       largest resource and largest delta / SotW response at 10,000 routes
+ *   authz              bare route vs the same route through ext_authz (real Envoy, wrk), and the
+ *                      decision alone at 10,000 routes and 100,000 sessions
  *
  * Every measurement runs in a fresh child process, bounded in time; everything listens on loopback.
  * Results: `bench/results/<name>.json` (every run, medians, targets, pass/fail) and
  * `bench/results/summary.md`; a short table is printed at the end. Options:
- *   --only=compile,change-to-serving,memory,message-size   run a subset
+ *   --only=compile,change-to-serving,memory,message-size,authz   run a subset
  *   --quick                                                fewer runs (smoke test, not for quoting)
  */
 import { writeFileSync } from 'node:fs';
@@ -17,6 +19,8 @@ import { join } from 'node:path';
 import type { CompileResult } from './suites/compile.js';
 import type { ControlPlaneResult } from './suites/control-plane.js';
 import type { ServingResult } from './suites/serving.js';
+import type { AuthzEndToEndResult } from './suites/authz.js';
+import type { AuthzDecisionResult } from './lib/authz-decision.js';
 import { parseArgs, runChild } from './lib/child.js';
 import {
   fmt,
@@ -31,7 +35,7 @@ import {
 import { mib, round, summarize, type Summary } from './lib/stats.js';
 
 const MIB = 1024 * 1024;
-const SUITES = ['compile', 'change-to-serving', 'memory', 'message-size'] as const;
+const SUITES = ['compile', 'change-to-serving', 'memory', 'message-size', 'authz'] as const;
 type SuiteName = (typeof SUITES)[number];
 
 interface Settings {
@@ -302,6 +306,96 @@ function messageReport(settings: Settings, results: readonly ControlPlaneResult[
   return { name: 'message-size', targets, facts };
 }
 
+/**
+ * Authorization speed: the end-to-end child (Portcullis in its own process, real Envoy, wrk) and
+ * the in-process decision child, each bounded in time.
+ */
+async function authzSuite(settings: Settings): Promise<SuiteReport> {
+  const endToEnd = await runChild<AuthzEndToEndResult>({
+    script: 'suites/authz.ts',
+    args: [`--reps=${settings.quick ? 2 : 5}`, `--seconds=${settings.quick ? 2 : 4}`, '--connections=16'],
+    timeoutMs: 300_000,
+  });
+  const decision = await runChild<AuthzDecisionResult>({
+    script: 'lib/authz-decision.ts',
+    args: ['--routes=10000', '--sessions=100000', `--iterations=${settings.quick ? 30_000 : 200_000}`],
+    timeoutMs: 240_000,
+  });
+  const e = endToEnd;
+  const targets: TargetCheck[] = [
+    {
+      name: 'authorized throughput / bare route (median of per-rep ratios)',
+      target: '>= 0.45x',
+      measured: e.throughputRatio.median,
+      unit: 'x',
+      pass: e.throughputRatio.median >= 0.45,
+      note: `${e.connections} connections, wrk 1 thread, ${e.secondsPerRun} s per run; bare ${fmt(e.bareRps.median)} req/s, authz ${fmt(e.authzRps.median)} req/s`,
+    },
+    {
+      name: 'added latency p50, one connection',
+      target: '< 200 us',
+      measured: e.addedP50Us.median,
+      unit: 'us',
+      pass: e.addedP50Us.median < 200,
+      note: `bare p50 ${fmt(e.bareP50Us.median)} us, authz p50 ${fmt(e.authzP50Us.median)} us`,
+    },
+    {
+      name: 'added latency p99, one connection',
+      target: '< 1000 us',
+      measured: e.addedP99Us.median,
+      unit: 'us',
+      pass: e.addedP99Us.median < 1000,
+      note: `bare p99 ${fmt(e.bareP99Us.median)} us, authz p99 ${fmt(e.authzP99Us.median)} us`,
+    },
+    {
+      name: 'decision p50 (10k routes, 100k sessions)',
+      target: '< 10 us',
+      measured: decision.decision.p50Us,
+      unit: 'us',
+      pass: decision.decision.p50Us < 10 && decision.allAllowedWithAssertion,
+      note: `AuthorizeRequest -> Decision; with CheckRequest decode and CheckResponse encode: p50 ${fmt(decision.check.p50Us)} us, p99 ${fmt(decision.check.p99Us)} us`,
+    },
+    {
+      name: 'decision p99 (10k routes, 100k sessions)',
+      target: '< 50 us',
+      measured: decision.decision.p99Us,
+      unit: 'us',
+      pass: decision.decision.p99Us < 50 && decision.allAllowedWithAssertion,
+    },
+    {
+      name: 'ext_authz server CPU per request (loaded)',
+      target: '< 45 us',
+      measured: e.cpuPerCheckUs.median,
+      unit: 'us',
+      pass: e.cpuPerCheckUs.median < 45,
+      note: `user + system of the Portcullis process / Checks Envoy counted; at one connection ${fmt(e.cpuPerCheckOneConnectionUs.median)} us`,
+    },
+  ];
+  writeResultFile('authz', {
+    description:
+      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (grpc-js) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz. Added latency = authz - bare per repetition. CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
+    environment: settings.environment,
+    targets,
+    endToEnd,
+    decision,
+  });
+  const facts: [string, string][] = [
+    [
+      'authz: bare vs authorized req/s (median)',
+      `${fmt(e.bareRps.median)} vs ${fmt(e.authzRps.median)} (${fmt(e.throughputRatio.median)}x)`,
+    ],
+    [
+      'authz: one connection p50 / p99, bare vs authorized',
+      `${fmt(e.bareP50Us.median)} / ${fmt(e.bareP99Us.median)} vs ${fmt(e.authzP50Us.median)} / ${fmt(e.authzP99Us.median)} us`,
+    ],
+    [
+      'authz: Check in-process (decode + decide + encode) p50 / p99',
+      `${fmt(decision.check.p50Us)} / ${fmt(decision.check.p99Us)} us`,
+    ],
+  ];
+  return { name: 'authz', targets, facts };
+}
+
 function summarizeAll(settings: Settings, reports: readonly SuiteReport[], elapsedMs: number): void {
   const targets = reports.flatMap((report) => report.targets);
   const rows = targets.map((t) => [
@@ -322,7 +416,7 @@ function summarizeAll(settings: Settings, reports: readonly SuiteReport[], elaps
     '',
     markdownTable(['detail', 'value'], facts),
     '',
-    'Raw numbers: `compile.json`, `change-to-serving.json`, `memory.json`, `message-size.json`.',
+    'Raw numbers: `compile.json`, `change-to-serving.json`, `memory.json`, `message-size.json`, `authz.json`.',
     '',
   ].join('\n');
   writeFileSync(join(RESULTS_DIR, 'summary.md'), markdown);
@@ -383,6 +477,8 @@ async function main(): Promise<void> {
   if (only.includes('change-to-serving')) {
     reports.push(...(await guarded('change-to-serving', async () => [await servingSuite(settings)])));
   }
+  if (only.includes('authz'))
+    reports.push(...(await guarded('authz', async () => [await authzSuite(settings)])));
   summarizeAll(settings, reports, performance.now() - started);
 }
 

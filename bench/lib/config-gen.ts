@@ -104,3 +104,18 @@ export function configYaml(base: BaseSettings, routes: readonly string[]): strin
 export function generatedRoutes(count: number, shape: RouteShape): string[] {
   return Array.from({ length: count }, (_, index) => generatedRouteYaml(index, shape));
 }
+
+/** A JWKS of realistic size (one P-256 key) for benchmarks that compile authorization in. */
+export const BENCH_JWKS = JSON.stringify({
+  keys: [
+    {
+      kty: 'EC',
+      crv: 'P-256',
+      x: 'x'.repeat(43),
+      y: 'y'.repeat(43),
+      kid: 'k'.repeat(43),
+      alg: 'ES256',
+      use: 'sig',
+    },
+  ],
+});

@@ -8,6 +8,7 @@
  *
  *   node --import tsx bench/suites/compile.ts --routes=10000 --runs=9 --warmup=3 --parse-runs=5
  */
+import { BENCH_JWKS } from '../lib/config-gen.js';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,7 +25,15 @@ import { writeResult } from '../lib/output.js';
 import { referenceSnapshotBytes } from '../lib/reference-snapshot.js';
 import { summarize, type Summary } from '../lib/stats.js';
 
-const TRANSLATE_OPTIONS = { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' };
+/** As the runtime compiles: with authorization (ext_authz filter, per-route settings, JWKS route). */
+const TRANSLATE_OPTIONS = {
+  systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
+  internal: {
+    authorize: { host: '127.0.0.1', port: 5443 },
+    authorizeTimeoutMs: 10_000,
+    jwksJson: BENCH_JWKS,
+  },
+};
 
 /** Phase timings of one compile pass, in milliseconds. */
 interface Pass {

@@ -8,6 +8,7 @@
  *
  *   node --expose-gc --import tsx bench/suites/control-plane.ts --routes=10000
  */
+import { BENCH_JWKS } from '../lib/config-gen.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -171,7 +172,14 @@ async function main(): Promise<void> {
   const reloader = new Reloader({
     configPath,
     env: {},
-    translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
+    translate: {
+      systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
+      internal: {
+        authorize: { host: '127.0.0.1', port: 5443 },
+        authorizeTimeoutMs: 10_000,
+        jwksJson: BENCH_JWKS,
+      },
+    },
     store,
     logger: silentLogger,
     debounceMs: 0,

@@ -1,0 +1,190 @@
+/**
+ * Authorization speed through a real Envoy, side by side in one run: the same Envoy, the same
+ * upstream, one route without ext_authz (`BARE_HOST`, public) and the same route through
+ * Portcullis's ext_authz with a valid session cookie and the signed assertion on (`AUTHZ_HOST`).
+ * Portcullis (ADS + ext_authz on its grpc-js server, Envoy supervised with concurrency 2) runs in
+ * its own process (`bench/lib/authz-server.ts`) so its CPU is read there alone; the upstream (a
+ * fixed 2-byte 200) runs here; load comes from wrk. Each repetition runs, alternately:
+ *
+ *   throughput   bare, then authz: wrk, `--connections` connections, `--seconds` each
+ *   latency      bare, then authz: wrk, one connection, `--seconds` each (p50 / p99)
+ *
+ * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
+ * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
+ *
+ *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16
+ */
+import { fork } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { adminRequest } from '../../src/envoy/admin.js';
+import { numberArg, parseArgs, progress, REPO_ROOT } from '../lib/child.js';
+import { AUTHZ_HOST, BARE_HOST } from '../lib/authz-config.js';
+import type { AuthzServerMessage } from '../lib/authz-server.js';
+import { runWrk, type WrkResult } from '../lib/authz-wrk.js';
+import { writeResult } from '../lib/output.js';
+import { round, summarize, type Summary } from '../lib/stats.js';
+
+/** One repetition: both routes, loaded and at one connection. */
+interface Repetition {
+  readonly bare: WrkResult;
+  readonly authz: WrkResult;
+  readonly bareOneConnection: WrkResult;
+  readonly authzOneConnection: WrkResult;
+  /** Server CPU (user + system, us) per Check in the loaded authz run and in the one-connection run. */
+  readonly cpuPerCheckUs: number;
+  readonly cpuPerCheckOneConnectionUs: number;
+  /** Server CPU per second during the loaded bare run (ext_authz is idle there: the floor). */
+  readonly idleCpuUsPerS: number;
+}
+
+/** What this suite reports. */
+export interface AuthzEndToEndResult {
+  readonly sessions: number;
+  readonly extraRoutes: number;
+  readonly connections: number;
+  readonly secondsPerRun: number;
+  readonly repetitions: readonly Repetition[];
+  readonly bareRps: Summary;
+  readonly authzRps: Summary;
+  /** authz / bare throughput, per repetition. */
+  readonly throughputRatio: Summary;
+  readonly bareP50Us: Summary;
+  readonly bareP99Us: Summary;
+  readonly authzP50Us: Summary;
+  readonly authzP99Us: Summary;
+  /** authz - bare at one connection, per repetition. */
+  readonly addedP50Us: Summary;
+  readonly addedP99Us: Summary;
+  readonly cpuPerCheckUs: Summary;
+  readonly cpuPerCheckOneConnectionUs: Summary;
+  readonly startupMs: number;
+}
+
+async function extAuthzOk(adminUrl: string): Promise<number> {
+  const filter = encodeURIComponent('^http\\.ingress\\.ext_authz\\.ok$');
+  const body = (await adminRequest(adminUrl, `/stats?filter=${filter}`, { timeoutMs: 5000 })).body;
+  return Number(/ext_authz\.ok: (\d+)/.exec(body)?.[1] ?? 0);
+}
+
+async function main(): Promise<void> {
+  const args = parseArgs();
+  const reps = numberArg(args, 'reps', 5);
+  const seconds = numberArg(args, 'seconds', 4);
+  const connections = numberArg(args, 'connections', 16);
+  const sessions = numberArg(args, 'sessions', 100_000);
+  const extraRoutes = numberArg(args, 'routes', 0);
+  const upstream = createServer((req, res) => {
+    req.resume();
+    res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 });
+    res.end('ok');
+  });
+  await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
+  const upstreamPort = (upstream.address() as AddressInfo).port;
+  const started = performance.now();
+  const server = fork(
+    `${REPO_ROOT}bench/lib/authz-server.ts`,
+    [`--upstream=127.0.0.1:${upstreamPort}`, `--sessions=${sessions}`, `--routes=${extraRoutes}`],
+    { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+  );
+  const waiters: { resolve: (message: AuthzServerMessage) => void; reject: (err: Error) => void }[] = [];
+  server.on('message', (message: AuthzServerMessage) => waiters.shift()?.resolve(message));
+  server.once('exit', (code) => {
+    for (const waiter of waiters.splice(0))
+      waiter.reject(new Error(`authz server exited with ${String(code)}`));
+  });
+  const next = (): Promise<AuthzServerMessage> =>
+    new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  try {
+    const ready = await next();
+    if (ready.type !== 'ready') throw new Error('authz server: expected ready');
+    const startupMs = round(performance.now() - started);
+    progress('authz', `Portcullis + Envoy ready in ${Math.round(startupMs)} ms; ${sessions} sessions`);
+    const cpu = async (): Promise<number> => {
+      const reply = next();
+      server.send({ type: 'cpu' });
+      const message = await reply;
+      if (message.type !== 'cpu') throw new Error('authz server: expected cpu');
+      return message.userUs + message.systemUs;
+    };
+    const url = `http://127.0.0.1:${ready.proxyPort}/`;
+    const bareHeaders = { Host: BARE_HOST };
+    const authzHeaders = { Host: AUTHZ_HOST, Cookie: ready.cookie };
+    const load = (headers: Record<string, string>, conns: number, durationS: number): Promise<WrkResult> =>
+      runWrk({ url, headers, connections: conns, threads: 1, durationS }).then((result) => {
+        if (result.errors > 0)
+          throw new Error(`${headers.Host ?? ''}: ${result.errors} errors or non-2xx responses`);
+        return result;
+      });
+    /** An authz run with the server's CPU and Envoy's Check count around it. */
+    const measured = async (conns: number): Promise<{ result: WrkResult; cpuPerCheckUs: number }> => {
+      const [cpuBefore, checksBefore] = [await cpu(), await extAuthzOk(ready.adminUrl)];
+      const result = await load(authzHeaders, conns, seconds);
+      const [cpuAfter, checksAfter] = [await cpu(), await extAuthzOk(ready.adminUrl)];
+      return {
+        result,
+        cpuPerCheckUs: round((cpuAfter - cpuBefore) / Math.max(1, checksAfter - checksBefore)),
+      };
+    };
+    // Warm-up: JIT, connection pools, the assertion cache entry.
+    await load(bareHeaders, connections, 1);
+    await load(authzHeaders, connections, 2);
+    const repetitions: Repetition[] = [];
+    for (let rep = 0; rep < reps; rep++) {
+      const idleBefore = await cpu();
+      const bare = await load(bareHeaders, connections, seconds);
+      const idleCpuUsPerS = round((await cpu()) - idleBefore) / seconds;
+      const authz = await measured(connections);
+      const bareOne = await load(bareHeaders, 1, seconds);
+      const authzOne = await measured(1);
+      repetitions.push({
+        bare,
+        authz: authz.result,
+        bareOneConnection: bareOne,
+        authzOneConnection: authzOne.result,
+        cpuPerCheckUs: authz.cpuPerCheckUs,
+        cpuPerCheckOneConnectionUs: authzOne.cpuPerCheckUs,
+        idleCpuUsPerS,
+      });
+      progress(
+        'authz',
+        `rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
+      );
+    }
+    const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
+    writeResult(args, {
+      sessions,
+      extraRoutes,
+      connections,
+      secondsPerRun: seconds,
+      repetitions,
+      bareRps: of((r) => r.bare.requestsPerSecond),
+      authzRps: of((r) => r.authz.requestsPerSecond),
+      throughputRatio: of((r) => r.authz.requestsPerSecond / r.bare.requestsPerSecond),
+      bareP50Us: of((r) => r.bareOneConnection.p50Us),
+      bareP99Us: of((r) => r.bareOneConnection.p99Us),
+      authzP50Us: of((r) => r.authzOneConnection.p50Us),
+      authzP99Us: of((r) => r.authzOneConnection.p99Us),
+      addedP50Us: of((r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us),
+      addedP99Us: of((r) => r.authzOneConnection.p99Us - r.bareOneConnection.p99Us),
+      cpuPerCheckUs: of((r) => r.cpuPerCheckUs),
+      cpuPerCheckOneConnectionUs: of((r) => r.cpuPerCheckOneConnectionUs),
+      startupMs,
+    } satisfies AuthzEndToEndResult);
+  } finally {
+    server.send({ type: 'stop' });
+    await new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        server.kill('SIGKILL');
+        resolve(undefined);
+      }, 5000);
+      server.once('exit', () => {
+        clearTimeout(timer);
+        resolve(undefined);
+      });
+    });
+    upstream.close();
+  }
+}
+
+await main();
