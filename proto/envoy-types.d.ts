@@ -8054,6 +8054,53 @@ export namespace envoy {
                         }
                     }
                 }
+
+                namespace lua {
+
+                    namespace v3 {
+
+                        interface ILua {
+                            inline_code?: (string|null);
+                            source_codes?: ({ [k: string]: envoy.config.core.v3.IDataSource }|null);
+                            default_source_code?: (envoy.config.core.v3.IDataSource|null);
+                            stat_prefix?: (string|null);
+                        }
+
+                        class Lua implements ILua {
+                            constructor(p?: envoy.extensions.filters.http.lua.v3.ILua);
+                            public inline_code: string;
+                            public source_codes: { [k: string]: envoy.config.core.v3.IDataSource };
+                            public default_source_code?: (envoy.config.core.v3.IDataSource|null);
+                            public stat_prefix: string;
+                            public static encode(m: envoy.extensions.filters.http.lua.v3.ILua, w?: $protobuf.Writer): $protobuf.Writer;
+                            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.extensions.filters.http.lua.v3.Lua;
+                            public static fromObject(d: { [k: string]: any }): envoy.extensions.filters.http.lua.v3.Lua;
+                            public static toObject(m: envoy.extensions.filters.http.lua.v3.Lua, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                            public toJSON(): { [k: string]: any };
+                            public static getTypeUrl(typeUrlPrefix?: string): string;
+                        }
+
+                        interface ILuaPerRoute {
+                            disabled?: (boolean|null);
+                            name?: (string|null);
+                            source_code?: (envoy.config.core.v3.IDataSource|null);
+                        }
+
+                        class LuaPerRoute implements ILuaPerRoute {
+                            constructor(p?: envoy.extensions.filters.http.lua.v3.ILuaPerRoute);
+                            public disabled?: (boolean|null);
+                            public name?: (string|null);
+                            public source_code?: (envoy.config.core.v3.IDataSource|null);
+                            public override?: ("disabled"|"name"|"source_code");
+                            public static encode(m: envoy.extensions.filters.http.lua.v3.ILuaPerRoute, w?: $protobuf.Writer): $protobuf.Writer;
+                            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.extensions.filters.http.lua.v3.LuaPerRoute;
+                            public static fromObject(d: { [k: string]: any }): envoy.extensions.filters.http.lua.v3.LuaPerRoute;
+                            public static toObject(m: envoy.extensions.filters.http.lua.v3.LuaPerRoute, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                            public toJSON(): { [k: string]: any };
+                            public static getTypeUrl(typeUrlPrefix?: string): string;
+                        }
+                    }
+                }
             }
 
             namespace listener {

@@ -153,6 +153,22 @@ describe('authorize through Envoy', () => {
     const publicRoute = (await get('public.test', spoofed)).json<EchoResponse>().headers;
     assert.equal(publicRoute['x-portcullis-jwt-assertion'], undefined);
     assert.equal(publicRoute['x-portcullis-claim-department'], undefined);
+    assert.equal(publicRoute['x-portcullis-anything'], undefined);
+  });
+
+  test('a public upstream never receives a session: cookie and Portcullis token are stripped', async () => {
+    const handle = portcullis.running.authorize.handles().issue(ada.id);
+    const seen = (
+      await get('public.test', {
+        cookie: `theme=dark; _portcullis=${handle}; lang=en`,
+        authorization: `Portcullis ${handle}`,
+      })
+    ).json<EchoResponse>().headers;
+    assert.equal(seen.cookie, 'theme=dark; lang=en');
+    assert.equal(seen.authorization, undefined);
+    const bearer = (await get('public.test', { authorization: 'Bearer app-token' })).json<EchoResponse>()
+      .headers;
+    assert.equal(bearer.authorization, 'Bearer app-token', "the app's own credentials pass untouched");
   });
 
   test('a public route works with no session', async () => {

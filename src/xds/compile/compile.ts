@@ -39,7 +39,9 @@ export function compile(ir: IR): CompiledResources {
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
       .filter((cluster) => cluster.discovery === 'EDS')
       .map((cluster) => ({ name: cluster.name, message: compileEndpoints(cluster) })),
-    [LISTENER_TYPE]: [{ name: ir.listener.name, message: compileListener(ir.listener, ir.internal) }],
+    [LISTENER_TYPE]: [
+      { name: ir.listener.name, message: compileListener(ir.listener, ir.internal, ir.authorize.cookieName) },
+    ],
     [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: compileRouteConfiguration(ir) }],
   };
 }

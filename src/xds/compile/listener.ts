@@ -1,5 +1,6 @@
 import type { IRInternal, IRListener } from '../../ir/types.js';
 import { extAuthzFilter } from './ext-authz.js';
+import { luaStripFilter } from './identity-strip.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
@@ -22,7 +23,11 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
  * (so X-Forwarded-For is the real client behind another proxy), TLS when not `insecure_server`,
  * and one HTTP connection manager that routes via RDS.
  */
-export function compileListener(listener: IRListener, internal?: IRInternal): ProtoObject {
+export function compileListener(
+  listener: IRListener,
+  internal?: IRInternal,
+  cookieName = '_portcullis',
+): ProtoObject {
   const listenerFilters: ProtoObject[] = [];
   if (listener.useProxyProtocol) {
     listenerFilters.push({
@@ -36,7 +41,7 @@ export function compileListener(listener: IRListener, internal?: IRInternal): Pr
         name: NETWORK_FILTER_HCM,
         typed_config: typed(
           'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          httpConnectionManager(listener, internal),
+          httpConnectionManager(listener, internal, cookieName),
         ),
       },
     ],
@@ -63,15 +68,20 @@ export function compileListener(listener: IRListener, internal?: IRInternal): Pr
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
  * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
- * timeouts. The filter chain is ext_authz (when Portcullis authorizes) then the router.
+ * timeouts. With authorization the chain is ext_authz, a Lua filter that only public routes
+ * enable (to strip credentials there), then the router.
  */
-export function httpConnectionManager(listener: IRListener, internal?: IRInternal): ProtoObject {
+export function httpConnectionManager(
+  listener: IRListener,
+  internal?: IRInternal,
+  cookieName = '_portcullis',
+): ProtoObject {
   return {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
     rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: { ads: {}, resource_api_version: 'V3' } },
     http_filters: [
-      ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
+      ...(internal === undefined ? [] : [extAuthzFilter(internal), luaStripFilter(cookieName)]),
       { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },
     ],
     use_remote_address: wrapped(true),

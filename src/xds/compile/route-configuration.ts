@@ -3,6 +3,7 @@ import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
 import { INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
+import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
 
 /**
  * IR virtual hosts -> the one `route.v3.RouteConfiguration` the listener fetches over RDS.
@@ -31,7 +32,9 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
   const publicRemovals = publicRouteHeadersToRemove(ir);
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
-    compiled.typed_per_filter_config = routeAuthzConfig(route);
+    compiled.typed_per_filter_config = route.public
+      ? { ...routeAuthzConfig(route), [HTTP_FILTER_LUA]: publicRouteLuaConfig() }
+      : routeAuthzConfig(route);
     if (route.public) {
       const own = (compiled.request_headers_to_remove as string[] | undefined) ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];

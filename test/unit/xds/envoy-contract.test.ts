@@ -130,7 +130,13 @@ test('listener and cluster connection buffers are 32 KiB', () => {
 
 test('ext_authz runs right before the router, fails closed with 503, over gRPC with a timeout, no body', () => {
   const names = hcm.http_filters.map((filter: Json) => filter.name);
-  assert.deepEqual(names, ['envoy.filters.http.ext_authz', 'envoy.filters.http.router']);
+  assert.deepEqual(names, [
+    'envoy.filters.http.ext_authz',
+    'envoy.filters.http.lua',
+    'envoy.filters.http.router',
+  ]);
+  const lua = hcm.http_filters[1].typed_config;
+  assert.equal(lua.default_source_code, undefined, 'Lua runs only where a public route enables it');
   const extAuthz = hcm.http_filters[0].typed_config;
   assert.equal(extAuthz.failure_mode_allow ?? false, false);
   assert.equal(extAuthz.status_on_error.code, 'ServiceUnavailable');
