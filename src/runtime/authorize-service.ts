@@ -70,7 +70,7 @@ export class AuthorizeService {
     const sessions = this.sessions;
     const authorizer = createAuthorizer({
       state: () => this.holder.state(),
-      sessions: { get: (id) => sessions.getSync?.(id) ?? sessions.get(id) },
+      sessions: { get: (id) => (sessions.getSync !== undefined ? sessions.getSync(id) : sessions.get(id)) },
       verifyHandle: (handle) => this.identity?.handles.verify(handle),
       signer: () => {
         if (this.signer === undefined) throw new Error('no config installed yet');
