@@ -12,7 +12,9 @@
  * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
  * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
  *
- *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16
+ * `--transport=lean` serves the Checks from the lean `node:http2` server instead of grpc-js.
+ *
+ *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16 [--transport=lean]
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -84,7 +86,12 @@ async function main(): Promise<void> {
   const started = performance.now();
   const server = fork(
     `${REPO_ROOT}bench/lib/authz-server.ts`,
-    [`--upstream=127.0.0.1:${upstreamPort}`, `--sessions=${sessions}`, `--routes=${extraRoutes}`],
+    [
+      `--upstream=127.0.0.1:${upstreamPort}`,
+      `--sessions=${sessions}`,
+      `--routes=${extraRoutes}`,
+      `--transport=${args.get('transport') ?? 'grpc-js'}`,
+    ],
     { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
   );
   const waiters: { resolve: (message: AuthzServerMessage) => void; reject: (err: Error) => void }[] = [];

@@ -4,7 +4,10 @@ import type { IR, IRInternal } from '../ir/types.js';
 import type { Logger } from '../shared/logger.js';
 import { AuthzStateHolder } from '../authorize/authz-state-holder.js';
 import { createAuthorizer } from '../authorize/authorizer.js';
-import { registerAuthorizationService } from '../authorize/ext-authz/authorization-service.js';
+import {
+  registerAuthorizationService,
+  type Authorizer,
+} from '../authorize/ext-authz/authorization-service.js';
 import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
 import type { SessionStore } from '../databroker/session.js';
 import { IdentityResolver, type Identity } from './identity.js';
@@ -67,8 +70,13 @@ export class AuthorizeService {
 
   /** Adds `envoy.service.auth.v3.Authorization` to `server`. */
   register(server: grpc.Server): void {
+    registerAuthorizationService(server, this.authorizer(), this.logger);
+  }
+
+  /** The authorizer over this service's current state, sessions, handles and signer. */
+  authorizer(): Authorizer {
     const sessions = this.sessions;
-    const authorizer = createAuthorizer({
+    return createAuthorizer({
       state: () => this.holder.state(),
       sessions: { get: (id) => (sessions.getSync !== undefined ? sessions.getSync(id) : sessions.get(id)) },
       verifyHandle: (handle) => this.identity?.handles.verify(handle),
@@ -78,7 +86,6 @@ export class AuthorizeService {
       },
       logger: this.logger,
     });
-    registerAuthorizationService(server, authorizer, this.logger);
   }
 }
 
