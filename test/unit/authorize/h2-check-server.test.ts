@@ -3,63 +3,15 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
-import { createAuthorizer } from '../../../src/authorize/authorizer.js';
-import { buildAuthzState } from '../../../src/authorize/authz-state.js';
 import { registerAuthorizationService } from '../../../src/authorize/ext-authz/authorization-service.js';
 import { startH2CheckServer, type H2CheckServer } from '../../../src/authorize/ext-authz/h2-check-server.js';
-import { AssertionSigner } from '../../../src/authorize/identity/assertion-cache.js';
-import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
-import { SessionHandles } from '../../../src/authorize/session-handle.js';
-import { MemorySessionStore } from '../../../src/databroker/memory-session-store.js';
-import type { IR } from '../../../src/ir/types.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { messageType } from '../../../src/xds/codec/proto-root.js';
+import { authzFixture, FIXTURE_ROUTE } from '../../support/authz-fixture.js';
 
 const CHECK = '/envoy.service.auth.v3.Authorization/Check';
-const secret = Buffer.alloc(32, 9);
-const handles = new SessionHandles(secret);
-const sessions = new MemorySessionStore();
-const signer = new AssertionSigner(deriveSigningKey(secret), ['department']);
-const ROUTE = 'aaaaaaaaaaaaaaaa';
-
-const ir = {
-  virtualHosts: [
-    {
-      name: 'app.test',
-      domains: ['app.test'],
-      routes: [
-        {
-          id: ROUTE,
-          public: false,
-          passIdentityHeaders: true,
-          policy: [
-            {
-              action: 'allow',
-              and: [],
-              or: [{ kind: 'authenticated_user', path: 'p' }],
-              not: [],
-              nor: [],
-              path: 'p',
-            },
-          ],
-        },
-      ],
-    },
-  ],
-  authorize: {
-    claimHeaders: { 'X-Dept': 'department' },
-    authenticateUrl: 'https://auth.test',
-    cookieName: '_portcullis',
-  },
-} as unknown as IR;
-const state = buildAuthzState(ir);
-const authorize = createAuthorizer({
-  state: () => state,
-  sessions,
-  verifyHandle: (handle) => handles.verify(handle),
-  signer: () => signer,
-  logger: silentLogger,
-});
+const { sessions, handles, authorize } = authzFixture(9);
+const ROUTE = FIXTURE_ROUTE;
 
 let grpcServer: grpc.Server;
 let lean: H2CheckServer;

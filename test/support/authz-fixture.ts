@@ -1,0 +1,61 @@
+import { createAuthorizer } from '../../src/authorize/authorizer.js';
+import { buildAuthzState } from '../../src/authorize/authz-state.js';
+import type { AuthorizeRequest, Decision } from '../../src/authorize/decision.js';
+import { AssertionSigner } from '../../src/authorize/identity/assertion-cache.js';
+import { deriveSigningKey } from '../../src/authorize/identity/signing-key.js';
+import { SessionHandles } from '../../src/authorize/session-handle.js';
+import { MemorySessionStore } from '../../src/databroker/memory-session-store.js';
+import type { IR } from '../../src/ir/types.js';
+import { silentLogger } from '../../src/shared/logger.js';
+
+/** The one protected route of the fixture (any signed-in user, identity headers on). */
+export const FIXTURE_ROUTE = 'aaaaaaaaaaaaaaaa';
+
+/** An authorizer over one protected route, with its session store and handle issuer, for Check-level tests. */
+export interface AuthzFixture {
+  readonly sessions: MemorySessionStore;
+  readonly handles: SessionHandles;
+  readonly authorize: (request: AuthorizeRequest) => Decision | Promise<Decision>;
+}
+
+/**
+ * Builds the fixture without a config file or Envoy: a hand-written IR (route `FIXTURE_ROUTE` on
+ * `app.test`, claim header `X-Dept` from `department`) compiled the way the runtime compiles it.
+ */
+export function authzFixture(secretByte: number): AuthzFixture {
+  const secret = Buffer.alloc(32, secretByte);
+  const handles = new SessionHandles(secret);
+  const sessions = new MemorySessionStore();
+  const signer = new AssertionSigner(deriveSigningKey(secret), ['department']);
+  const allowSignedIn = {
+    action: 'allow',
+    and: [],
+    or: [{ kind: 'authenticated_user', path: 'p' }],
+    not: [],
+    nor: [],
+    path: 'p',
+  };
+  const ir = {
+    virtualHosts: [
+      {
+        name: 'app.test',
+        domains: ['app.test'],
+        routes: [{ id: FIXTURE_ROUTE, public: false, passIdentityHeaders: true, policy: [allowSignedIn] }],
+      },
+    ],
+    authorize: {
+      claimHeaders: { 'X-Dept': 'department' },
+      authenticateUrl: 'https://auth.test',
+      cookieName: '_portcullis',
+    },
+  } as unknown as IR;
+  const state = buildAuthzState(ir);
+  const authorize = createAuthorizer({
+    state: () => state,
+    sessions,
+    verifyHandle: (handle) => handles.verify(handle),
+    signer: () => signer,
+    logger: silentLogger,
+  });
+  return { sessions, handles, authorize };
+}
