@@ -1,3 +1,4 @@
+import type { Session } from '../../src/databroker/session.js';
 import { generatedRoutes, headerYaml } from './config-gen.js';
 
 /** Host of the route that skips ext_authz (the baseline). */
@@ -59,4 +60,18 @@ export function authzConfigYaml(settings: AuthzConfigSettings): string {
 /** A benchmark session's id; `index` runs over the loaded sessions. */
 export function benchSessionId(index: number): string {
   return `bench-session-${index}`;
+}
+
+/** Bench session `index`, valid for an hour from `now`: the same user shape in every authz bench. */
+export function benchSession(index: number, now: number): Session {
+  return {
+    id: benchSessionId(index),
+    userId: `user-${index}`,
+    email: `user${index}@example.com`,
+    name: `User ${index}`,
+    groups: ['staff'],
+    claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },
+    issuedAt: now,
+    expiresAt: now + 3_600_000,
+  };
 }

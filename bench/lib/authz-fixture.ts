@@ -20,7 +20,13 @@ import { buildFromFile } from '../../src/runtime/build-pipeline.js';
 import { systemCaFile } from '../../src/runtime/system-ca.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { messageType } from '../../src/xds/codec/proto-root.js';
-import { AUTHZ_HOST, BENCH_SHARED_SECRET, authzConfigYaml, benchSessionId } from './authz-config.js';
+import {
+  AUTHZ_HOST,
+  BENCH_SHARED_SECRET,
+  authzConfigYaml,
+  benchSession,
+  benchSessionId,
+} from './authz-config.js';
 
 /** What the decision benchmarks run against. */
 export interface AuthzFixture {
@@ -106,16 +112,7 @@ export async function buildAuthzFixture(
   const signer = new AssertionSigner(deriveSigningKey(secret), ['department']);
   const now = Date.now();
   for (let index = 0; index < sessionCount; index++) {
-    await sessions.put({
-      id: benchSessionId(index),
-      userId: `user-${index}`,
-      email: `user${index}@example.com`,
-      name: `User ${index}`,
-      groups: ['staff'],
-      claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },
-      issuedAt: now,
-      expiresAt: now + 3_600_000,
-    });
+    await sessions.put(benchSession(index, now));
   }
   const authorize = createAuthorizer({
     state: () => state,

@@ -24,7 +24,7 @@ import { freePort } from '../../test/support/ports.js';
 import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { numberArg, parseArgs } from './child.js';
-import { authzConfigYaml, benchSessionId } from './authz-config.js';
+import { authzConfigYaml, benchSession, benchSessionId } from './authz-config.js';
 import { until } from './poll.js';
 
 /** Messages this process sends its parent. */
@@ -127,16 +127,7 @@ async function main(): Promise<void> {
   });
   const now = Date.now();
   for (let index = 0; index < sessionCount; index++) {
-    await running.sessions.put({
-      id: benchSessionId(index),
-      userId: `user-${index}`,
-      email: `user${index}@example.com`,
-      name: `User ${index}`,
-      groups: ['staff'],
-      claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },
-      issuedAt: now,
-      expiresAt: now + 3_600_000,
-    });
+    await running.sessions.put(benchSession(index, now));
   }
   if (args.get('transport') === 'lean') await useLeanServer(running, adminUrl);
   const cookie = `theme=dark; _portcullis=${running.authorize.handles().issue(benchSessionId(sessionCount >> 1))}`;

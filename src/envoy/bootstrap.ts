@@ -1,13 +1,7 @@
+import { XDS_CLUSTER } from '../contract/names.js';
 import { isIP } from 'node:net';
 import { stringify } from 'yaml';
 import { PortcullisError } from '../shared/errors.js';
-
-/**
- * Name of the one static cluster in every bootstrap: the route from Envoy to Portcullis's ADS
- * server. Everything else Envoy learns over ADS, so this is the only cluster name Envoy and the
- * control plane must agree on before the first xDS message.
- */
-export const XDS_CLUSTER_NAME = 'portcullis-xds';
 
 /** ADS flavours Envoy can speak: incremental (delta) or state-of-the-world. */
 export const ADS_API_TYPES = ['DELTA_GRPC', 'GRPC'] as const;
@@ -88,7 +82,7 @@ export function buildBootstrap(options: BootstrapOptions): Bootstrap {
       ads_config: {
         api_type: apiType,
         transport_api_version: 'V3',
-        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER_NAME } }],
+        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
         set_node_on_first_message_only: true,
       },
       lds_config: configSource(),
@@ -153,12 +147,12 @@ function socketAddress(address: string, port: number): Record<string, unknown> {
 
 function xdsCluster(address: string, port: number): Record<string, unknown> {
   return {
-    name: XDS_CLUSTER_NAME,
+    name: XDS_CLUSTER,
     // STATIC needs an IP; a compose service name such as `portcullis` needs DNS.
     type: isIP(address) === 0 ? 'STRICT_DNS' : 'STATIC',
     connect_timeout: '5s',
     load_assignment: {
-      cluster_name: XDS_CLUSTER_NAME,
+      cluster_name: XDS_CLUSTER,
       endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(address, port) } }] }],
     },
     typed_extension_protocol_options: {

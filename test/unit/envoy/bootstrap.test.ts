@@ -4,12 +4,12 @@ import { parse } from 'yaml';
 import {
   ADS_API_TYPES,
   type Bootstrap,
-  XDS_CLUSTER_NAME,
   bootstrapToYaml,
   buildBootstrap,
   isLoopbackAddress,
 } from '../../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
+import { XDS_CLUSTER as XDS_CLUSTER_NAME } from '../../../src/contract/names.js';
 
 const ads = { address: '127.0.0.1', port: 5443 } as const;
 
