@@ -2,7 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
-import { decodeCheckRequest, encodeCheckResponse } from './check-codec.js';
+import { readCheckRequest } from './check-request-reader.js';
+import { writeCheckResponse } from './check-response-writer.js';
 
 /** Decides one request; the gRPC layer only converts types around it. */
 export type Authorizer = (request: AuthorizeRequest) => Decision | Promise<Decision>;
@@ -12,8 +13,8 @@ const passThrough = (bytes: Buffer): Buffer => bytes;
 
 /**
  * `envoy.service.auth.v3.Authorization/Check` on grpc-js. Requests are decoded by hand from raw
- * bytes (the service definition passes buffers through), so only the fields authorization needs
- * are read. A handler failure answers gRPC INTERNAL: Envoy then returns `status_on_error` (503),
+ * bytes (the service definition passes buffers through) by the hand-written codec, so only the
+ * fields authorization needs are read. A handler failure answers gRPC INTERNAL: Envoy then returns `status_on_error` (503),
  * never an allow.
  */
 export const AUTHORIZATION_SERVICE: grpc.ServiceDefinition = {
@@ -38,7 +39,7 @@ export function registerAuthorizationService(
     Check: (call: grpc.ServerUnaryCall<Uint8Array, Uint8Array>, callback: grpc.sendUnaryData<Uint8Array>) => {
       let request: AuthorizeRequest;
       try {
-        request = decodeCheckRequest(call.request);
+        request = readCheckRequest(call.request);
       } catch (err) {
         logger.warn({ error: errorMessage(err) }, 'ext_authz: undecodable CheckRequest');
         callback({ code: grpc.status.INVALID_ARGUMENT, details: 'undecodable CheckRequest' });
@@ -47,7 +48,7 @@ export function registerAuthorizationService(
       Promise.resolve()
         .then(() => authorize(request))
         .then(
-          (decision) => callback(null, encodeCheckResponse(decision)),
+          (decision) => callback(null, writeCheckResponse(decision)),
           (err: unknown) => {
             logger.error(
               { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
