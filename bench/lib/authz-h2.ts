@@ -1,6 +1,6 @@
 /**
- * ext_authz transport cost: the grpc-js Authorization service against the lean `node:http2` Check
- * server (`src/authorize/ext-authz/h2-check-server.ts`), same authorizer and same CheckRequest
+ * ext_authz transport cost: the grpc-js Authorization service against the hand-rolled h2c Check
+ * server (`src/authorize/ext-authz/h2c/`), same authorizer and same CheckRequest
  * bytes. The servers run in a forked child (`--role=server`) holding the decision fixture
  * (`authz-fixture.ts`: 10,000 routes, 100,000 sessions); this process drives them over loopback
  * with a `node:http2` client (one HTTP/2 connection per server, as an Envoy worker holds one),
@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { registerAuthorizationService } from '../../src/authorize/ext-authz/authorization-service.js';
 import { decodeCheckRequest } from '../../src/authorize/ext-authz/check-codec.js';
-import { startH2CheckServer } from '../../src/authorize/ext-authz/h2-check-server.js';
+import { startH2cCheckServer } from '../../src/authorize/ext-authz/h2c/h2c-check-server.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { buildAuthzFixture } from './authz-fixture.js';
 import { numberArg, parseArgs, progress } from './child.js';
@@ -25,7 +25,7 @@ import { writeResult } from './output.js';
 import { round, summarize } from './stats.js';
 
 const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
-type ServerKind = 'grpc-js' | 'lean';
+type ServerKind = 'grpc-js' | 'h2c';
 
 /** The child's hello: where each server listens and the CheckRequests to send. */
 interface Ready {
@@ -69,7 +69,7 @@ async function serve(): Promise<void> {
       err ? reject(err) : resolve(port),
     ),
   );
-  const lean = await startH2CheckServer({
+  const h2c = await startH2cCheckServer({
     host: '127.0.0.1',
     port: 0,
     authorize: fixture.authorize,
@@ -82,7 +82,7 @@ async function serve(): Promise<void> {
     }
   });
   const ready: Ready = {
-    ports: { 'grpc-js': grpcPort, lean: lean.port },
+    ports: { 'grpc-js': grpcPort, h2c: h2c.port },
     requests: fixture.bytes.map((bytes) => Buffer.from(bytes).toString('base64')),
   };
   process.send?.(ready);
@@ -159,7 +159,7 @@ async function main(): Promise<void> {
       child.once('exit', (code) => reject(new Error(`server child exited with ${String(code)}`)));
     });
     const bodies = ready.requests.map((base64) => frame(Buffer.from(base64, 'base64')));
-    const kinds: ServerKind[] = ['grpc-js', 'lean'];
+    const kinds: ServerKind[] = ['grpc-js', 'h2c'];
     const sessions = Object.fromEntries(
       kinds.map((kind) => [kind, http2.connect(`http://127.0.0.1:${ready.ports[kind]}`)]),
     ) as Record<ServerKind, http2.ClientHttp2Session>;

@@ -11,6 +11,11 @@ import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
+import {
+  listenSharedGrpcPort,
+  type CheckTransport,
+  type SharedGrpcListener,
+} from '../authorize/ext-authz/h2c/shared-grpc-listener.js';
 
 /** Options of the all-in-one composition root; tests pass their own ports and logger. */
 export interface AllInOneOptions {
@@ -22,6 +27,11 @@ export interface AllInOneOptions {
   /** Start no Envoy (sidecar mode: an Envoy started separately connects over ADS). */
   readonly withoutEnvoy?: boolean;
   readonly reloadDebounceMs?: number;
+  /**
+   * Who answers ext_authz Check on the gRPC port: the h2c Check server (default) or grpc-js
+   * (benchmarks compare the two).
+   */
+  readonly checkTransport?: CheckTransport;
 }
 
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
@@ -72,7 +82,14 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy',
     );
   }
-  const grpcPort = await bindServer(server, host, port);
+  const listener = await listenGrpc(server, {
+    host,
+    port,
+    check: { authorize: authorize.authorizer(), logger },
+    logger,
+    ...(options.checkTransport === undefined ? {} : { transport: options.checkTransport }),
+  });
+  const grpcPort = listener.port;
   logger.info(
     {
       grpc_address: `${host}:${grpcPort}`,
@@ -107,6 +124,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     } catch (err) {
       ads.close();
       reloader.close();
+      await listener.close();
       server.forceShutdown();
       throw err;
     }
@@ -123,25 +141,29 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       reloader.close();
       await supervisor?.stop({ graceMs: stopOptions.graceMs ?? 0 });
       ads.close();
+      await listener.close();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
     },
   };
 }
 
-function bindServer(server: grpc.Server, host: string, port: number): Promise<number> {
-  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  return new Promise((resolve, reject) => {
-    server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, boundPort) => {
-      if (err !== null) {
-        reject(
-          new PortcullisError(
-            'GRPC_BIND_FAILED',
-            `cannot listen on grpc_address ${target}: ${errorMessage(err)}`,
-          ),
-        );
-      } else {
-        resolve(boundPort);
-      }
-    });
-  });
+/**
+ * Listens on `grpc_address` with one port for ADS and ext_authz (see `listenSharedGrpcPort`):
+ * Envoy's ext_authz connections are served by the h2c Check server, the rest by `server`.
+ */
+async function listenGrpc(
+  server: grpc.Server,
+  options: Omit<Parameters<typeof listenSharedGrpcPort>[0], 'grpcServer'>,
+): Promise<SharedGrpcListener> {
+  try {
+    return await listenSharedGrpcPort({ ...options, grpcServer: server });
+  } catch (err) {
+    const target = options.host.includes(':')
+      ? `[${options.host}]:${options.port}`
+      : `${options.host}:${options.port}`;
+    throw new PortcullisError(
+      'GRPC_BIND_FAILED',
+      `cannot listen on grpc_address ${target}: ${errorMessage(err)}`,
+    );
+  }
 }

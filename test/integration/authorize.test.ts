@@ -17,6 +17,8 @@ import { waitFor } from '../support/wait.js';
 import type { Session } from '../../src/databroker/session.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
+import { ROUTED_LOG } from '../../src/authorize/ext-authz/h2c/shared-grpc-listener.js';
+import { adminRequest } from '../../src/envoy/admin.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -183,6 +185,33 @@ describe('authorize through Envoy', () => {
     assert.equal((await get('protected.test', { cookie })).status, 200);
     await portcullis.running.sessions.delete(bob.id);
     assert.equal((await get('protected.test', { cookie, accept: 'application/json' })).status, 401);
+  });
+
+  test('one gRPC port: Envoy gets its config over ADS (grpc-js) and Checks are served by the h2c server', async () => {
+    const compiled = portcullis.running.reloader.lastGoodBuild()?.compiled;
+    const cluster = compiled?.[CLUSTER_TYPE].find((entry) => entry.name === 'portcullis-authorize');
+    assert.match(
+      JSON.stringify(cluster?.message),
+      new RegExp(`"port_value":${portcullis.running.grpcPort}\\b`),
+    );
+    assert.equal((await get('protected.test', { cookie: cookieFor(ada) })).status, 200);
+    const routed = portcullis.logs
+      .filter((record) => record.msg === ROUTED_LOG)
+      .map((record) => (record.obj as { served_by: string }).served_by);
+    assert.ok(routed.includes('grpc-js'), `the ADS connection went to grpc-js (${routed.join(', ')})`);
+    assert.ok(
+      routed.includes('h2c'),
+      `the ext_authz connection went to the h2c server (${routed.join(', ')})`,
+    );
+    const stats = (
+      await adminRequest(
+        portcullis.adminUrl,
+        '/stats?filter=ext_authz.ok%7Ccluster.portcullis-authorize.upstream_cx_total',
+        { timeoutMs: 5000 },
+      )
+    ).body;
+    assert.match(stats, /http\.ingress\.ext_authz\.ok: [1-9]/);
+    assert.match(stats, /cluster\.portcullis-authorize\.upstream_cx_total: [1-9]/);
   });
 
   test('an ext_authz outage gives 503, never an open door', async () => {

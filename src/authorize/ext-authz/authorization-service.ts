@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
+import { CHECK_METHOD_PATH } from './check-call.js';
 import { readCheckRequest } from './check-request-reader.js';
 import { writeCheckResponse } from './check-response-writer.js';
 
@@ -19,7 +20,7 @@ const passThrough = (bytes: Buffer): Buffer => bytes;
  */
 export const AUTHORIZATION_SERVICE: grpc.ServiceDefinition = {
   Check: {
-    path: '/envoy.service.auth.v3.Authorization/Check',
+    path: CHECK_METHOD_PATH,
     requestStream: false,
     responseStream: false,
     requestSerialize: toBuffer,
