@@ -7,12 +7,16 @@
  * assertion signed during the warm-up and cached, as in steady state). Timed per request:
  *
  *   decision   decoded AuthorizeRequest -> Decision (awaited: the assertion comes from the cache)
- *   check      CheckRequest bytes -> decode -> decide -> CheckResponse bytes (what the gRPC handler runs)
+ *   check      framed CheckRequest bytes -> read -> decide -> CheckResponse bytes (`answerCheck`, what
+ *              the h2c Check server runs per request; awaited only when it returns a promise)
  *
  *   node --import tsx bench/lib/authz-decision.ts --routes=10000 --sessions=100000
  */
 import type { AuthorizeRequest, Decision } from '../../src/authorize/decision.js';
-import { decodeCheckRequest, encodeCheckResponse } from '../../src/authorize/ext-authz/check-codec.js';
+import { answerCheck } from '../../src/authorize/ext-authz/check-call.js';
+import { readCheckRequest } from '../../src/authorize/ext-authz/check-request-reader.js';
+import { grpcFramed } from '../../src/authorize/ext-authz/h2c/grpc-reply.js';
+import { silentLogger } from '../../src/shared/logger.js';
 import { numberArg, parseArgs, progress } from './child.js';
 import { buildAuthzFixture } from './authz-fixture.js';
 import { writeResult } from './output.js';
@@ -50,7 +54,12 @@ async function main(): Promise<void> {
   const iterations = numberArg(args, 'iterations', 200_000);
   const distinct = numberArg(args, 'distinct', 1000);
   const { state, sessions, authorize, bytes } = await buildAuthzFixture(routes, sessionCount, distinct);
-  const requests: AuthorizeRequest[] = bytes.map((b) => decodeCheckRequest(b));
+  const requests: AuthorizeRequest[] = bytes.map((b) => readCheckRequest(b));
+  const bodies = bytes.map((b) => grpcFramed(b));
+  const answer = async (body: Buffer): Promise<void> => {
+    const outcome = answerCheck(body, authorize, silentLogger);
+    if (!Buffer.isBuffer(await outcome)) throw new Error('Check failed');
+  };
   progress('authz-decision', `${state.routes.size} routes, ${sessions.size} sessions; warming up`);
   let allAllowed = true;
   const check = (decision: Decision): void => {
@@ -62,7 +71,7 @@ async function main(): Promise<void> {
   };
   for (let i = 0; i < Math.max(distinct * 3, 20_000); i++) {
     check(await authorize(requests[i % distinct] as AuthorizeRequest));
-    encodeCheckResponse(await authorize(decodeCheckRequest(bytes[i % distinct] as Uint8Array)));
+    await answer(bodies[i % distinct] as Buffer);
   }
   const decisionTimes = new Float64Array(iterations);
   const checkTimes = new Float64Array(iterations);
@@ -73,9 +82,10 @@ async function main(): Promise<void> {
     const decision = await authorize(request);
     decisionTimes[i] = performance.now() - start;
     check(decision);
-    const raw = bytes[i % distinct] as Uint8Array;
+    const body = bodies[i % distinct] as Buffer;
     start = performance.now();
-    encodeCheckResponse(await authorize(decodeCheckRequest(raw)));
+    const outcome = answerCheck(body, authorize, silentLogger);
+    if (outcome instanceof Promise) await outcome;
     checkTimes[i] = performance.now() - start;
   }
   const result: AuthzDecisionResult = {

@@ -16,7 +16,7 @@ import http2 from 'node:http2';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { registerAuthorizationService } from '../../src/authorize/ext-authz/authorization-service.js';
-import { decodeCheckRequest } from '../../src/authorize/ext-authz/check-codec.js';
+import { readCheckRequest } from '../../src/authorize/ext-authz/check-request-reader.js';
 import { startH2cCheckServer } from '../../src/authorize/ext-authz/h2c/h2c-check-server.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { buildAuthzFixture } from './authz-fixture.js';
@@ -60,7 +60,7 @@ async function serve(): Promise<void> {
   );
   // Sign every session's assertion once, so both servers see the steady (cached) state.
   for (const bytes of fixture.bytes) {
-    await fixture.authorize(decodeCheckRequest(bytes));
+    await fixture.authorize(readCheckRequest(bytes));
   }
   const server = new grpc.Server();
   registerAuthorizationService(server, fixture.authorize, silentLogger);

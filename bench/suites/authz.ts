@@ -2,7 +2,7 @@
  * Authorization speed through a real Envoy, side by side in one run: the same Envoy, the same
  * upstream, one route without ext_authz (`BARE_HOST`, public) and the same route through
  * Portcullis's ext_authz with a valid session cookie and the signed assertion on (`AUTHZ_HOST`).
- * Portcullis (ADS + ext_authz on its grpc-js server, Envoy supervised with concurrency 2) runs in
+ * Portcullis (ADS and ext_authz on its one gRPC port, Envoy supervised with concurrency 2) runs in
  * its own process (`bench/lib/authz-server.ts`) so its CPU is read there alone; the upstream (a
  * fixed 2-byte 200) runs here; load comes from wrk. Each repetition runs, alternately:
  *
@@ -12,9 +12,12 @@
  * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
  * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
  *
- * `--transport=lean` serves the Checks from the lean `node:http2` server instead of grpc-js.
+ * `--transport=h2c` (default, production) serves the Checks from the h2c Check server on the shared
+ * gRPC port; `--transport=grpc-js` from grpc-js. `--compare=grpc-js` repeats the whole measurement
+ * with those transports after the first, each with its own Portcullis and Envoy, and reports them
+ * in `comparisons`. `--profile=<dir>` writes CPU profiles of the Portcullis processes there.
  *
- *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16 [--transport=lean]
+ *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16 [--compare=grpc-js]
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -35,6 +38,8 @@ interface Repetition {
   readonly authzOneConnection: WrkResult;
   /** Server CPU (user + system, us) per Check in the loaded authz run and in the one-connection run. */
   readonly cpuPerCheckUs: number;
+  /** The kernel (system) part of `cpuPerCheckUs`: socket reads and writes, epoll. */
+  readonly cpuPerCheckSystemUs: number;
   readonly cpuPerCheckOneConnectionUs: number;
   /** Server CPU per second during the loaded bare run (ext_authz is idle there: the floor). */
   readonly idleCpuUsPerS: number;
@@ -42,6 +47,8 @@ interface Repetition {
 
 /** What this suite reports. */
 export interface AuthzEndToEndResult {
+  /** Who served the Checks: `h2c` (production) or `grpc-js`. */
+  readonly transport: string;
   readonly sessions: number;
   readonly extraRoutes: number;
   readonly connections: number;
@@ -59,8 +66,11 @@ export interface AuthzEndToEndResult {
   readonly addedP50Us: Summary;
   readonly addedP99Us: Summary;
   readonly cpuPerCheckUs: Summary;
+  readonly cpuPerCheckSystemUs: Summary;
   readonly cpuPerCheckOneConnectionUs: Summary;
   readonly startupMs: number;
+  /** The same measurement with the `--compare` transports, run after this one in the same run. */
+  readonly comparisons?: readonly AuthzEndToEndResult[];
 }
 
 async function extAuthzOk(adminUrl: string): Promise<number> {
@@ -69,20 +79,49 @@ async function extAuthzOk(adminUrl: string): Promise<number> {
   return Number(/ext_authz\.ok: (\d+)/.exec(body)?.[1] ?? 0);
 }
 
+/** What every transport's measurement shares. */
+interface Settings {
+  readonly reps: number;
+  readonly seconds: number;
+  readonly connections: number;
+  readonly sessions: number;
+  readonly extraRoutes: number;
+  readonly profileDir: string | undefined;
+  readonly upstreamPort: number;
+}
+
 async function main(): Promise<void> {
   const args = parseArgs();
-  const reps = numberArg(args, 'reps', 5);
-  const seconds = numberArg(args, 'seconds', 4);
-  const connections = numberArg(args, 'connections', 16);
-  const sessions = numberArg(args, 'sessions', 100_000);
-  const extraRoutes = numberArg(args, 'routes', 0);
   const upstream = createServer((req, res) => {
     req.resume();
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 });
     res.end('ok');
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
-  const upstreamPort = (upstream.address() as AddressInfo).port;
+  const settings: Settings = {
+    reps: numberArg(args, 'reps', 5),
+    seconds: numberArg(args, 'seconds', 4),
+    connections: numberArg(args, 'connections', 16),
+    sessions: numberArg(args, 'sessions', 100_000),
+    extraRoutes: numberArg(args, 'routes', 0),
+    profileDir: args.get('profile'),
+    upstreamPort: (upstream.address() as AddressInfo).port,
+  };
+  try {
+    const primary = await measure(args.get('transport') ?? 'h2c', settings);
+    const comparisons: AuthzEndToEndResult[] = [];
+    for (const transport of (args.get('compare') ?? '').split(',').filter((name) => name !== '')) {
+      comparisons.push(await measure(transport, settings));
+    }
+    writeResult(args, comparisons.length === 0 ? primary : { ...primary, comparisons });
+  } finally {
+    upstream.close();
+  }
+}
+
+/** Starts Portcullis with `transport` serving Checks, measures bare vs authorized, stops it. */
+async function measure(transport: string, settings: Settings): Promise<AuthzEndToEndResult> {
+  const { reps, seconds, connections, sessions, extraRoutes, profileDir, upstreamPort } = settings;
   const started = performance.now();
   const server = fork(
     `${REPO_ROOT}bench/lib/authz-server.ts`,
@@ -90,9 +129,16 @@ async function main(): Promise<void> {
       `--upstream=127.0.0.1:${upstreamPort}`,
       `--sessions=${sessions}`,
       `--routes=${extraRoutes}`,
-      `--transport=${args.get('transport') ?? 'grpc-js'}`,
+      `--transport=${transport}`,
     ],
-    { execArgv: ['--import', 'tsx'], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] },
+    {
+      execArgv: [
+        '--import',
+        'tsx',
+        ...(profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${profileDir}`]),
+      ],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    },
   );
   const waiters: { resolve: (message: AuthzServerMessage) => void; reject: (err: Error) => void }[] = [];
   server.on('message', (message: AuthzServerMessage) => waiters.shift()?.resolve(message));
@@ -106,14 +152,18 @@ async function main(): Promise<void> {
     const ready = await next();
     if (ready.type !== 'ready') throw new Error('authz server: expected ready');
     const startupMs = round(performance.now() - started);
-    progress('authz', `Portcullis + Envoy ready in ${Math.round(startupMs)} ms; ${sessions} sessions`);
-    const cpu = async (): Promise<number> => {
+    progress(
+      'authz',
+      `${transport}: Portcullis + Envoy ready in ${Math.round(startupMs)} ms; ${sessions} sessions`,
+    );
+    const cpuSplit = async (): Promise<{ total: number; system: number }> => {
       const reply = next();
       server.send({ type: 'cpu' });
       const message = await reply;
       if (message.type !== 'cpu') throw new Error('authz server: expected cpu');
-      return message.userUs + message.systemUs;
+      return { total: message.userUs + message.systemUs, system: message.systemUs };
     };
+    const cpu = async (): Promise<number> => (await cpuSplit()).total;
     const url = `http://127.0.0.1:${ready.proxyPort}/`;
     const bareHeaders = { Host: BARE_HOST };
     const authzHeaders = { Host: AUTHZ_HOST, Cookie: ready.cookie };
@@ -124,13 +174,17 @@ async function main(): Promise<void> {
         return result;
       });
     /** An authz run with the server's CPU and Envoy's Check count around it. */
-    const measured = async (conns: number): Promise<{ result: WrkResult; cpuPerCheckUs: number }> => {
-      const [cpuBefore, checksBefore] = [await cpu(), await extAuthzOk(ready.adminUrl)];
+    const measured = async (
+      conns: number,
+    ): Promise<{ result: WrkResult; cpuPerCheckUs: number; systemPerCheckUs: number }> => {
+      const [cpuBefore, checksBefore] = [await cpuSplit(), await extAuthzOk(ready.adminUrl)];
       const result = await load(authzHeaders, conns, seconds);
-      const [cpuAfter, checksAfter] = [await cpu(), await extAuthzOk(ready.adminUrl)];
+      const [cpuAfter, checksAfter] = [await cpuSplit(), await extAuthzOk(ready.adminUrl)];
+      const checks = Math.max(1, checksAfter - checksBefore);
       return {
         result,
-        cpuPerCheckUs: round((cpuAfter - cpuBefore) / Math.max(1, checksAfter - checksBefore)),
+        cpuPerCheckUs: round((cpuAfter.total - cpuBefore.total) / checks),
+        systemPerCheckUs: round((cpuAfter.system - cpuBefore.system) / checks),
       };
     };
     // Warm-up: JIT, connection pools, the assertion cache entry.
@@ -150,16 +204,18 @@ async function main(): Promise<void> {
         bareOneConnection: bareOne,
         authzOneConnection: authzOne.result,
         cpuPerCheckUs: authz.cpuPerCheckUs,
+        cpuPerCheckSystemUs: authz.systemPerCheckUs,
         cpuPerCheckOneConnectionUs: authzOne.cpuPerCheckUs,
         idleCpuUsPerS,
       });
       progress(
         'authz',
-        `rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
+        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
       );
     }
     const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
-    writeResult(args, {
+    return {
+      transport,
       sessions,
       extraRoutes,
       connections,
@@ -175,9 +231,10 @@ async function main(): Promise<void> {
       addedP50Us: of((r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us),
       addedP99Us: of((r) => r.authzOneConnection.p99Us - r.bareOneConnection.p99Us),
       cpuPerCheckUs: of((r) => r.cpuPerCheckUs),
+      cpuPerCheckSystemUs: of((r) => r.cpuPerCheckSystemUs),
       cpuPerCheckOneConnectionUs: of((r) => r.cpuPerCheckOneConnectionUs),
       startupMs,
-    } satisfies AuthzEndToEndResult);
+    };
   } finally {
     server.send({ type: 'stop' });
     await new Promise((resolve) => {
@@ -190,7 +247,6 @@ async function main(): Promise<void> {
         resolve(undefined);
       });
     });
-    upstream.close();
   }
 }
 
