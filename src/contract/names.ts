@@ -3,8 +3,20 @@
  * change: every compiled resource, bootstrap and ext_authz lookup uses these constants.
  */
 
-/** The single RouteConfiguration the HTTP listener's connection manager fetches over RDS. */
+/**
+ * The HTTP listener's routing table: the one RouteConfiguration fetched over RDS, or (host-scoped
+ * delivery) the name of the connection manager's scoped routes, whose per-host scopes and route
+ * configurations are named by `hostScopeName`.
+ */
 export const INGRESS_ROUTE_CONFIG = 'ingress';
+
+/**
+ * Name of the ScopedRouteConfiguration and RouteConfiguration that carry one host's virtual host
+ * under host-scoped delivery: `ingress/<host>`. Stable, so an unchanged host keeps its version.
+ */
+export function hostScopeName(host: string): string {
+  return `${INGRESS_ROUTE_CONFIG}/${host}`;
+}
 
 /** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */
 export const XDS_CLUSTER = 'portcullis-xds';

@@ -51,15 +51,31 @@ function realMaterial(value: unknown): unknown {
 
 function bootstrapFor(name: string): Json {
   const routeConfigs = read(name, 'routes');
+  const routeConfig = (configName: string): Json => {
+    const found = routeConfigs.find((config) => config.name === configName);
+    assert.ok(found, `route configuration ${configName} missing`);
+    return found;
+  };
+  // Scopes as Envoy would fetch them over SRDS, each with its RouteConfiguration inlined.
+  const scopes = read(name, 'scopes').map((scope) => {
+    const { route_configuration_name: configName, ...rest } = scope as Json & {
+      route_configuration_name: string;
+    };
+    return { ...rest, route_configuration: routeConfig(configName) };
+  });
   const listeners = read(name, 'listeners').map((listener) => {
     const text = JSON.stringify(listener);
-    // Inline the RouteConfiguration where the HCM would fetch it over RDS.
+    // Inline the RouteConfiguration where the HCM would fetch it over RDS, and the scopes where it
+    // would fetch them over SRDS.
     return JSON.parse(text, (key, member: unknown) => {
       if (member !== null && typeof member === 'object' && 'rds' in (member as Json)) {
         const { rds, ...rest } = member as Json & { rds: { route_config_name: string } };
-        const routeConfig = routeConfigs.find((config) => config.name === rds.route_config_name);
-        assert.ok(routeConfig, `route configuration ${rds.route_config_name} missing`);
-        return { ...rest, route_config: routeConfig };
+        return { ...rest, route_config: routeConfig(rds.route_config_name) };
+      }
+      if (key === 'scoped_routes' && member !== null && typeof member === 'object') {
+        const { scoped_rds: _dynamic, ...rest } = member as Json;
+        assert.ok(scopes.length > 0, 'per-host scoped routes without scopes');
+        return { ...rest, scoped_route_configurations_list: { scoped_route_configurations: scopes } };
       }
       return member;
     }) as Json;

@@ -6,6 +6,8 @@ import { stringify } from 'yaml';
 import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { recordingLogger, type LogRecord } from '../../src/shared/logger.js';
+import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
+import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
 
@@ -58,6 +60,7 @@ export async function startPortcullis(
     adsApiType: options.adsApiType ?? 'DELTA_GRPC',
     reloadDebounceMs: 20,
   });
+  recordSnapshots(running.store);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const harness: TestPortcullis = {
     running,
@@ -91,6 +94,21 @@ export async function startPortcullis(
   return harness;
 }
 
+/** Every snapshot a store published since `recordSnapshots`, oldest first. */
+const publishedSnapshots = new WeakMap<SnapshotStore, Snapshot[]>();
+
+/**
+ * Starts keeping `store`'s published snapshots, so `envoyHasApplied` can recognise a SotW
+ * RouteConfiguration that kept the version of the response that last changed it.
+ */
+export function recordSnapshots(store: SnapshotStore): void {
+  const history: Snapshot[] = [];
+  const current = store.current();
+  if (current !== undefined) history.push(current);
+  publishedSnapshots.set(store, history);
+  store.subscribe((snapshot) => history.push(snapshot));
+}
+
 /**
  * True when Envoy's own config dump shows the store's current snapshot: the route configuration
  * and every active cluster at the versions Portcullis sent (resource versions over delta xDS, type
@@ -113,8 +131,19 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
   const clustersDump = dump.configs.find((config) => config['@type'].endsWith('.ClustersConfigDump'));
   const routeDump = routesDump?.dynamic_route_configs ?? [];
   const clusterDump = clustersDump?.dynamic_active_clusters ?? [];
-  const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean =>
-    version === snapshot.typeVersions[type] || version === snapshot.resources[type].get(name)?.version;
+  const history = publishedSnapshots.get(running.store) ?? [snapshot];
+  // Over SotW a resource carries the type version of the response that last changed it: any
+  // published snapshot that held the resource exactly as it is now.
+  const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean => {
+    const wanted = snapshot.resources[type].get(name)?.version;
+    return (
+      version === snapshot.typeVersions[type] ||
+      version === wanted ||
+      history.some(
+        (old) => old.typeVersions[type] === version && old.resources[type].get(name)?.version === wanted,
+      )
+    );
+  };
   const routesOk = [...snapshot.resources[routesType].keys()].every((name) =>
     routeDump.some(
       (entry) => entry.route_config.name === name && accepts(routesType, name, entry.version_info),

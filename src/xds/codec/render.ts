@@ -5,7 +5,7 @@ import { toProto3Json } from './proto3-json.js';
 import { RESOURCE_TYPES, SHORT_NAMES, type ResourceType } from './type-urls.js';
 
 /** Resources of each type, keyed by their short names (`clusters`, `endpoints`, ...). */
-export type RenderedResources = Record<'clusters' | 'endpoints' | 'listeners' | 'routes', unknown[]>;
+export type RenderedResources = Record<(typeof SHORT_NAMES)[ResourceType], unknown[]>;
 
 /**
  * Renders resources the way Envoy will see them: encode to wire bytes, decode, proto3 JSON,
@@ -16,7 +16,7 @@ export function renderResources(
   resources: Readonly<Record<ResourceType, readonly { name: string; message: Record<string, unknown> }[]>>,
   options: { redactSecrets?: boolean } = {},
 ): RenderedResources {
-  const out = { clusters: [], endpoints: [], listeners: [], routes: [] } as RenderedResources;
+  const out = { clusters: [], endpoints: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
   for (const type of RESOURCE_TYPES) {
     out[SHORT_NAMES[type]] = resources[type].map(({ message }) => {
       const decoded = sortKeys(toProto3Json(type, decodeMessage(type, encodeMessage(type, message))));

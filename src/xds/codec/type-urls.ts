@@ -9,12 +9,18 @@ export const LISTENER_TYPE = 'envoy.config.listener.v3.Listener';
 export const ROUTE_CONFIGURATION_TYPE = 'envoy.config.route.v3.RouteConfiguration';
 export const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 export const CLUSTER_LOAD_ASSIGNMENT_TYPE = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
+export const SCOPED_ROUTE_CONFIGURATION_TYPE = 'envoy.config.route.v3.ScopedRouteConfiguration';
 
-/** The four resource kinds served over ADS, in make-before-break push order: CDS, EDS, LDS, RDS. */
+/**
+ * The resource kinds served over ADS, in make-before-break push order: CDS, EDS, LDS, SRDS, RDS.
+ * A scope (SRDS) names its RouteConfiguration, and Envoy subscribes to that name once it sees the
+ * scope, so scopes go before the route configurations they point at.
+ */
 export const RESOURCE_TYPES = [
   CLUSTER_TYPE,
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   LISTENER_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   ROUTE_CONFIGURATION_TYPE,
 ] as const;
 export type ResourceType = (typeof RESOURCE_TYPES)[number];
@@ -25,12 +31,14 @@ export function typeUrl(messageName: string): string {
 }
 
 /** Short names used in logs and file names. */
-export const SHORT_NAMES: Record<ResourceType, 'clusters' | 'endpoints' | 'listeners' | 'routes'> = {
-  [CLUSTER_TYPE]: 'clusters',
-  [CLUSTER_LOAD_ASSIGNMENT_TYPE]: 'endpoints',
-  [LISTENER_TYPE]: 'listeners',
-  [ROUTE_CONFIGURATION_TYPE]: 'routes',
-};
+export const SHORT_NAMES: Record<ResourceType, 'clusters' | 'endpoints' | 'listeners' | 'scopes' | 'routes'> =
+  {
+    [CLUSTER_TYPE]: 'clusters',
+    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: 'endpoints',
+    [LISTENER_TYPE]: 'listeners',
+    [SCOPED_ROUTE_CONFIGURATION_TYPE]: 'scopes',
+    [ROUTE_CONFIGURATION_TYPE]: 'routes',
+  };
 
 /** Returns the resource type for a type URL, or undefined when Portcullis does not serve it. */
 export function resourceTypeOf(url: string): ResourceType | undefined {

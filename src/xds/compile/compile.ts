@@ -5,6 +5,7 @@ import {
   CLUSTER_TYPE,
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../codec/type-urls.js';
 import { compileCluster } from './cluster.js';
@@ -12,7 +13,8 @@ import { compileEndpoints } from './endpoints.js';
 import { compileListener } from './listener.js';
 import { authorizeCluster } from './ext-authz.js';
 import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
-import { compileRouteConfiguration } from './route-configuration.js';
+import { compileRouting } from './route-configuration.js';
+import { routeScoping } from './route-scoping.js';
 
 /** A compiled resource before encoding: its name and its proto3-JSON-shaped message. */
 export interface CompiledResource {
@@ -28,6 +30,8 @@ export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledR
  * gives the same resources (and, after encoding, the same bytes and versions).
  */
 export function compile(ir: IR): CompiledResources {
+  const scoping = routeScoping(ir);
+  const routing = compileRouting(ir, scoping);
   return {
     [CLUSTER_TYPE]: [
       // Sorted by name: `portcullis-*` before every `route-*`.
@@ -40,8 +44,12 @@ export function compile(ir: IR): CompiledResources {
       .filter((cluster) => cluster.discovery === 'EDS')
       .map((cluster) => ({ name: cluster.name, message: compileEndpoints(cluster) })),
     [LISTENER_TYPE]: [
-      { name: ir.listener.name, message: compileListener(ir.listener, ir.internal, ir.authorize.cookieName) },
+      {
+        name: ir.listener.name,
+        message: compileListener(ir.listener, ir.internal, ir.authorize.cookieName, scoping),
+      },
     ],
-    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: compileRouteConfiguration(ir) }],
+    [SCOPED_ROUTE_CONFIGURATION_TYPE]: routing.scopes,
+    [ROUTE_CONFIGURATION_TYPE]: routing.routeConfigurations,
   };
 }

@@ -1,6 +1,7 @@
 import type { IRInternal, IRListener } from '../../ir/types.js';
 import { extAuthzFilter } from './ext-authz.js';
 import { luaStripFilter } from './identity-strip.js';
+import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
@@ -21,12 +22,13 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
 /**
  * IR listener -> the user-facing Envoy `listener.v3.Listener`: PROXY protocol first when enabled
  * (so X-Forwarded-For is the real client behind another proxy), TLS when not `insecure_server`,
- * and one HTTP connection manager that routes via RDS.
+ * and one HTTP connection manager that routes via RDS or per-host scoped RDS (`route-scoping.ts`).
  */
 export function compileListener(
   listener: IRListener,
   internal?: IRInternal,
   cookieName = '_portcullis',
+  scoping: RouteScoping = 'single',
 ): ProtoObject {
   const listenerFilters: ProtoObject[] = [];
   if (listener.useProxyProtocol) {
@@ -41,7 +43,7 @@ export function compileListener(
         name: NETWORK_FILTER_HCM,
         typed_config: typed(
           'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          httpConnectionManager(listener, internal, cookieName),
+          httpConnectionManager(listener, internal, cookieName, scoping),
         ),
       },
     ],
@@ -63,6 +65,23 @@ export function compileListener(
   return out;
 }
 
+const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
+
+/**
+ * Scoped routes keyed by the whole `:authority` value. Envoy reads the key after the connection
+ * manager has stripped the port and trailing dot (`strip_any_host_port`, `strip_trailing_host_dot`),
+ * so `app.example.com:443` and `app.example.com.` find the `app.example.com` scope. Scopes and
+ * their route configurations both come over ADS.
+ */
+function hostScopedRoutes(): ProtoObject {
+  return {
+    name: INGRESS_ROUTE_CONFIG,
+    scope_key_builder: { fragments: [{ header_value_extractor: { name: ':authority', index: 0 } }] },
+    rds_config_source: ADS_SOURCE,
+    scoped_rds: { scoped_rds_config_source: ADS_SOURCE },
+  };
+}
+
 /**
  * The HTTP connection manager with every setting of the Envoy contract in security-threats.md
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
@@ -75,11 +94,14 @@ export function httpConnectionManager(
   listener: IRListener,
   internal?: IRInternal,
   cookieName = '_portcullis',
+  scoping: RouteScoping = 'single',
 ): ProtoObject {
   return {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
-    rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: { ads: {}, resource_api_version: 'V3' } },
+    ...(scoping === 'single'
+      ? { rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE } }
+      : { scoped_routes: hostScopedRoutes() }),
     http_filters: [
       ...(internal === undefined ? [] : [extAuthzFilter(internal), luaStripFilter(cookieName)]),
       { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },

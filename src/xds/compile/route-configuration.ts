@@ -1,7 +1,9 @@
 import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
 import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
-import { INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
+import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
+import type { CompiledResource } from './compile.js';
+import type { RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
 
@@ -12,9 +14,51 @@ import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
  * because CDS is pushed first anyway and a strict check would reject a route briefly ahead of it.
  */
 export function compileRouteConfiguration(ir: IR): ProtoObject {
+  return routeConfiguration(
+    INGRESS_ROUTE_CONFIG,
+    ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
+    ir,
+  );
+}
+
+/** The route configurations and (per-host delivery) the scopes that select them. */
+export interface CompiledRouting {
+  readonly routeConfigurations: readonly CompiledResource[];
+  readonly scopes: readonly CompiledResource[];
+}
+
+/**
+ * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one RouteConfiguration per
+ * virtual host (`ingress/<host>`, with the same global response headers) and one scope keyed by the
+ * host that points at it. Virtual hosts are sorted by name, so both lists are too.
+ */
+export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
+  if (scoping === 'single')
+    return {
+      routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
+      scopes: [],
+    };
+  const routeConfigurations: CompiledResource[] = [];
+  const scopes: CompiledResource[] = [];
+  for (const vhost of ir.virtualHosts) {
+    const host = vhost.domains[0] as string;
+    const name = hostScopeName(host);
+    routeConfigurations.push({
+      name,
+      message: routeConfiguration(name, [compileVirtualHost(vhost, ir)], ir),
+    });
+    scopes.push({
+      name,
+      message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
+    });
+  }
+  return { routeConfigurations, scopes };
+}
+
+function routeConfiguration(name: string, virtualHosts: ProtoObject[], ir: IR): ProtoObject {
   return {
-    name: INGRESS_ROUTE_CONFIG,
-    virtual_hosts: ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
+    name,
+    virtual_hosts: virtualHosts,
     response_headers_to_add: headerOptions(ir.responseHeaders),
     most_specific_header_mutations_wins: true,
     validate_clusters: sharedWrapped(false),

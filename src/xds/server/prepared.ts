@@ -1,4 +1,4 @@
-import { CLUSTER_TYPE, LISTENER_TYPE, typeUrl } from '../codec/type-urls.js';
+import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { deltaResourceSize } from './chunking.js';
@@ -105,8 +105,9 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   };
 }
 
-/** Listener and Cluster: SotW responses carry the complete set and wildcard subscriptions exist
- * (xDS protocol, "How the client specifies what resources to return" and "Deleting Resources"). */
+/** Listener, Cluster and ScopedRouteConfiguration: SotW responses carry the complete set and
+ * wildcard subscriptions exist (xDS protocol, "How the client specifies what resources to return"
+ * and "Deleting Resources"; Envoy subscribes to scopes by wildcard). */
 export function isFullSetType(type: ResourceType): boolean {
-  return type === CLUSTER_TYPE || type === LISTENER_TYPE;
+  return type === CLUSTER_TYPE || type === LISTENER_TYPE || type === SCOPED_ROUTE_CONFIGURATION_TYPE;
 }

@@ -8,6 +8,7 @@ import {
   LISTENER_TYPE,
   RESOURCE_TYPES,
   ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
@@ -57,8 +58,8 @@ function resourceVersion(bytes: Uint8Array): string {
 
 /**
  * Checks that a snapshot is self-consistent before it is published: every EDS cluster has its
- * endpoints, every route names an existing cluster, and the listener's RDS name exists. A snapshot
- * that fails is never published (Envoy would blackhole traffic), and the problems are reported.
+ * endpoints, every route names an existing cluster, and the listener's RDS name and every scope's
+ * route configuration exist. A snapshot that fails is never published (Envoy would blackhole traffic), and the problems are reported.
  */
 export function checkConsistency(compiled: CompiledResources): Problem[] {
   const problems: Problem[] = [];
@@ -84,6 +85,15 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
           });
         }
       }
+    }
+  }
+  for (const { name, message } of compiled[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
+    const target = message.route_configuration_name as string;
+    if (!routeConfigNames.has(target)) {
+      problems.push({
+        path: `scopes.${name}`,
+        message: `scope references unknown route configuration ${target}`,
+      });
     }
   }
   for (const { name, message } of compiled[LISTENER_TYPE]) {

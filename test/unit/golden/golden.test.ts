@@ -15,7 +15,7 @@ import { caseNames, deleteOrphans, expectGolden, GOLDEN_DIR, UPDATE_GOLDEN } fro
 
 const CONFIG_DIR = join(GOLDEN_DIR, 'config-to-ir');
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
-const KINDS = ['listeners', 'routes', 'clusters', 'endpoints'] as const;
+const KINDS = ['listeners', 'scopes', 'routes', 'clusters', 'endpoints'] as const;
 const TRANSLATE_OPTIONS = {
   systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
   // Goldens show authorization as all-in-one compiles it; the JWKS is a stand-in (no key material).
@@ -81,7 +81,7 @@ test('golden folders hold no orphaned outputs', () => {
   );
   const configOrphans = deleteOrphans(CONFIG_DIR, /\.out\.yaml$/, configKeep);
   const xdsKeep = new Set(irCases().flatMap(({ name }) => KINDS.map((kind) => `${name}.${kind}.yaml`)));
-  const xdsOrphans = deleteOrphans(XDS_DIR, /\.(listeners|routes|clusters|endpoints)\.yaml$/, xdsKeep);
+  const xdsOrphans = deleteOrphans(XDS_DIR, /\.(listeners|scopes|routes|clusters|endpoints)\.yaml$/, xdsKeep);
   if (!UPDATE_GOLDEN)
     assert.deepEqual(
       [...configOrphans, ...xdsOrphans],

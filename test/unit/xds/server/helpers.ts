@@ -9,6 +9,7 @@ import {
   CLUSTER_TYPE,
   LISTENER_TYPE,
   RESOURCE_TYPES,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   typeUrl,
 } from '../../../../src/xds/codec/type-urls.js';
@@ -105,6 +106,7 @@ export interface SnapshotSpec {
   readonly clusters?: readonly ProtoObject[];
   readonly endpoints?: readonly ProtoObject[];
   readonly listeners?: readonly ProtoObject[];
+  readonly scopes?: readonly ProtoObject[];
   readonly routes?: readonly ProtoObject[];
 }
 
@@ -114,6 +116,7 @@ export function buildSnapshot(spec: SnapshotSpec): Snapshot {
     [CLUSTER_TYPE]: spec.clusters ?? [],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: spec.endpoints ?? [],
     [LISTENER_TYPE]: spec.listeners ?? [],
+    [SCOPED_ROUTE_CONFIGURATION_TYPE]: spec.scopes ?? [],
     [ROUTE_CONFIGURATION_TYPE]: spec.routes ?? [],
   };
   const resources = {} as Record<ResourceType, Map<string, EncodedResource>>;
@@ -138,6 +141,7 @@ export function baseSpec(port = 8080): Required<SnapshotSpec> {
     clusters: [cluster('c1'), cluster('c2')],
     endpoints: [endpoints('c1', port), endpoints('c2', port + 1)],
     listeners: [listener('l1', 'r1')],
+    scopes: [],
     routes: [route('r1', 'c1')],
   };
 }
@@ -240,7 +244,10 @@ export async function take(client: AdsClient, count: number): Promise<AdsRespons
 export function sotwConverged(
   client: AdsClient,
   snapshot: Snapshot,
-  types: readonly ResourceType[] = RESOURCE_TYPES,
+  // Scopes only count when the snapshot has some (a client without per-host routes never asks).
+  types: readonly ResourceType[] = RESOURCE_TYPES.filter(
+    (type) => type !== SCOPED_ROUTE_CONFIGURATION_TYPE || snapshot.resources[type].size > 0,
+  ),
 ): boolean {
   return types.every((type) => client.versions.get(typeUrl(type)) === snapshot.typeVersions[type]);
 }
