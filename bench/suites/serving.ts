@@ -96,12 +96,16 @@ async function clusterCounts(adminUrl: string): Promise<{ active: number; warmin
   return { active: read('active_clusters'), warming: read('warming_clusters') };
 }
 
-/** Envoy's wall-clock time (ms) of the last RouteConfiguration `ingress` it applied. */
+/**
+ * Envoy's wall-clock time (ms) of the last RouteConfiguration it applied: `ingress`, or under
+ * per-host delivery the newest of the `ingress/<host>` ones.
+ */
 async function rdsReloadTime(adminUrl: string): Promise<number | undefined> {
-  const filter = encodeURIComponent('rds\\.ingress\\.config_reload_time_ms$');
+  const filter = encodeURIComponent('^rds\\.ingress.*\\.config_reload_time_ms$');
   const body = (await adminRequest(adminUrl, `/stats?filter=${filter}`, { timeoutMs: 5000 })).body;
-  const value = Number(/config_reload_time_ms: (\d+)/.exec(body)?.[1] ?? NaN);
-  return Number.isFinite(value) && value > 0 ? value : undefined;
+  const values = [...body.matchAll(/config_reload_time_ms: (\d+)/g)].map((match) => Number(match[1]));
+  const newest = Math.max(0, ...values);
+  return newest > 0 ? newest : undefined;
 }
 
 /** Waits until Envoy warmed every cluster it was given and ACKed clusters and routes past `acksBefore`. */

@@ -55,6 +55,11 @@ export function parseSource(text: string, format: ConfigFormat): SourceResult {
 /** Anchors and aliases (`&a`, `*a`): documents with them take the careful path (alias-bomb limits). */
 const ANCHOR_OR_ALIAS = /(^|[\s[{,:-])[&*][^\s]/m;
 
+/** True when YAML `text` may take the fast path (and be spliced): no anchors or aliases anywhere. */
+export function fastYamlEligible(text: string): boolean {
+  return !ANCHOR_OR_ALIAS.test(text);
+}
+
 /**
  * The fast path for well-formed YAML without anchors: js-yaml parses a 10,000-route file about ten
  * times faster than the `yaml` package, which a reload at that size needs. Anything unusual (a
@@ -62,7 +67,7 @@ const ANCHOR_OR_ALIAS = /(^|[\s[{,:-])[&*][^\s]/m;
  * gives exact messages and lines.
  */
 function fastYamlSource(text: string): SourceResult | undefined {
-  if (ANCHOR_OR_ALIAS.test(text)) return undefined;
+  if (!fastYamlEligible(text)) return undefined;
   try {
     const document = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
     return { document: document ?? {}, lines: lazyLines(text) };
@@ -72,7 +77,7 @@ function fastYamlSource(text: string): SourceResult | undefined {
 }
 
 /** Key lines computed with the `yaml` package on first use only (JSON is YAML, so it works for both). */
-function lazyLines(text: string): () => Map<string, number> {
+export function lazyLines(text: string): () => Map<string, number> {
   let lines: Map<string, number> | undefined;
   return () => {
     if (lines === undefined) {

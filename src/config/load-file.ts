@@ -3,6 +3,7 @@ import { extname } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
 import { parseConfig, type ParseResult } from './parse-config.js';
+import { rememberYamlParse, splicedYamlSource } from './incremental-yaml.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
@@ -40,8 +41,11 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
   }
   const text = readLimited(path, MAX_CONFIG_BYTES);
   if (typeof text !== 'string') return fail(text.error);
-  const source = parseSource(text, format);
+  // A reload that only changed route-list items parses just those (the rest keep their objects).
+  const spliced = format === 'yaml' ? splicedYamlSource(path, text) : undefined;
+  const source = spliced ?? parseSource(text, format);
   if ('error' in source) return fail(source.error, source.line);
+  if (format === 'yaml' && spliced === undefined) rememberYamlParse(path, text, source.document);
   const result = parseConfig({
     document: source.document,
     env,

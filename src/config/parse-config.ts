@@ -162,6 +162,9 @@ function readRoutes(
 const routeCache = new Map<string, RouteSettings>();
 const ROUTE_CACHE_LIMIT = 100_000;
 
+/** The same cache by raw route object, for documents that reuse unchanged items' objects. */
+const routesByObject = new WeakMap<object, { readonly path: string; readonly settings: RouteSettings }>();
+
 /**
  * `parseRoute` with memory: a reload of a large config re-validates only the routes that changed.
  * Only clean results are cached (no problems, no warnings, so nothing is lost from a report), and
@@ -174,9 +177,15 @@ function parseRouteCached(
   readText: ReadText,
 ): RouteSettings | undefined {
   const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
+  // The same raw object (an item an incremental YAML parse kept) needs no text key at all.
+  const known = cacheable ? routesByObject.get(raw) : undefined;
+  if (known !== undefined && known.path === path) return known.settings;
   const cacheKey = cacheable ? `${path}\u0000${JSON.stringify(raw)}` : undefined;
   const cached = cacheKey === undefined ? undefined : routeCache.get(cacheKey);
-  if (cached !== undefined) return cached;
+  if (cached !== undefined) {
+    routesByObject.set(raw as object, { path, settings: cached });
+    return cached;
+  }
   const before = reader.problems.length + reader.warnings.length;
   const parsed = parseRoute(reader, path, raw, readText);
   if (
@@ -186,6 +195,7 @@ function parseRouteCached(
   ) {
     if (routeCache.size >= ROUTE_CACHE_LIMIT) routeCache.clear();
     routeCache.set(cacheKey, parsed);
+    routesByObject.set(raw as object, { path, settings: parsed });
   }
   return parsed;
 }

@@ -1,18 +1,24 @@
-import { createHash } from 'node:crypto';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { basename, dirname, resolve } from 'node:path';
 
 /**
  * Watches a set of files for content changes, robust to how files really change: editors that
  * write a temp file and rename it over the original, and Kubernetes ConfigMap volumes that swap a
  * `..data` symlink. It watches the parent directories (which see renames and symlink swaps), and
- * decides by content hash, so touching a file without changing it does nothing. A slow poll backs
- * up file systems that emit no events. `onChange` is debounced.
+ * decides by content, so touching a file without changing it does nothing. A slow poll backs up
+ * file systems that emit no events.
+ *
+ * When to look: a rename onto a watched name (an editor's atomic save, a ConfigMap `..data` swap)
+ * puts a complete file in place, so it is checked at once; an in-place write may still be under
+ * way, so it is debounced (`debounceMs`, default 50) until the writes stop. Events for other
+ * files in the directory (an editor's temp file being written) are ignored.
  */
 export class FileWatcher {
   private readonly watchers: FSWatcher[] = [];
-  private hashes = new Map<string, string>();
+  private contents = new Map<string, Buffer | string>();
+  private names = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private immediate: NodeJS.Immediate | undefined;
   private poller: NodeJS.Timeout | undefined;
   private files: string[] = [];
 
@@ -23,12 +29,22 @@ export class FileWatcher {
 
   /** Replaces the watched set with `files` (absolute or relative to cwd) and records their current content. */
   watch(files: readonly string[]): void {
+    const wanted = [...new Set(files.map((file) => resolve(file)))];
+    // The same set (every reload of an unchanged file list): keep the watchers and the contents
+    // `check` already recorded, rather than reading every file again.
+    if (
+      this.poller !== undefined &&
+      wanted.length === this.files.length &&
+      wanted.every((f, i) => f === this.files[i])
+    )
+      return;
     this.close();
-    this.files = [...new Set(files.map((file) => resolve(file)))];
-    this.hashes = new Map(this.files.map((file) => [file, contentHash(file)]));
+    this.files = wanted;
+    this.contents = new Map(this.files.map((file) => [file, contentOf(file)]));
+    this.names = new Set([...this.files.map((file) => basename(file)), '..data']);
     for (const directory of new Set(this.files.map((file) => dirname(file)))) {
       try {
-        const watcher = watch(directory, { persistent: false }, () => this.schedule());
+        const watcher = watch(directory, { persistent: false }, (event, name) => this.onEvent(event, name));
         watcher.on('error', () => this.schedule());
         this.watchers.push(watcher);
       } catch {
@@ -43,9 +59,25 @@ export class FileWatcher {
   close(): void {
     for (const watcher of this.watchers.splice(0)) watcher.close();
     if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.immediate !== undefined) clearImmediate(this.immediate);
     if (this.poller !== undefined) clearInterval(this.poller);
     this.timer = undefined;
+    this.immediate = undefined;
     this.poller = undefined;
+  }
+
+  private onEvent(event: string, name: string | Buffer | null): void {
+    const file = name === null ? undefined : String(name);
+    if (file !== undefined && !this.names.has(file)) return;
+    if (event === 'rename' && file !== undefined) {
+      // Several events of one save arrive together: look once, after this turn of the loop.
+      this.immediate ??= setImmediate(() => {
+        this.immediate = undefined;
+        this.check();
+      });
+      return;
+    }
+    this.schedule();
   }
 
   private schedule(): void {
@@ -60,9 +92,14 @@ export class FileWatcher {
   private check(): void {
     let changed = false;
     for (const file of this.files) {
-      const hash = contentHash(file);
-      if (hash !== this.hashes.get(file)) {
-        this.hashes.set(file, hash);
+      const content = contentOf(file);
+      const before = this.contents.get(file);
+      const same =
+        typeof content === 'string' || typeof before === 'string' || before === undefined
+          ? content === before
+          : content.equals(before);
+      if (!same) {
+        this.contents.set(file, content);
         changed = true;
       }
     }
@@ -70,9 +107,10 @@ export class FileWatcher {
   }
 }
 
-function contentHash(file: string): string {
+/** A file's bytes, or why it cannot be read (so a vanished file is a change, and its return too). */
+function contentOf(file: string): Buffer | string {
   try {
-    return createHash('sha256').update(readFileSync(file)).digest('hex');
+    return readFileSync(file);
   } catch (err) {
     return `missing:${(err as NodeJS.ErrnoException).code ?? 'error'}`;
   }

@@ -5,6 +5,10 @@ import type { Config } from '../config/types.js';
 import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { buildFromFile, type BuildResult } from './build-pipeline.js';
 import { FileWatcher } from './file-watcher.js';
+import { spliceAwaitingVerification, verifyLastSplice } from '../config/incremental-yaml.js';
+
+/** How long after a reload its incremental YAML parse is checked against a full parse. */
+const SPLICE_VERIFY_DELAY_MS = 1000;
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -30,6 +34,7 @@ export class Reloader {
     lastProblems: [],
   };
   private lastGood: Extract<BuildResult, { ok: true }> | undefined;
+  private verifyTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly options: {
@@ -87,8 +92,30 @@ export class Reloader {
     }
     // Watch whatever the newest config references (a new CA file, say), even when it was rejected.
     this.watcher.watch([...new Set([...(this.lastGood?.filesRead ?? []), ...result.filesRead])]);
+    this.scheduleSpliceCheck();
     this.options.onReload?.(result);
     return result;
+  }
+
+  /**
+   * A reload that parsed only the changed routes (incremental YAML) is checked against a full
+   * parse a moment later, off the reload's critical path. A disagreement would be a bug: it is
+   * logged and the config is reloaded with a full parse, so what Envoy serves is always what the
+   * file says.
+   */
+  private scheduleSpliceCheck(): void {
+    if (!spliceAwaitingVerification()) return;
+    if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
+    this.verifyTimer = setTimeout(() => {
+      this.verifyTimer = undefined;
+      if (verifyLastSplice()) return;
+      this.options.logger.error(
+        { config: this.options.configPath },
+        'incremental config parse disagreed with a full parse; reloading with a full parse',
+      );
+      this.reload();
+    }, SPLICE_VERIFY_DELAY_MS);
+    this.verifyTimer.unref();
   }
 
   current(): ReloadStats {
@@ -101,6 +128,7 @@ export class Reloader {
 
   close(): void {
     this.watcher.close();
+    if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
   }
 
   private accept(result: Extract<BuildResult, { ok: true }>): boolean {

@@ -14,6 +14,22 @@ import type {
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
+import { IdentityMemo } from '../shared/identity-memo.js';
+
+/** One route's translation: everything derived from its settings alone (plus `routeContext`). */
+interface TranslatedRoute {
+  readonly id: string;
+  readonly vhost: string;
+  readonly domains: readonly string[];
+  readonly route: IRRoute;
+  readonly cluster: IRCluster;
+}
+
+/**
+ * Translations of unchanged routes, by their RouteSettings object (the parse cache hands an
+ * unchanged route the same object on every reload), so a reload translates only what changed.
+ */
+const translatedRoutes = new IdentityMemo<RouteSettings, TranslatedRoute>();
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -42,6 +58,7 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const seen = new Map<string, string>();
   const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
   const clusters: IRCluster[] = [];
+  const context = routeContext(config, options);
   for (const settings of config.routes) {
     if (settings.kind === 'tcp' || settings.redirect !== undefined || settings.response !== undefined) {
       const what =
@@ -56,8 +73,8 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       });
       continue;
     }
-    const id = routeId(settings);
-    const earlier = seen.get(id);
+    const translated = translateRoute(settings, config, options, context, problems);
+    const earlier = seen.get(translated.id);
     if (earlier !== undefined) {
       problems.push({
         path: settings.source_path,
@@ -65,14 +82,11 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       });
       continue;
     }
-    seen.set(id, settings.source_path);
-    const placement = placeHost(settings.from.hostname);
-    const clusterName = `route-${id}`;
-    const route = buildRoute(settings, id, clusterName, placement.authorityRegex, config);
-    const vhost = vhosts.get(placement.vhost) ?? { domains: placement.domains, routes: [] };
-    vhost.routes.push(route);
-    vhosts.set(placement.vhost, vhost);
-    clusters.push(buildCluster(settings, clusterName, options.systemCaFile, problems));
+    seen.set(translated.id, settings.source_path);
+    const vhost = vhosts.get(translated.vhost) ?? { domains: translated.domains, routes: [] };
+    vhost.routes.push(translated.route);
+    vhosts.set(translated.vhost, vhost);
+    clusters.push(translated.cluster);
   }
   if (problems.length > 0) return { ir: undefined, problems };
   const virtualHosts: IRVirtualHost[] = [...vhosts.entries()]
@@ -94,6 +108,46 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
     },
     problems: [],
   };
+}
+
+/** The settings outside a route that its translation depends on; a change retranslates every route. */
+function routeContext(config: Config, options: TranslateOptions): string {
+  return `${config.default_upstream_timeout_ms}|${String(config.pass_identity_headers)}|${options.systemCaFile}`;
+}
+
+/**
+ * Translates one route, or returns its translation from an earlier reload. A route whose cluster
+ * has problems is never remembered, so its problems are reported on every reload.
+ */
+function translateRoute(
+  settings: RouteSettings,
+  config: Config,
+  options: TranslateOptions,
+  context: string,
+  problems: Problem[],
+): TranslatedRoute {
+  const make = (): TranslatedRoute => {
+    const id = routeId(settings);
+    const placement = placeHost(settings.from.hostname);
+    const clusterName = `route-${id}`;
+    const before = problems.length;
+    const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
+    return {
+      id,
+      vhost: placement.vhost,
+      domains: placement.domains,
+      route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
+      cluster,
+      ...(problems.length > before ? { failed: true } : {}),
+    };
+  };
+  let made = false;
+  const translated = translatedRoutes.get(settings, context, () => {
+    made = true;
+    return make();
+  });
+  // A remembered failure is never reused: made again, its problems are reported again.
+  return 'failed' in translated && !made ? make() : translated;
 }
 
 /**

@@ -15,6 +15,12 @@ import { authorizeCluster } from './ext-authz.js';
 import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouting } from './route-configuration.js';
 import { routeScoping } from './route-scoping.js';
+import { IdentityMemo } from '../../shared/identity-memo.js';
+import type { IRCluster } from '../../ir/types.js';
+
+/** Compiled clusters and endpoints by IR cluster: unchanged routes keep their message objects. */
+const clusterMessages = new IdentityMemo<IRCluster, ProtoObject>();
+const endpointMessages = new IdentityMemo<IRCluster, ProtoObject>();
 
 /** A compiled resource before encoding: its name and its proto3-JSON-shaped message. */
 export interface CompiledResource {
@@ -27,7 +33,9 @@ export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledR
 
 /**
  * IR -> Envoy resources. Pure: no clock, randomness, files or network, so the same IR always
- * gives the same resources (and, after encoding, the same bytes and versions).
+ * gives the same resources (and, after encoding, the same bytes and versions). Results for
+ * unchanged IR objects are remembered (same input objects, same output objects), which changes
+ * nothing but the time a reload takes. Callers must treat the output as immutable.
  */
 export function compile(ir: IR): CompiledResources {
   const scoping = routeScoping(ir);
@@ -38,11 +46,17 @@ export function compile(ir: IR): CompiledResources {
       ...(ir.internal === undefined
         ? []
         : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
-      ...ir.clusters.map((cluster) => ({ name: cluster.name, message: compileCluster(cluster) })),
+      ...ir.clusters.map((cluster) => ({
+        name: cluster.name,
+        message: clusterMessages.get(cluster, '', () => compileCluster(cluster)),
+      })),
     ],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
       .filter((cluster) => cluster.discovery === 'EDS')
-      .map((cluster) => ({ name: cluster.name, message: compileEndpoints(cluster) })),
+      .map((cluster) => ({
+        name: cluster.name,
+        message: endpointMessages.get(cluster, '', () => compileEndpoints(cluster)),
+      })),
     [LISTENER_TYPE]: [
       {
         name: ir.listener.name,

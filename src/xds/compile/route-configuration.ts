@@ -14,11 +14,50 @@ import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
  * because CDS is pushed first anyway and a strict check would reject a route briefly ahead of it.
  */
 export function compileRouteConfiguration(ir: IR): ProtoObject {
+  const memo = vhostMemo(ir);
   return routeConfiguration(
     INGRESS_ROUTE_CONFIG,
-    ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
+    ir.virtualHosts.map((vhost) => memo(vhost).virtualHost),
     ir,
   );
+}
+
+/** One virtual host's compiled forms, remembered across reloads while its routes stay the same. */
+interface CompiledHost {
+  readonly routes: readonly IRRoute[];
+  readonly context: string;
+  readonly virtualHost: ProtoObject;
+  /** Per-host delivery: its RouteConfiguration and scope (made on first use). */
+  perHost?: { readonly routeConfiguration: CompiledResource; readonly scope: CompiledResource };
+}
+
+/** The previous compile's hosts by name; replaced on every compile, so removed hosts are dropped. */
+let compiledHosts = new Map<string, CompiledHost>();
+
+/**
+ * Returns a function giving each virtual host's compiled form, reusing the previous compile's when
+ * the host holds the very same IR routes (translate hands unchanged routes the same objects) and
+ * the IR-wide inputs (authorization wiring, claim headers, global response headers) are unchanged.
+ * Unchanged hosts then keep their message objects, which the snapshot does not encode again.
+ */
+function vhostMemo(ir: IR): (vhost: IRVirtualHost) => CompiledHost {
+  const context = JSON.stringify([ir.internal ?? null, ir.authorize, ir.responseHeaders]);
+  const previous = compiledHosts;
+  const next = new Map<string, CompiledHost>();
+  compiledHosts = next;
+  return (vhost) => {
+    const old = previous.get(vhost.name);
+    const reusable =
+      old !== undefined &&
+      old.context === context &&
+      old.routes.length === vhost.routes.length &&
+      old.routes.every((route, index) => route === vhost.routes[index]);
+    const compiled: CompiledHost = reusable
+      ? old
+      : { routes: vhost.routes, context, virtualHost: compileVirtualHost(vhost, ir) };
+    next.set(vhost.name, compiled);
+    return compiled;
+  };
 }
 
 /** The route configurations and (per-host delivery) the scopes that select them. */
@@ -38,19 +77,24 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
       routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
       scopes: [],
     };
+  const memo = vhostMemo(ir);
   const routeConfigurations: CompiledResource[] = [];
   const scopes: CompiledResource[] = [];
   for (const vhost of ir.virtualHosts) {
-    const host = vhost.domains[0] as string;
-    const name = hostScopeName(host);
-    routeConfigurations.push({
-      name,
-      message: routeConfiguration(name, [compileVirtualHost(vhost, ir)], ir),
-    });
-    scopes.push({
-      name,
-      message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
-    });
+    const compiled = memo(vhost);
+    if (compiled.perHost === undefined) {
+      const host = vhost.domains[0] as string;
+      const name = hostScopeName(host);
+      compiled.perHost = {
+        routeConfiguration: { name, message: routeConfiguration(name, [compiled.virtualHost], ir) },
+        scope: {
+          name,
+          message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
+        },
+      };
+    }
+    routeConfigurations.push(compiled.perHost.routeConfiguration);
+    scopes.push(compiled.perHost.scope);
   }
   return { routeConfigurations, scopes };
 }

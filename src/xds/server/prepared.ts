@@ -45,6 +45,12 @@ export interface PreparedSnapshot {
 
 const cache = new WeakMap<Snapshot, PreparedSnapshot>();
 
+/**
+ * Prepared resources by their encoded bytes: a snapshot build reuses the bytes of unchanged
+ * resources, so their wrappers are made once, not once per snapshot.
+ */
+const preparedByBytes = new WeakMap<Uint8Array, PreparedResource>();
+
 /** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
 export function prepare(snapshot: Snapshot): PreparedSnapshot {
   let prepared = cache.get(snapshot);
@@ -76,14 +82,18 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const list: PreparedResource[] = [];
   const byName = new Map<string, PreparedResource>();
   for (const [name, encoded] of snapshot.resources[type]) {
-    const any: AnyObject = { type_url: url, value: encoded.bytes };
-    const resource: PreparedResource = {
-      name,
-      version: encoded.version,
-      any,
-      delta: { name, version: encoded.version, resource: any },
-      deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
-    };
+    let resource = preparedByBytes.get(encoded.bytes);
+    if (resource === undefined || resource.name !== name || resource.any.type_url !== url) {
+      const any: AnyObject = { type_url: url, value: encoded.bytes };
+      resource = {
+        name,
+        version: encoded.version,
+        any,
+        delta: { name, version: encoded.version, resource: any },
+        deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
+      };
+      preparedByBytes.set(encoded.bytes, resource);
+    }
     list.push(resource);
     byName.set(name, resource);
   }

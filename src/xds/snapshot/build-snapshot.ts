@@ -14,29 +14,35 @@ import {
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import type { EncodedResource, Snapshot } from './types.js';
 
+/** Encoded bytes and version of a compiled message, by the message object. */
+const encodedMessages = new WeakMap<object, { readonly bytes: Uint8Array; readonly version: string }>();
+
 /**
  * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
  * bytes, each type's version a hash over its resources' names and versions, the snapshot's over
- * the types. Every build encodes everything: with the fast encoder a resource costs a few
- * microseconds, about what computing a content key for a cache of the previous build would cost,
- * so an incremental build did not pay (bench/README.md has the numbers). Each type's resources are
- * encoded into one block (`encodeMessages`), which lives exactly as long as the snapshot.
+ * the types. A message object encoded by an earlier build is not encoded again (compile hands
+ * unchanged routes the same message objects), so a reload encodes only what changed; the rest are
+ * batch-encoded per type (`encodeMessages`).
  */
 export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const resources = {} as Record<ResourceType, Map<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
+    const fresh = list.filter((resource) => !encodedMessages.has(resource.message));
     const encoded = encodeMessages(
       type,
-      list.map((resource) => resource.message),
+      fresh.map((resource) => resource.message),
     );
+    fresh.forEach((resource, index) => {
+      const bytes = encoded[index] as Uint8Array;
+      encodedMessages.set(resource.message, { bytes, version: resourceVersion(bytes) });
+    });
     const byName = new Map<string, EncodedResource>();
     let versionInput = '';
     for (let i = 0; i < list.length; i++) {
-      const name = (list[i] as CompiledResource).name;
-      const bytes = encoded[i] as Uint8Array;
-      const version = resourceVersion(bytes);
+      const { name, message } = list[i] as CompiledResource;
+      const { bytes, version } = encodedMessages.get(message) as { bytes: Uint8Array; version: string };
       byName.set(name, { name, version, bytes });
       versionInput += i === 0 ? `${name}=${version}` : `\n${name}=${version}`;
     }

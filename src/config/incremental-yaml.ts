@@ -1,0 +1,60 @@
+import { isDeepStrictEqual } from 'node:util';
+import jsYaml from 'js-yaml';
+import { fastYamlEligible, lazyLines, type SourceResult } from './formats.js';
+import { routeListLayout, spliceParse, type SpliceBase } from './yaml-splice.js';
+
+/** The last text parsed per config path, for splicing the next one. */
+const bases = new Map<string, SpliceBase>();
+
+/** The last spliced result, until `verifyLastSplice` has compared it with a full parse. */
+let unverified: SpliceBase | undefined;
+
+/**
+ * Parses YAML config text for `path` by splicing the changed route-list items into the previous
+ * parse (`yaml-splice.ts`), or returns undefined when that does not apply and the caller must
+ * parse in full (then `remember` the result).
+ */
+export function splicedYamlSource(path: string, text: string): SourceResult | undefined {
+  const base = bases.get(path);
+  if (base === undefined || base.text === text || !fastYamlEligible(text)) return undefined;
+  const spliced = spliceParse(base, text);
+  if (spliced === undefined) return undefined;
+  bases.set(path, spliced);
+  unverified = spliced;
+  return { document: spliced.document, lines: lazyLines(text) };
+}
+
+/** Records a full parse of `path` as the base for the next splice (route lists in block style only). */
+export function rememberYamlParse(path: string, text: string, document: unknown): void {
+  const list = fastYamlEligible(text) ? routeListLayout(text) : undefined;
+  if (list === undefined || document === null || typeof document !== 'object' || Array.isArray(document)) {
+    bases.delete(path);
+    return;
+  }
+  bases.set(path, { text, document: document as Record<string, unknown>, list });
+}
+
+/**
+ * Parses the last spliced text in full and compares: true when they agree (or nothing is pending).
+ * On a disagreement every base is dropped, so the next load parses in full; the caller reloads.
+ * Run off the reload's critical path: it costs a full parse.
+ */
+export function verifyLastSplice(): boolean {
+  const pending = unverified;
+  unverified = undefined;
+  if (pending === undefined) return true;
+  let full: unknown;
+  try {
+    full = jsYaml.load(pending.text, { schema: jsYaml.CORE_SCHEMA, json: false });
+  } catch {
+    full = undefined;
+  }
+  if (isDeepStrictEqual(full, pending.document)) return true;
+  bases.clear();
+  return false;
+}
+
+/** True while a spliced parse awaits `verifyLastSplice`. */
+export function spliceAwaitingVerification(): boolean {
+  return unverified !== undefined;
+}
