@@ -59,28 +59,35 @@ export function answerCheck(
     logger.warn({ error: errorMessage(err) }, 'ext_authz: undecodable CheckRequest');
     return new CheckFailure(GRPC_INVALID_ARGUMENT, 'undecodable CheckRequest');
   }
-  const failed = (err: unknown): CheckFailure => {
-    logger.error(
-      { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
-      'ext_authz: decision failed',
-    );
-    return new CheckFailure(GRPC_INTERNAL, 'authorization failed');
-  };
-  const encode = (decision: Decision): CheckOutcome => {
-    try {
-      return writeCheckResponse(decision);
-    } catch (err) {
-      return failed(err);
-    }
-  };
   let result: Decision | Promise<Decision>;
   try {
     result = authorize(request);
   } catch (err) {
-    return failed(err);
+    return decisionFailed(err, request, logger);
   }
-  if (isThenable(result)) return Promise.resolve(result).then(encode, failed);
-  return encode(result);
+  if (!isThenable(result)) return encodeDecision(result, request, logger);
+  return Promise.resolve(result).then(
+    (decision) => encodeDecision(decision, request, logger),
+    (err: unknown) => decisionFailed(err, request, logger),
+  );
+}
+
+// Module-level rather than closures per call: the hot path allocates no functions when the
+// authorizer answers synchronously.
+function encodeDecision(decision: Decision, request: AuthorizeRequest, logger: Logger): CheckOutcome {
+  try {
+    return writeCheckResponse(decision);
+  } catch (err) {
+    return decisionFailed(err, request, logger);
+  }
+}
+
+function decisionFailed(err: unknown, request: AuthorizeRequest, logger: Logger): CheckFailure {
+  logger.error(
+    { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
+    'ext_authz: decision failed',
+  );
+  return new CheckFailure(GRPC_INTERNAL, 'authorization failed');
 }
 
 function isThenable(value: Decision | Promise<Decision>): value is Promise<Decision> {

@@ -36,43 +36,33 @@ function varintSize(value: number): number {
 /** Bytes of a length-delimited field body of `length` bytes, prefix included (tag excluded). */
 const delimited = (length: number): number => varintSize(length) + length;
 
-/** Sizes of one response, computed once and then used while writing. */
-class Plan {
-  readonly strings = new Map<string, number>();
+const utf8Length = (value: string): number => (value.length === 0 ? 0 : Buffer.byteLength(value, 'utf8'));
 
-  utf8(value: string): number {
-    let size = this.strings.get(value);
-    if (size === undefined) {
-      size = Buffer.byteLength(value, 'utf8');
-      this.strings.set(value, size);
-    }
-    return size;
-  }
+/** UTF-8 sizes of each header's key and value, in order: [key0, value0, key1, value1, ...]. */
+function headerSizes(headers: readonly Header[]): number[] {
+  const sizes: number[] = [];
+  for (const [key, value] of headers) sizes.push(utf8Length(key), utf8Length(value));
+  return sizes;
+}
 
-  /** Body size of HeaderValue{key, value}. */
-  header([key, value]: Header): number {
-    return 2 + delimited(this.utf8(key)) + delimited(this.utf8(value));
-  }
+/** Body size of HeaderValue{key, value} from the key's and value's UTF-8 sizes. */
+const headerValueSize = (key: number, value: number): number => 2 + delimited(key) + delimited(value);
+/** Body size of HeaderValueOption{header, append_action}. */
+const optionSize = (key: number, value: number): number => 1 + delimited(headerValueSize(key, value)) + 2;
 
-  /** Body size of HeaderValueOption{header, append_action}. */
-  option(header: Header): number {
-    return 1 + delimited(this.header(header)) + 2;
+/** Size of a repeated HeaderValueOption field, tags included. */
+function optionsSize(sizes: readonly number[]): number {
+  let size = 0;
+  for (let index = 0; index < sizes.length; index += 2) {
+    size += 1 + delimited(optionSize(sizes[index] as number, sizes[index + 1] as number));
   }
-
-  options(headers: readonly Header[]): number {
-    let size = 0;
-    for (const header of headers) size += 1 + delimited(this.option(header));
-    return size;
-  }
+  return size;
 }
 
 /** A bounded forward writer into one preallocated Buffer. */
 class Writer {
   pos = 0;
-  constructor(
-    readonly buffer: Utf8Buffer,
-    private readonly plan: Plan,
-  ) {}
+  constructor(readonly buffer: Utf8Buffer) {}
 
   byte(value: number): void {
     this.buffer[this.pos++] = value;
@@ -99,24 +89,26 @@ class Writer {
     this.byte(rest);
   }
 
-  string(tag: number, value: string): void {
-    const size = this.plan.utf8(value);
+  /** A string field whose UTF-8 size is `size`. */
+  string(tag: number, value: string, size: number): void {
     this.byte(tag);
     this.varint(size);
     if (size > 0) this.pos += this.buffer.utf8Write(value, this.pos);
   }
 
-  options(tag: number, headers: readonly Header[]): void {
-    for (const header of headers) {
+  options(tag: number, headers: readonly Header[], sizes: readonly number[]): void {
+    headers.forEach(([key, value], index) => {
+      const keySize = sizes[2 * index] as number;
+      const valueSize = sizes[2 * index + 1] as number;
       this.byte(tag);
-      this.varint(this.plan.option(header));
+      this.varint(optionSize(keySize, valueSize));
       this.byte(OPTION_HEADER);
-      this.varint(this.plan.header(header));
-      this.string(HEADER_KEY, header[0]);
-      this.string(HEADER_VALUE, header[1]);
+      this.varint(headerValueSize(keySize, valueSize));
+      this.string(HEADER_KEY, key, keySize);
+      this.string(HEADER_VALUE, value, valueSize);
       this.byte(OPTION_APPEND_ACTION);
       this.byte(OVERWRITE_IF_EXISTS_OR_ADD);
-    }
+    });
   }
 }
 
@@ -124,15 +116,16 @@ class Writer {
  * Allocates the whole response and writes its `status` and the tag and length of the
  * `http_response` (`ok_response` or `denied_response`) whose body of `bodySize` bytes follows.
  */
-function startResponse(plan: Plan, grpcCode: number, message: string, tag: number, bodySize: number): Writer {
-  const statusBody = 3 + delimited(plan.utf8(message));
+function startResponse(grpcCode: number, message: string, tag: number, bodySize: number): Writer {
+  const messageSize = utf8Length(message);
+  const statusBody = 3 + delimited(messageSize);
   const size = 1 + delimited(statusBody) + 1 + delimited(bodySize);
-  const writer = new Writer(Buffer.allocUnsafe(size) as Utf8Buffer, plan);
+  const writer = new Writer(Buffer.allocUnsafe(size) as Utf8Buffer);
   writer.byte(RESPONSE_STATUS);
   writer.varint(statusBody);
   writer.byte(STATUS_CODE);
   writer.byte(grpcCode);
-  writer.string(STATUS_MESSAGE, message);
+  writer.string(STATUS_MESSAGE, message, messageSize);
   writer.byte(tag);
   writer.varint(bodySize);
   return writer;
@@ -149,28 +142,31 @@ function startResponse(plan: Plan, grpcCode: number, message: string, tag: numbe
  * an invalid sequence.
  */
 export function writeCheckResponse(decision: Decision): Buffer {
-  const plan = new Plan();
   if (decision.kind === 'allow') {
-    const okBody =
-      plan.options(decision.setHeaders) +
-      decision.removeHeaders.reduce((size, name) => size + 1 + delimited(plan.utf8(name)), 0);
-    const writer = startResponse(plan, GRPC_OK, '', RESPONSE_OK, okBody);
-    writer.options(OK_HEADERS, decision.setHeaders);
-    for (const name of decision.removeHeaders) writer.string(OK_HEADERS_TO_REMOVE, name);
+    const sizes = headerSizes(decision.setHeaders);
+    const removeSizes = decision.removeHeaders.map(utf8Length);
+    let okBody = optionsSize(sizes);
+    for (const size of removeSizes) okBody += 1 + delimited(size);
+    const writer = startResponse(GRPC_OK, '', RESPONSE_OK, okBody);
+    writer.options(OK_HEADERS, decision.setHeaders, sizes);
+    decision.removeHeaders.forEach((name, index) =>
+      writer.string(OK_HEADERS_TO_REMOVE, name, removeSizes[index] as number),
+    );
     return writer.buffer;
   }
   const grpcCode = decision.status === 401 ? GRPC_UNAUTHENTICATED : GRPC_PERMISSION_DENIED;
   // As protobufjs's int32: negatives sign-extended, everything else (NaN, fractions) through >>> 0.
   const httpStatus = decision.status < 0 ? decision.status | 0 : decision.status >>> 0;
   const httpStatusBody = 1 + varintSize(httpStatus);
-  const deniedBody =
-    1 + delimited(httpStatusBody) + plan.options(decision.headers) + 1 + delimited(plan.utf8(decision.body));
-  const writer = startResponse(plan, grpcCode, decision.reasons[0] ?? '', RESPONSE_DENIED, deniedBody);
+  const sizes = headerSizes(decision.headers);
+  const bodySize = utf8Length(decision.body);
+  const deniedBody = 1 + delimited(httpStatusBody) + optionsSize(sizes) + 1 + delimited(bodySize);
+  const writer = startResponse(grpcCode, decision.reasons[0] ?? '', RESPONSE_DENIED, deniedBody);
   writer.byte(DENIED_STATUS);
   writer.varint(httpStatusBody);
   writer.byte(HTTP_STATUS_CODE);
   writer.varint(httpStatus);
-  writer.options(DENIED_HEADERS, decision.headers);
-  writer.string(DENIED_BODY, decision.body);
+  writer.options(DENIED_HEADERS, decision.headers, sizes);
+  writer.string(DENIED_BODY, decision.body, bodySize);
   return writer.buffer;
 }

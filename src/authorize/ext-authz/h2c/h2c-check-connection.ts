@@ -92,7 +92,8 @@ interface PendingBlock {
  * `envoy.service.auth.v3.Authorization/Check` and nothing else: other methods get gRPC
  * UNIMPLEMENTED (Envoy's ext_authz cluster carries only Check), non-gRPC requests HTTP 415.
  * Requests are answered synchronously in the tick their last frame arrives when the authorizer is
- * synchronous, and all frames produced by one read go out in one socket write. Any protocol
+ * synchronous, and all frames produced by one read go out in one socket write; answers the
+ * authorizer gives as promises are written together once the promise jobs of that turn have run. Any protocol
  * error closes the connection with GOAWAY and the matching error code and is logged; nothing
  * thrown here escapes to the process.
  */
@@ -112,6 +113,7 @@ export class H2cCheckConnection {
   private receiveWindow: number;
   private unreleased = 0;
   private closed = false;
+  private flushScheduled = false;
 
   constructor(
     private readonly socket: Socket,
@@ -169,6 +171,20 @@ export class H2cCheckConnection {
       this.connectionError(err);
     }
     this.flush();
+  }
+
+  /**
+   * Writes once the promise jobs of this turn have run: a tick scheduled from a promise job runs
+   * after the whole microtask queue, so answers that settle together share one socket write,
+   * without waiting for another turn of the event loop.
+   */
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    process.nextTick(() => {
+      this.flushScheduled = false;
+      this.flush();
+    });
   }
 
   private readonly onFrame = (type: number, flags: number, streamId: number, payload: Buffer): void => {
@@ -313,7 +329,7 @@ export class H2cCheckConnection {
     void outcome.then((settled) => {
       if (this.closed || this.streams.get(stream.id) !== stream) return;
       this.respond(stream, settled);
-      this.flush();
+      this.scheduleFlush();
     });
   }
 
