@@ -1,5 +1,9 @@
-import type { IR } from '../ir/types.js';
+import type { IR, IRRoute } from '../ir/types.js';
+import { IdentityMemo } from '../shared/identity-memo.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
+
+/** Compiled routes by IR route: translate hands an unchanged route the same object on a reload. */
+const compiledRoutes = new IdentityMemo<IRRoute, RouteAuthz>();
 
 /** Everything authorize knows about one route, compiled once per config version. */
 export interface RouteAuthz {
@@ -23,17 +27,23 @@ export interface AuthzState {
   readonly jwksJson: string | undefined;
 }
 
-/** Compiles every route's policy from the IR (no parsing or I/O happens per request after this). */
+/**
+ * Compiles every route's policy from the IR (no parsing or I/O happens per request after this).
+ * Routes whose IR object is unchanged since an earlier build reuse their compiled policy.
+ */
 export function buildAuthzState(ir: IR): AuthzState {
   const routes = new Map<string, RouteAuthz>();
   for (const vhost of ir.virtualHosts) {
     for (const route of vhost.routes) {
-      routes.set(route.id, {
-        id: route.id,
-        public: route.public,
-        passIdentityHeaders: route.passIdentityHeaders,
-        policy: compilePolicy(route.policy),
-      });
+      routes.set(
+        route.id,
+        compiledRoutes.get(route, '', () => ({
+          id: route.id,
+          public: route.public,
+          passIdentityHeaders: route.passIdentityHeaders,
+          policy: compilePolicy(route.policy),
+        })),
+      );
     }
   }
   return {

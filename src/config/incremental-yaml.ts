@@ -16,8 +16,9 @@ let unverified: SpliceBase | undefined;
  */
 export function splicedYamlSource(path: string, text: string): SourceResult | undefined {
   const base = bases.get(path);
-  if (base === undefined || base.text === text || !fastYamlEligible(text)) return undefined;
-  const spliced = spliceParse(base, text);
+  if (base === undefined || base.text === text) return undefined;
+  // The base was eligible for the fast path, so only the changed items can bring anchors in.
+  const spliced = spliceParse(base, text, fastYamlEligible);
   if (spliced === undefined) return undefined;
   bases.set(path, spliced);
   unverified = spliced;

@@ -80,9 +80,14 @@ function layout(key: string, indent: number, itemStarts: number[], end: number):
 
 /**
  * Parses `text` by splicing into `base`, or returns undefined when the change is not confined to
- * whole items of the route list (the caller then parses everything).
+ * whole items of the route list, or `acceptsChange` refuses the changed items' text (the caller
+ * then parses everything).
  */
-export function spliceParse(base: SpliceBase, text: string): SpliceBase | undefined {
+export function spliceParse(
+  base: SpliceBase,
+  text: string,
+  acceptsChange: (changedText: string) => boolean = () => true,
+): SpliceBase | undefined {
   const { list } = base;
   const oldText = base.text;
   const items = base.document[list.key];
@@ -108,6 +113,8 @@ export function spliceParse(base: SpliceBase, text: string): SpliceBase | undefi
   const oldRegionEnd = to < list.itemStarts.length ? (list.itemStarts[to] as number) : list.end;
   const newRegionEnd = oldRegionEnd + (text.length - oldText.length);
   const region = text.slice(regionStart, newRegionEnd);
+  // Only the changed items are new text (with the characters around them, for token boundaries).
+  if (!acceptsChange(text.slice(Math.max(0, regionStart - 1), newRegionEnd + 1))) return undefined;
   const regionItems = itemOffsets(region, list.indent);
   if (regionItems === undefined) return undefined;
   let parsed: unknown;

@@ -14,6 +14,27 @@ import {
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import type { EncodedResource, Snapshot } from './types.js';
 
+/** [virtual host, cluster] pairs a RouteConfiguration message points at, by the message object. */
+const referencesByMessage = new WeakMap<object, (readonly [string, string])[]>();
+
+function clusterReferences(message: object): readonly (readonly [string, string])[] {
+  let references = referencesByMessage.get(message);
+  if (references === undefined) {
+    references = [];
+    for (const vhost of ((message as { virtual_hosts?: unknown }).virtual_hosts as {
+      name: string;
+      routes: { route?: { cluster?: string } }[];
+    }[]) ?? []) {
+      for (const route of vhost.routes) {
+        const cluster = route.route?.cluster;
+        if (cluster !== undefined) references.push([vhost.name, cluster]);
+      }
+    }
+    referencesByMessage.set(message, references);
+  }
+  return references;
+}
+
 /** Encoded bytes and version of a compiled message, by the message object. */
 const encodedMessages = new WeakMap<object, { readonly bytes: Uint8Array; readonly version: string }>();
 
@@ -78,18 +99,9 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
     }
   }
   for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    for (const vhost of (message.virtual_hosts as {
-      name: string;
-      routes: { route?: { cluster?: string } }[];
-    }[]) ?? []) {
-      for (const route of vhost.routes) {
-        const cluster = route.route?.cluster;
-        if (cluster !== undefined && !clusterNames.has(cluster)) {
-          problems.push({
-            path: `routes.${vhost.name}`,
-            message: `route points at unknown cluster ${cluster}`,
-          });
-        }
+    for (const [vhost, cluster] of clusterReferences(message)) {
+      if (!clusterNames.has(cluster)) {
+        problems.push({ path: `routes.${vhost}`, message: `route points at unknown cluster ${cluster}` });
       }
     }
   }
