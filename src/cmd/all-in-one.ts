@@ -11,6 +11,7 @@ import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
+import { envoyHeapBudget } from '../envoy/heap-budget.js';
 import {
   listenSharedGrpcPort,
   type CheckTransport,
@@ -114,6 +115,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
           ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort },
           adsApiType: options.adsApiType ?? 'DELTA_GRPC',
           admin: { address: admin.host, port: admin.port },
+          maxHeapSizeBytes: envoyHeapBudget(),
         }),
       });
       await supervisor.start();
