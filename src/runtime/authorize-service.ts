@@ -19,7 +19,9 @@ const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
 /**
  * The authorize service as the runtime runs it: derives keys from each config, tells the compiler
  * where Envoy reaches ext_authz and which JWKS to publish, installs each accepted config's
- * policies before Envoy sees its routes, and answers Check calls on the shared gRPC server.
+ * policies before Envoy sees its routes, and supplies the authorizer that answers Check on the
+ * gRPC port: Envoy's ext_authz connections reach the h2c Check server with `authorizer()`, any other
+ * client the grpc-js service that `register` adds.
  */
 export class AuthorizeService {
   private readonly identities: IdentityResolver;
@@ -68,7 +70,7 @@ export class AuthorizeService {
     return this.identity.handles;
   }
 
-  /** Adds `envoy.service.auth.v3.Authorization` to `server`. */
+  /** Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (clients not routed to h2c). */
   register(server: grpc.Server): void {
     registerAuthorizationService(server, this.authorizer(), this.logger);
   }

@@ -1,7 +1,5 @@
 import type { Socket } from 'node:net';
 import { errorMessage } from '../../../shared/errors.js';
-import type { Logger } from '../../../shared/logger.js';
-import type { Authorizer } from '../authorization-service.js';
 import {
   answerCheck,
   CHECK_METHOD_PATH,
@@ -40,44 +38,24 @@ import {
 } from './frame.js';
 import { FrameSplitter } from './frame-splitter.js';
 import { ControlFrames } from './control-frames.js';
+import {
+  DEFAULT_H2C_LIMITS,
+  STREAM_WINDOW_BYTES,
+  type H2cConnectionOptions,
+  type H2cLimits,
+} from './h2c-limits.js';
 import { headerBlockFragment, dataPayload } from './padding.js';
 import { fieldValue as field, HpackDecoder } from './hpack-decoder.js';
 import { HpackError } from './hpack-error.js';
 import { trailersOnlyError, unsupportedMediaType } from './grpc-reply.js';
 import { ResponseSender } from './response-sender.js';
 
-/** Bounds of one h2c Check connection. */
-export interface H2cLimits {
-  /** SETTINGS_MAX_CONCURRENT_STREAMS; more open streams are refused (REFUSED_STREAM). */
-  readonly maxConcurrentStreams: number;
-  /** Largest header block (HEADERS + CONTINUATION payloads); more closes the connection. */
-  readonly maxHeaderBlockBytes: number;
-  /** Receive window of the connection: request bytes buffered but not yet answered stay below it. */
-  readonly connectionWindowBytes: number;
-}
-
-/** Defaults: far above what Envoy's ext_authz client uses, small enough to bound memory. */
-export const DEFAULT_H2C_LIMITS: H2cLimits = {
-  maxConcurrentStreams: 256,
-  maxHeaderBlockBytes: 64 * 1024,
-  connectionWindowBytes: 4 * 1024 * 1024,
-};
-
-/** Per-stream receive window we advertise: one whole CheckRequest fits, so none needs a WINDOW_UPDATE. */
-const STREAM_WINDOW_BYTES = MAX_CHECK_MESSAGE_BYTES + GRPC_PREFIX_BYTES + 16 * 1024;
 /** Stream ids we reset and whose late frames we still ignore (RFC 9113 section 5.4.2). */
 const REMEMBERED_RESETS = 256;
 /** A peer that stops reading while we keep answering is cut off past this many buffered octets. */
 const MAX_BUFFERED_OUTPUT = 8 * 1024 * 1024;
 /** After GOAWAY, the socket is destroyed if the peer has not closed it within this time. */
 const CLOSE_GRACE_MS = 1000;
-
-/** What a connection needs besides its socket. */
-export interface H2cConnectionOptions {
-  readonly authorize: Authorizer;
-  readonly logger: Logger;
-  readonly limits?: H2cLimits;
-}
 
 /** An in-progress header block waiting for CONTINUATION frames. */
 interface PendingBlock {

@@ -1,6 +1,7 @@
 import net, { type AddressInfo } from 'node:net';
 import { errorMessage } from '../../../shared/errors.js';
-import { H2cCheckConnection, type H2cConnectionOptions } from './h2c-check-connection.js';
+import { H2cCheckConnection } from './h2c-check-connection.js';
+import type { H2cConnectionOptions } from './h2c-limits.js';
 
 /**
  * The h2c Check connections of one listener, so shutdown can reach them all: each gets

@@ -4,7 +4,7 @@ import { errorMessage } from '../../../shared/errors.js';
 import type { Logger } from '../../../shared/logger.js';
 import { CHECK_METHOD_PATH } from '../check-call.js';
 import { firstRequestPath } from './first-request-path.js';
-import type { H2cConnectionOptions } from './h2c-check-connection.js';
+import type { H2cConnectionOptions } from './h2c-limits.js';
 import { H2cConnectionSet } from './h2c-check-server.js';
 
 /** How long a new connection may take to send its first HEADERS before grpc-js gets it. */
