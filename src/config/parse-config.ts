@@ -176,10 +176,11 @@ function parseRouteCached(
   raw: unknown,
   readText: ReadText,
 ): RouteSettings | undefined {
-  const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
-  // The same raw object (an item an incremental YAML parse kept) needs no text key at all.
-  const known = cacheable ? routesByObject.get(raw) : undefined;
+  // The same raw object (an item an incremental YAML parse kept) needs no text key at all; only
+  // cacheable routes are ever recorded here.
+  const known = typeof raw === 'object' && raw !== null ? routesByObject.get(raw) : undefined;
   if (known !== undefined && known.path === path) return known.settings;
+  const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
   const cacheKey = cacheable ? `${path}\u0000${JSON.stringify(raw)}` : undefined;
   const cached = cacheKey === undefined ? undefined : routeCache.get(cacheKey);
   if (cached !== undefined) {

@@ -93,14 +93,10 @@ export function spliceParse(
   const items = base.document[list.key];
   if (!Array.isArray(items) || items.length !== list.itemStarts.length) return undefined;
   const shortest = Math.min(oldText.length, text.length);
-  let prefix = 0;
-  while (prefix < shortest && oldText.charCodeAt(prefix) === text.charCodeAt(prefix)) prefix++;
-  let suffix = 0;
-  while (
-    suffix < shortest - prefix &&
-    oldText.charCodeAt(oldText.length - 1 - suffix) === text.charCodeAt(text.length - 1 - suffix)
-  )
-    suffix++;
+  const prefix = commonLength(oldText, text, shortest, (a, from, to) => a.slice(from, to));
+  const suffix = commonLength(oldText, text, shortest - prefix, (a, from, to) =>
+    a.slice(a.length - to, a.length - from),
+  );
   const first = list.itemStarts[0] as number;
   const oldChangeEnd = oldText.length - suffix;
   if (prefix < first || oldChangeEnd > list.end) return undefined;
@@ -139,6 +135,28 @@ export function spliceParse(
       end: list.end + shift,
     },
   };
+}
+
+/**
+ * Length of the longest common run of `a` and `b` (at most `limit`), where `part(x, from, to)` is
+ * the run's characters [from, to) counted from the start (prefix) or the end (suffix). A binary
+ * search over substring comparisons, which V8 does as a memory compare: a few milliseconds for a
+ * 5 MB config instead of a character loop.
+ */
+function commonLength(
+  a: string,
+  b: string,
+  limit: number,
+  part: (text: string, from: number, to: number) => string,
+): number {
+  let low = 0;
+  let high = limit;
+  while (low < high) {
+    const mid = (low + high + 1) >>> 1;
+    if (part(a, low, mid) === part(b, low, mid)) low = mid;
+    else high = mid - 1;
+  }
+  return low;
 }
 
 /**

@@ -13,10 +13,21 @@ export class IdentityMemo<K extends object, V> {
 
   /** The value for `key` under `context`, computing and remembering it with `make` on a miss. */
   get(key: K, context: string, make: () => V): V {
-    const entry = this.entries.get(key);
-    if (entry !== undefined && entry.context === context) return entry.value;
+    const found = this.lookup(key, context);
+    if (found !== undefined) return found;
     const value = make();
-    this.entries.set(key, { context, value });
+    this.remember(key, context, value);
     return value;
+  }
+
+  /** The remembered value for `key` under `context`, or undefined (no closure: for hot loops). */
+  lookup(key: K, context: string): V | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.context === context ? entry.value : undefined;
+  }
+
+  /** Remembers `value` for `key` under `context`. */
+  remember(key: K, context: string, value: V): void {
+    this.entries.set(key, { context, value });
   }
 }

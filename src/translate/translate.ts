@@ -126,28 +126,23 @@ function translateRoute(
   context: string,
   problems: Problem[],
 ): TranslatedRoute {
-  const make = (): TranslatedRoute => {
-    const id = routeId(settings);
-    const placement = placeHost(settings.from.hostname);
-    const clusterName = `route-${id}`;
-    const before = problems.length;
-    const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
-    return {
-      id,
-      vhost: placement.vhost,
-      domains: placement.domains,
-      route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
-      cluster,
-      ...(problems.length > before ? { failed: true } : {}),
-    };
+  const remembered = translatedRoutes.lookup(settings, context);
+  if (remembered !== undefined) return remembered;
+  const id = routeId(settings);
+  const placement = placeHost(settings.from.hostname);
+  const clusterName = `route-${id}`;
+  const before = problems.length;
+  const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
+  const translated: TranslatedRoute = {
+    id,
+    vhost: placement.vhost,
+    domains: placement.domains,
+    route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
+    cluster,
   };
-  let made = false;
-  const translated = translatedRoutes.get(settings, context, () => {
-    made = true;
-    return make();
-  });
-  // A remembered failure is never reused: made again, its problems are reported again.
-  return 'failed' in translated && !made ? make() : translated;
+  // A route whose cluster has problems is translated again next time, so they are reported again.
+  if (problems.length === before) translatedRoutes.remember(settings, context, translated);
+  return translated;
 }
 
 /**

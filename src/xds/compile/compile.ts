@@ -31,6 +31,19 @@ export interface CompiledResource {
 /** Every resource type's compiled resources, sorted by name. */
 export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledResource[]>>;
 
+/** `make(cluster)`, or what it returned for the same IR cluster before. */
+function remembered(
+  memo: IdentityMemo<IRCluster, ProtoObject>,
+  cluster: IRCluster,
+  make: (cluster: IRCluster) => ProtoObject,
+): ProtoObject {
+  const found = memo.lookup(cluster, '');
+  if (found !== undefined) return found;
+  const message = make(cluster);
+  memo.remember(cluster, '', message);
+  return message;
+}
+
 /**
  * IR -> Envoy resources. Pure: no clock, randomness, files or network, so the same IR always
  * gives the same resources (and, after encoding, the same bytes and versions). Results for
@@ -48,14 +61,14 @@ export function compile(ir: IR): CompiledResources {
         : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
       ...ir.clusters.map((cluster) => ({
         name: cluster.name,
-        message: clusterMessages.get(cluster, '', () => compileCluster(cluster)),
+        message: remembered(clusterMessages, cluster, compileCluster),
       })),
     ],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
       .filter((cluster) => cluster.discovery === 'EDS')
       .map((cluster) => ({
         name: cluster.name,
-        message: endpointMessages.get(cluster, '', () => compileEndpoints(cluster)),
+        message: remembered(endpointMessages, cluster, compileEndpoints),
       })),
     [LISTENER_TYPE]: [
       {

@@ -50,25 +50,33 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    const fresh = list.filter((resource) => !encodedMessages.has(resource.message));
-    const encoded = encodeMessages(
-      type,
-      fresh.map((resource) => resource.message),
-    );
-    fresh.forEach((resource, index) => {
-      const bytes = encoded[index] as Uint8Array;
-      encodedMessages.set(resource.message, { bytes, version: resourceVersion(bytes) });
+    const entries = list.map((resource) => encodedMessages.get(resource.message));
+    const fresh: number[] = [];
+    entries.forEach((entry, index) => {
+      if (entry === undefined) fresh.push(index);
     });
+    if (fresh.length > 0) {
+      const encoded = encodeMessages(
+        type,
+        fresh.map((index) => (list[index] as CompiledResource).message),
+      );
+      fresh.forEach((index, at) => {
+        const bytes = encoded[at] as Uint8Array;
+        const entry = { bytes, version: resourceVersion(bytes) };
+        encodedMessages.set((list[index] as CompiledResource).message, entry);
+        entries[index] = entry;
+      });
+    }
     const byName = new Map<string, EncodedResource>();
-    let versionInput = '';
+    const versionParts: string[] = new Array<string>(list.length);
     for (let i = 0; i < list.length; i++) {
-      const { name, message } = list[i] as CompiledResource;
-      const { bytes, version } = encodedMessages.get(message) as { bytes: Uint8Array; version: string };
+      const name = (list[i] as CompiledResource).name;
+      const { bytes, version } = entries[i] as { bytes: Uint8Array; version: string };
       byName.set(name, { name, version, bytes });
-      versionInput += i === 0 ? `${name}=${version}` : `\n${name}=${version}`;
+      versionParts[i] = `${name}=${version}`;
     }
     resources[type] = byName;
-    typeVersions[type] = shortHash(versionInput);
+    typeVersions[type] = shortHash(versionParts.join('\n'));
   }
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
   return { version, typeVersions, resources };
