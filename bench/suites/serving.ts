@@ -75,9 +75,14 @@ export interface ServingResult {
 let stopping = false;
 
 /** Errors and warnings to stderr; the rest is dropped so logging does not skew the timings. */
+/** The stage timings of the last `config reloaded` log line (kept to print per iteration). */
+let lastReloadMs: unknown;
 const logger: Logger = {
   debug: () => {},
-  info: () => {},
+  info: (obj) => {
+    const ms = (obj as { ms?: unknown } | undefined)?.ms;
+    if (ms !== undefined) lastReloadMs = ms;
+  },
   warn: (obj, msg) => {
     if (!stopping)
       process.stderr.write(`[portcullis warn] ${msg ?? ''} ${JSON.stringify(obj).slice(0, 300)}\n`);
@@ -217,7 +222,7 @@ async function main(): Promise<void> {
       if (i >= warmup) measured.push(iteration);
       progress(
         tag,
-        `${i < warmup ? 'warm-up' : `iteration ${i - warmup + 1}/${iterations}`}: ${iteration.totalMs.toFixed(1)} ms (publish after ${iteration.renameToPublishMs.toFixed(1)} ms, took ${iteration.publishMs.toFixed(1)} ms)`,
+        `${i < warmup ? 'warm-up' : `iteration ${i - warmup + 1}/${iterations}`}: ${iteration.totalMs.toFixed(1)} ms (publish after ${iteration.renameToPublishMs.toFixed(1)} ms, took ${iteration.publishMs.toFixed(1)} ms; stages ${JSON.stringify(lastReloadMs)})`,
       );
       await settle(live, adminUrl, routeCount, acksBefore);
     }

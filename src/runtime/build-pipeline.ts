@@ -18,6 +18,8 @@ export type BuildResult =
       readonly snapshot: Snapshot;
       readonly warnings: readonly Problem[];
       readonly filesRead: readonly string[];
+      /** Milliseconds spent per stage, for the reload log line and benchmarks. */
+      readonly timingsMs: StageTimings;
     }
   | {
       readonly ok: false;
@@ -26,6 +28,19 @@ export type BuildResult =
       readonly warnings: readonly Problem[];
       readonly filesRead: readonly string[];
     };
+
+/** Wall-clock milliseconds of each stage of one successful pass. */
+export interface StageTimings {
+  readonly parse: number;
+  readonly translate: number;
+  readonly compile: number;
+  readonly snapshot: number;
+}
+
+/** Milliseconds from `from` to `to` (performance.now() readings), to 0.1 ms. */
+function span(from: number, to: number): number {
+  return Math.round((to - from) * 10) / 10;
+}
 
 /**
  * config file + env -parse-> Config -translate-> IR -compile-> resources -snapshot-> Snapshot.
@@ -36,7 +51,9 @@ export function buildFromFile(
   env: Readonly<Record<string, string | undefined>>,
   options: TranslateOptions | ((config: Config) => TranslateOptions),
 ): BuildResult {
+  const started = performance.now();
   const loaded = loadConfigFile(configPath, env);
+  const parsed = performance.now();
   const { warnings, filesRead } = loaded;
   if (loaded.config === undefined)
     return { ok: false, stage: 'parse', problems: loaded.problems, warnings, filesRead };
@@ -52,15 +69,33 @@ export function buildFromFile(
       filesRead,
     };
   }
+  const translateStarted = performance.now();
   const translated = translate(loaded.config, translateOptions);
+  const translatedAt = performance.now();
   if (translated.ir === undefined)
     return { ok: false, stage: 'translate', problems: translated.problems, warnings, filesRead };
   try {
     const compiled = compile(translated.ir);
     const problems = checkConsistency(compiled);
     if (problems.length > 0) return { ok: false, stage: 'compile', problems, warnings, filesRead };
+    const compiledAt = performance.now();
     const snapshot = buildSnapshot(compiled);
-    return { ok: true, config: loaded.config, ir: translated.ir, compiled, snapshot, warnings, filesRead };
+    const timingsMs = {
+      parse: span(started, parsed),
+      translate: span(translateStarted, translatedAt),
+      compile: span(translatedAt, compiledAt),
+      snapshot: span(compiledAt, performance.now()),
+    };
+    return {
+      ok: true,
+      config: loaded.config,
+      ir: translated.ir,
+      compiled,
+      snapshot,
+      warnings,
+      filesRead,
+      timingsMs,
+    };
   } catch (err) {
     return {
       ok: false,

@@ -68,9 +68,15 @@ export class Reloader {
     const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate);
     this.logWarnings(result.warnings);
     if (result.ok) {
+      const installStarted = performance.now();
       const changed = this.accept(result);
       this.options.logger.info(
-        { version: result.snapshot.version, routes: result.config.routes.length, changed },
+        {
+          version: result.snapshot.version,
+          routes: result.config.routes.length,
+          changed,
+          ms: { ...result.timingsMs, publish: Math.round((performance.now() - installStarted) * 10) / 10 },
+        },
         changed ? 'config reloaded' : 'config reloaded, no change',
       );
     } else {

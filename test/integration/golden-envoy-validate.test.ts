@@ -56,12 +56,12 @@ function bootstrapFor(name: string): Json {
     assert.ok(found, `route configuration ${configName} missing`);
     return found;
   };
-  // Scopes as Envoy would fetch them over SRDS, each with its RouteConfiguration inlined.
+  // Scopes as Envoy would fetch them over SRDS, each with its RouteConfiguration inline.
   const scopes = read(name, 'scopes').map((scope) => {
     const { route_configuration_name: configName, ...rest } = scope as Json & {
-      route_configuration_name: string;
+      route_configuration_name?: string;
     };
-    return { ...rest, route_configuration: routeConfig(configName) };
+    return configName === undefined ? scope : { ...rest, route_configuration: routeConfig(configName) };
   });
   const listeners = read(name, 'listeners').map((listener) => {
     const text = JSON.stringify(listener);

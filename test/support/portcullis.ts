@@ -157,7 +157,23 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
     clusterDump.every((entry) => wanted.has(entry.cluster.name)) &&
     (clustersDump?.version_info === snapshot.typeVersions[clustersType] ||
       clusterDump.every((entry) => entry.version_info === wanted.get(entry.cluster.name)?.version));
-  return routesOk && clustersOk;
+  // Scopes (per-host delivery) sit in one dump entry whose version is the type version Envoy
+  // last applied, with every scope listed.
+  const scopesType = 'envoy.config.route.v3.ScopedRouteConfiguration';
+  const wantedScopes = snapshot.resources[scopesType];
+  const scopedDump = dump.configs.find((config) => config['@type'].endsWith('.ScopedRoutesConfigDump')) as
+    | {
+        dynamic_scoped_route_configs?: { version_info?: string; scoped_route_configs?: { name: string }[] }[];
+      }
+    | undefined;
+  const scoped = scopedDump?.dynamic_scoped_route_configs?.[0];
+  const scopesOk =
+    wantedScopes.size === 0 ||
+    (scoped !== undefined &&
+      (scoped.scoped_route_configs ?? []).length === wantedScopes.size &&
+      (scoped.scoped_route_configs ?? []).every((entry) => wantedScopes.has(entry.name)) &&
+      scoped.version_info === snapshot.typeVersions[scopesType]);
+  return routesOk && clustersOk && scopesOk;
 }
 
 /** One HTTP response through Envoy: status, headers and the body (parsed as JSON when it is). */

@@ -27,8 +27,8 @@ interface CompiledHost {
   readonly routes: readonly IRRoute[];
   readonly context: string;
   readonly virtualHost: ProtoObject;
-  /** Per-host delivery: its RouteConfiguration and scope (made on first use). */
-  perHost?: { readonly routeConfiguration: CompiledResource; readonly scope: CompiledResource };
+  /** Per-host delivery: its scope, with the RouteConfiguration inline (made on first use). */
+  scope?: CompiledResource;
 }
 
 /** The previous compile's hosts by name; replaced on every compile, so removed hosts are dropped. */
@@ -67,9 +67,11 @@ export interface CompiledRouting {
 }
 
 /**
- * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one RouteConfiguration per
- * virtual host (`ingress/<host>`, with the same global response headers) and one scope keyed by the
- * host that points at it. Virtual hosts are sorted by name, so both lists are too.
+ * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one scope per virtual host
+ * (`ingress/<host>`, keyed by the host) carrying its RouteConfiguration inline (with the same
+ * global response headers), so a host is one resource, Envoy keeps no RDS subscription per host,
+ * and a change to it rebuilds that host's table alone. Virtual hosts are sorted by name, so the
+ * scopes are too.
  */
 export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
   if (scoping === 'single')
@@ -78,25 +80,24 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
       scopes: [],
     };
   const memo = vhostMemo(ir);
-  const routeConfigurations: CompiledResource[] = [];
   const scopes: CompiledResource[] = [];
   for (const vhost of ir.virtualHosts) {
     const compiled = memo(vhost);
-    if (compiled.perHost === undefined) {
+    if (compiled.scope === undefined) {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);
-      compiled.perHost = {
-        routeConfiguration: { name, message: routeConfiguration(name, [compiled.virtualHost], ir) },
-        scope: {
+      compiled.scope = {
+        name,
+        message: {
           name,
-          message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
+          key: { fragments: [{ string_key: host }] },
+          route_configuration: routeConfiguration(name, [compiled.virtualHost], ir),
         },
       };
     }
-    routeConfigurations.push(compiled.perHost.routeConfiguration);
-    scopes.push(compiled.perHost.scope);
+    scopes.push(compiled.scope);
   }
-  return { routeConfigurations, scopes };
+  return { routeConfigurations: [], scopes };
 }
 
 function routeConfiguration(name: string, virtualHosts: ProtoObject[], ir: IR): ProtoObject {

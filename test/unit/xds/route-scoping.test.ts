@@ -43,25 +43,33 @@ test('per-host delivery only when every virtual host is one exact host', () => {
   assert.equal(routeScoping(irOf(['https://a.test', 'https://a*b.test'])), 'single', 'catch-all patterns');
 });
 
-test('per host: one scope and one RouteConfiguration per host, named ingress/<host>, consistent', () => {
+test('per host: one scope per host, named ingress/<host>, its RouteConfiguration inline; consistent', () => {
   const compiled = compile(irOf(['https://b.test', 'https://a.test']));
   const scopes = compiled['envoy.config.route.v3.ScopedRouteConfiguration'];
-  const routes = compiled['envoy.config.route.v3.RouteConfiguration'];
+  assert.deepEqual(compiled['envoy.config.route.v3.RouteConfiguration'], [], 'no RDS resources');
   assert.deepEqual(
-    scopes.map((scope) => [scope.name, scope.message.route_configuration_name, scope.message.key]),
+    scopes.map((scope) => [
+      scope.name,
+      scope.message.key,
+      (scope.message.route_configuration as { name: string; virtual_hosts: { domains: string[] }[] }).name,
+      (scope.message.route_configuration as { virtual_hosts: { domains: string[] }[] }).virtual_hosts.map(
+        (vhost) => vhost.domains,
+      ),
+    ]),
     [
-      ['ingress/a.test', 'ingress/a.test', { fragments: [{ string_key: 'a.test' }] }],
-      ['ingress/b.test', 'ingress/b.test', { fragments: [{ string_key: 'b.test' }] }],
+      ['ingress/a.test', { fragments: [{ string_key: 'a.test' }] }, 'ingress/a.test', [['a.test']]],
+      ['ingress/b.test', { fragments: [{ string_key: 'b.test' }] }, 'ingress/b.test', [['b.test']]],
     ],
   );
-  assert.deepEqual(
-    routes.map((route) => route.name),
-    ['ingress/a.test', 'ingress/b.test'],
-  );
   assert.deepEqual(checkConsistency(compiled), []);
-  const broken = { ...compiled, 'envoy.config.route.v3.RouteConfiguration': routes.slice(1) };
-  assert.match(
-    checkConsistency(broken)[0]?.message ?? '',
-    /scope references unknown route configuration ingress\/a.test/,
-  );
+  const clusters = compiled['envoy.config.cluster.v3.Cluster'];
+  const broken = { ...compiled, 'envoy.config.cluster.v3.Cluster': clusters.slice(0, 1) };
+  assert.match(checkConsistency(broken)[0]?.message ?? '', /route points at unknown cluster route-/);
+});
+
+test('a second compile of the same IR reuses every scope object (what lets the snapshot skip them)', () => {
+  const ir = irOf(['https://a.test', 'https://b.test']);
+  const first = compile(ir)['envoy.config.route.v3.ScopedRouteConfiguration'];
+  const second = compile(ir)['envoy.config.route.v3.ScopedRouteConfiguration'];
+  assert.ok(first.every((scope, index) => scope === second[index]));
 });
