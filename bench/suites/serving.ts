@@ -118,12 +118,15 @@ async function settle(
   running: AllInOne,
   adminUrl: string,
   routes: number,
-  acksBefore: { clusters: number; routes: number },
+  acksBefore: { clusters: number; routes: number; scopes: number },
 ): Promise<void> {
   await until(
     async () => {
       const acks = running.ads.stats().acks;
-      if (acks.clusters <= acksBefore.clusters || acks.routes <= acksBefore.routes) return false;
+      // Routes arrive as RDS (one RouteConfiguration) or, per host, inline in SRDS scopes.
+      const routing = acks.routes + acks.scopes;
+      if (acks.clusters <= acksBefore.clusters || routing <= acksBefore.routes + acksBefore.scopes)
+        return false;
       const counts = await clusterCounts(adminUrl);
       return counts.warming === 0 && counts.active >= routes;
     },
@@ -187,7 +190,7 @@ async function main(): Promise<void> {
       return changed;
     };
     await pollUntil200(proxyPort, 'canary.bench.test', { intervalMs: 50, timeoutMs: 120_000 });
-    await settle(live, adminUrl, routeCount, { clusters: 0, routes: 0 });
+    await settle(live, adminUrl, routeCount, { clusters: 0, routes: 0, scopes: 0 });
     const startupMs = performance.now() - started;
     progress(tag, `Envoy serves ${routeCount} routes after ${Math.round(startupMs)} ms`);
 
