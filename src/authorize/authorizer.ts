@@ -103,26 +103,24 @@ function decide(
       removeHeaders.delete(header);
     }
   }
-  return deps
-    .signer()
-    .assertionFor(session, request.host)
-    .then((token) => {
-      if (token.length > LARGE_ASSERTION_BYTES && !warnedLarge.has(session.id)) {
-        warnedLarge.add(session.id);
-        deps.logger.warn(
-          { bytes: token.length, session: session.id },
-          'identity assertion is over 8 KiB; consider jwt_groups_filter',
-        );
-      }
-      setHeaders.push([ASSERTION_HEADER, token]);
-      removeHeaders.delete(ASSERTION_HEADER);
-      return {
-        kind: 'allow' as const,
-        setHeaders,
-        removeHeaders: [...removeHeaders],
-        reasons: outcome.allowReasons,
-      };
-    });
+  const withAssertion = (token: string): Decision => {
+    if (token.length > LARGE_ASSERTION_BYTES && !warnedLarge.has(session.id)) {
+      warnedLarge.add(session.id);
+      deps.logger.warn(
+        { bytes: token.length, session: session.id },
+        'identity assertion is over 8 KiB; consider jwt_groups_filter',
+      );
+    }
+    setHeaders.push([ASSERTION_HEADER, token]);
+    removeHeaders.delete(ASSERTION_HEADER);
+    return { kind: 'allow', setHeaders, removeHeaders: [...removeHeaders], reasons: outcome.allowReasons };
+  };
+  // A fresh cached assertion answers synchronously; only signing a new one waits.
+  const signer = deps.signer();
+  const cached = signer.cachedAssertion(session, request.host);
+  return cached !== undefined
+    ? withAssertion(cached)
+    : signer.assertionFor(session, request.host).then(withAssertion);
 }
 
 /** Client-supplied headers that must not reach the upstream, whatever the route says. */

@@ -52,7 +52,8 @@ export function authzFixture(secretByte: number): AuthzFixture {
   const state = buildAuthzState(ir);
   const authorize = createAuthorizer({
     state: () => state,
-    sessions,
+    // As the AuthorizeService wires it: the in-memory store is read synchronously.
+    sessions: { get: (id) => sessions.getSync(id) },
     verifyHandle: (handle) => handles.verify(handle),
     signer: () => signer,
     logger: silentLogger,

@@ -24,6 +24,15 @@ export class AssertionSigner {
     private readonly now: () => number = Date.now,
   ) {}
 
+  /**
+   * The cached assertion for `session` on `host` when it is still fresh, else undefined. Lets the
+   * common case answer synchronously (no promise hop in the Check path); `assertionFor` signs.
+   */
+  cachedAssertion(session: Session, host: string): string | undefined {
+    const cached = this.cache.get(`${session.id}\n${host}`);
+    return cached !== undefined && this.now() < cached.refreshAt ? cached.token : undefined;
+  }
+
   /** A valid assertion for `session` on `host`: cached when fresh, else newly signed. */
   async assertionFor(session: Session, host: string): Promise<string> {
     const cacheKey = `${session.id}\n${host}`;

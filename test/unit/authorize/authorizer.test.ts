@@ -142,3 +142,28 @@ test('200 concurrent Checks all answer, each with a decision', async () => {
   assert.equal(responses.filter((r) => r.ok_response !== undefined).length, 100);
   assert.equal(responses.filter((r) => r.denied_response !== undefined).length, 100);
 });
+
+test('with a fresh cached assertion the decision is synchronous; the first one signs', async () => {
+  const ask = (): ReturnType<typeof authorize> =>
+    authorize({
+      routeId: ROUTE,
+      requestId: 'r',
+      method: 'GET',
+      scheme: 'https',
+      host: 'sync.test',
+      path: '/',
+      query: '',
+      headers: { cookie: `_portcullis=${handles.issue('evil')}` },
+      sourceIp: '10.0.0.1',
+    });
+  const first = ask();
+  assert.ok(first instanceof Promise, 'a new assertion is signed asynchronously');
+  const signed = (await first) as Extract<Decision, { kind: 'allow' }>;
+  const second = ask();
+  assert.ok(!(second instanceof Promise), 'the cached assertion answers without a promise hop');
+  const cached = second as Extract<Decision, { kind: 'allow' }>;
+  const assertion = (decision: Extract<Decision, { kind: 'allow' }>): string | undefined =>
+    decision.setHeaders.find(([name]) => name === 'x-portcullis-jwt-assertion')?.[1];
+  assert.ok(assertion(signed));
+  assert.equal(assertion(cached), assertion(signed));
+});
