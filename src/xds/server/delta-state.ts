@@ -70,6 +70,12 @@ export class DeltaTypeState {
   private readonly inflight = new Map<string, InflightEntry>();
   private readonly pending = new Map<string, DeltaChunk>();
   private readonly forcedRemovals = new Set<string>();
+  /**
+   * The prepared type of the last plan, while nothing but ACKs happened since: then the next plan
+   * only needs what differs between it and the new one (`planFrom`), not a pass over every name.
+   * A NACK, a subscription change or a forgotten response clears it (the next plan is full).
+   */
+  private basis: PreparedType | undefined;
 
   constructor(readonly type: ResourceType) {}
 
@@ -99,6 +105,7 @@ export class DeltaTypeState {
   onNack(nonce: string): DeltaChunk | undefined {
     const chunk = this.take(nonce);
     if (chunk === undefined) return undefined;
+    this.basis = undefined;
     for (const [name, version] of chunk.upserts) {
       this.rejected.set(name, version);
       this.settle(name, nonce);
@@ -112,6 +119,8 @@ export class DeltaTypeState {
 
   /** Applies subscribe/unsubscribe (and, on the first request, initial versions); true when a diff is due. */
   applySubscription(request: DeltaSubscription): boolean {
+    if (request.subscribe.length > 0 || request.unsubscribe.length > 0 || !this.started)
+      this.basis = undefined;
     const first = !this.started;
     this.started = true;
     const fullSet = isFullSetType(this.type);
@@ -129,8 +138,17 @@ export class DeltaTypeState {
     return first || request.subscribe.length > 0 || request.unsubscribe.length > 0;
   }
 
-  /** Diffs `prepared` against what the client has or is being sent. */
+  /**
+   * Diffs `prepared` against what the client has or is being sent. The caller sends the whole
+   * plan; it becomes the basis the next plan starts from.
+   */
   plan(prepared: PreparedType): DeltaPlan {
+    const basis = this.basis;
+    this.basis = prepared;
+    if (basis !== undefined) {
+      const quick = this.planFrom(basis, prepared);
+      if (quick !== undefined) return quick;
+    }
     const upserts: PreparedResource[] = [];
     const consider = (resource: PreparedResource): void => {
       if (this.effective(resource.name) === resource.version) return;
@@ -153,6 +171,54 @@ export class DeltaTypeState {
     return { upserts, removals: [...removals], mustAnswer: !this.answered };
   }
 
+  /**
+   * The plan from `basis` (the last plan, fully sent, since then only ACKed) to `prepared`: only
+   * the resources that differ by object (snapshots reuse an unchanged resource's prepared object)
+   * are considered, in one merge over both name-sorted lists. Undefined when a list is not sorted
+   * by name (the caller then plans in full).
+   */
+  private planFrom(basis: PreparedType, prepared: PreparedType): DeltaPlan | undefined {
+    if (basis === prepared) return { upserts: [], removals: [], mustAnswer: !this.answered };
+    const upserts: PreparedResource[] = [];
+    const removals: string[] = [];
+    const before = basis.list;
+    const after = prepared.list;
+    const remove = (name: string): void => {
+      if (this.effective(name) !== undefined && this.rejected.get(name) !== REMOVAL) removals.push(name);
+    };
+    const upsert = (resource: PreparedResource): void => {
+      if (!this.interested(resource.name)) return;
+      if (this.effective(resource.name) === resource.version) return;
+      if (this.rejected.get(resource.name) === resource.version) return;
+      upserts.push(resource);
+    };
+    let i = 0;
+    let j = 0;
+    let last = '';
+    while (i < before.length || j < after.length) {
+      const old = before[i];
+      const now = after[j];
+      const next =
+        now !== undefined && (old === undefined || now.name <= old.name)
+          ? now.name
+          : (old as PreparedResource).name;
+      if (next < last) return undefined;
+      last = next;
+      if (old !== undefined && now !== undefined && old.name === now.name) {
+        if (old !== now) upsert(now);
+        i++;
+        j++;
+      } else if (now !== undefined && (old === undefined || now.name < old.name)) {
+        upsert(now);
+        j++;
+      } else {
+        remove((old as PreparedResource).name);
+        i++;
+      }
+    }
+    return { upserts, removals, mustAnswer: !this.answered };
+  }
+
   /** Records a sent response; returns false when an old pending response had to be dropped. */
   markSent(nonce: string, upserts: readonly PreparedResource[], removals: readonly string[]): boolean {
     this.answered = true;
@@ -167,6 +233,7 @@ export class DeltaTypeState {
     }
     if (this.pending.size <= MAX_PENDING) return true;
     this.pending.delete(this.pending.keys().next().value as string);
+    this.basis = undefined;
     return false;
   }
 
@@ -176,6 +243,7 @@ export class DeltaTypeState {
   }
 
   private unsubscribe(name: string, fullSet: boolean): void {
+    this.basis = undefined;
     if (fullSet && name === '*') {
       this.wildcard = false;
       for (const known of this.knownNames()) if (!this.names.has(known)) this.forget(known);

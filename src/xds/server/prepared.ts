@@ -80,7 +80,6 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const url = typeUrl(type);
   const version = snapshot.typeVersions[type];
   const list: PreparedResource[] = [];
-  const byName = new Map<string, PreparedResource>();
   for (const [name, encoded] of snapshot.resources[type]) {
     let resource = preparedByBytes.get(encoded.bytes);
     if (resource === undefined || resource.name !== name || resource.any.type_url !== url) {
@@ -95,15 +94,19 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
       preparedByBytes.set(encoded.bytes, resource);
     }
     list.push(resource);
-    byName.set(name, resource);
   }
   let body: Uint8Array | undefined;
+  // Built on first use: a delta stream that only diffs against its previous snapshot never needs it.
+  let byName: Map<string, PreparedResource> | undefined;
   return {
     type,
     typeUrl: url,
     version,
     list,
-    byName,
+    get byName() {
+      byName ??= new Map(list.map((resource) => [resource.name, resource]));
+      return byName;
+    },
     fullSotwBody() {
       body ??= encodeSotwResponse({
         version_info: version,
