@@ -301,7 +301,7 @@ function messageReport(settings: Settings, results: readonly ControlPlaneResult[
   const facts: [string, string][] = results
     .filter((r) => r.routes > 0)
     .map((r) => [
-      `xDS at ${r.routes.toLocaleString('en-US')}: RouteConfiguration / largest delta / SotW CDS`,
+      `xDS at ${r.routes.toLocaleString('en-US')}: all routes (RouteConfiguration or scopes) / largest delta / SotW CDS`,
       `${fmt(mib(r.routeConfigurationBytes))} / ${fmt(mib(Math.max(r.delta.initial.largestBytes, r.delta.oneRouteChange.largestBytes)))} / ${fmt(mib(r.sotwCdsBodyBytes))} MiB`,
     ]);
   return { name: 'message-size', targets, facts };

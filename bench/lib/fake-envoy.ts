@@ -12,6 +12,7 @@ import {
   CLUSTER_TYPE,
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   SHORT_NAMES,
   TYPE_PREFIX,
   type ResourceType,
@@ -74,7 +75,10 @@ async function main(): Promise<void> {
     }
     if (response.typeUrl === url(LISTENER_TYPE) && !rdsSubscribed) {
       rdsSubscribed = true;
+      // The listener routes through `ingress` over RDS, or per host through scopes over SRDS
+      // (wildcard, as Envoy subscribes); the fake asks for both, and gets whichever exists.
       client.subscribe(url(ROUTE_CONFIGURATION_TYPE), ['ingress']);
+      client.subscribe(url(SCOPED_ROUTE_CONFIGURATION_TYPE));
     }
     const held: Record<string, number> = {};
     for (const [typeUrl, names] of client.resources)

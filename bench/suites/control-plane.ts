@@ -20,6 +20,7 @@ import { silentLogger } from '../../src/shared/logger.js';
 import {
   CLUSTER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
   SHORT_NAMES,
   type ResourceType,
 } from '../../src/xds/codec/type-urls.js';
@@ -57,6 +58,7 @@ export interface ControlPlaneResult {
   /** After load + one converged delta client + GC. */
   readonly memory: MemoryReading;
   readonly largestResource: { readonly type: string; readonly name: string; readonly bytes: number };
+  /** Every route's bytes: the RouteConfiguration, or under per-host delivery all the scopes. */
   readonly routeConfigurationBytes: number;
   /** The SotW CDS response (every cluster in one message) as the server encodes it. */
   readonly sotwCdsBodyBytes: number;
@@ -93,7 +95,9 @@ class FakeEnvoy {
     const routesVersion =
       mode === 'delta'
         ? snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress')?.version
-        : snapshot.typeVersions[ROUTE_CONFIGURATION_TYPE];
+        : snapshot.resources[ROUTE_CONFIGURATION_TYPE].has('ingress')
+          ? snapshot.typeVersions[ROUTE_CONFIGURATION_TYPE]
+          : undefined;
     let lastCount = -1;
     let quietSince = performance.now();
     const expected = (): string =>
@@ -251,7 +255,10 @@ async function main(): Promise<void> {
       routes: routeCount,
       memory,
       largestResource: largestResource(snapshot),
-      routeConfigurationBytes: snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress')?.bytes.length ?? 0,
+      routeConfigurationBytes: [
+        ...snapshot.resources[ROUTE_CONFIGURATION_TYPE].values(),
+        ...snapshot.resources[SCOPED_ROUTE_CONFIGURATION_TYPE].values(),
+      ].reduce((sum, resource) => sum + resource.bytes.length, 0),
       sotwCdsBodyBytes: prepare(snapshot).type(CLUSTER_TYPE).fullSotwBody().length,
       maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
       delta: { initial: deltaInitial, oneRouteChange: deltaChange },

@@ -55,6 +55,12 @@ export function verifyLastSplice(): boolean {
   return false;
 }
 
+/** Forgets every base, so the next load of each file parses it in full (cold-build benchmarks). */
+export function forgetYamlBases(): void {
+  bases.clear();
+  unverified = undefined;
+}
+
 /** True while a spliced parse awaits `verifyLastSplice`. */
 export function spliceAwaitingVerification(): boolean {
   return unverified !== undefined;

@@ -3,7 +3,8 @@ import { extname } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
 import { parseConfig, type ParseResult } from './parse-config.js';
-import { rememberYamlParse, splicedYamlSource } from './incremental-yaml.js';
+import { forgetYamlBases, rememberYamlParse, splicedYamlSource } from './incremental-yaml.js';
+import { forgetParsedRoutes } from './parse-config.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
@@ -71,6 +72,16 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
     warnings: result.warnings.map(withLine),
     filesRead,
   };
+}
+
+/**
+ * Forgets what earlier loads remembered (the previous text of each file and every validated
+ * route), so the next load and everything built from it start cold. For benchmarks that must time
+ * a first build, not a reload.
+ */
+export function forgetEarlierLoads(): void {
+  forgetYamlBases();
+  forgetParsedRoutes();
 }
 
 /** The line of `path`, or of its nearest ancestor with a known line (`routes[1].policy` for deeper keys). */

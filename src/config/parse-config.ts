@@ -162,6 +162,14 @@ function readRoutes(
 const routeCache = new Map<string, RouteSettings>();
 const ROUTE_CACHE_LIMIT = 100_000;
 
+/**
+ * Forgets every remembered route, so the next parse validates all of them again (benchmarks of a
+ * cold build; tests).
+ */
+export function forgetParsedRoutes(): void {
+  routeCache.clear();
+}
+
 /** The same cache by raw route object, for documents that reuse unchanged items' objects. */
 const routesByObject = new WeakMap<object, { readonly path: string; readonly settings: RouteSettings }>();
 

@@ -218,7 +218,11 @@ export class AdsClient {
 }
 
 function isFullSetUrl(typeUrl: string): boolean {
-  return typeUrl.endsWith('.Listener') || typeUrl.endsWith('.Cluster');
+  return (
+    typeUrl.endsWith('.Listener') ||
+    typeUrl.endsWith('.Cluster') ||
+    typeUrl.endsWith('.ScopedRouteConfiguration')
+  );
 }
 
 /** Connects a fake Envoy to `address` (`host:port`) with an open ADS stream of the given mode. */

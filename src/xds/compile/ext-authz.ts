@@ -1,3 +1,4 @@
+import { frozen } from './shared-values.js';
 import { isIP } from 'node:net';
 import type { IR, IRInternal, IRRoute } from '../../ir/types.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
@@ -68,15 +69,18 @@ export function authorizeCluster(internal: IRInternal): ProtoObject {
  * id, through the shared contract); public routes skip the call entirely.
  */
 export function routeAuthzConfig(route: IRRoute): ProtoObject {
+  if (route.public) return PUBLIC_ROUTE_AUTHZ;
   return {
-    [HTTP_FILTER_EXT_AUTHZ]: typed(
-      EXT_AUTHZ_PER_ROUTE_TYPE,
-      route.public
-        ? { disabled: true }
-        : { check_settings: { context_extensions: encodeRouteContext(route.id) } },
-    ),
+    [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, {
+      check_settings: { context_extensions: encodeRouteContext(route.id) },
+    }),
   };
 }
+
+/** ext_authz switched off, the same for every public route (shared, frozen). */
+const PUBLIC_ROUTE_AUTHZ = frozen({
+  [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }),
+});
 
 /**
  * Identity headers a public route removes itself, since no ext_authz answer strips them there:
@@ -94,5 +98,8 @@ export function publicRouteHeadersToRemove(ir: IR): string[] {
  * is never taken. (It must be a cluster route: Envoy skips ext_authz on direct-response routes.)
  */
 export function jwksRoute(): ProtoObject {
-  return { match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } };
+  return JWKS_ROUTE;
 }
+
+/** One frozen object shared by every host's table (compiled output is never mutated). */
+const JWKS_ROUTE = frozen({ match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } });

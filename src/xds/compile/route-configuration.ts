@@ -100,11 +100,19 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
   return { routeConfigurations: [], scopes };
 }
 
+/** The global response headers as header options, made once per IR (shared by every host's table). */
+const globalHeaderOptions = new WeakMap<object, ProtoObject[]>();
+
 function routeConfiguration(name: string, virtualHosts: ProtoObject[], ir: IR): ProtoObject {
+  let headers = globalHeaderOptions.get(ir.responseHeaders);
+  if (headers === undefined) {
+    headers = headerOptions(ir.responseHeaders);
+    globalHeaderOptions.set(ir.responseHeaders, headers);
+  }
   return {
     name,
     virtual_hosts: virtualHosts,
-    response_headers_to_add: headerOptions(ir.responseHeaders),
+    response_headers_to_add: headers,
     most_specific_header_mutations_wins: true,
     validate_clusters: sharedWrapped(false),
   };

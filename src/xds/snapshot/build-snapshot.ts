@@ -36,7 +36,15 @@ function clusterReferences(message: object): readonly (readonly [string, string]
 }
 
 /** Encoded bytes and version of a compiled message, by the message object. */
-const encodedMessages = new WeakMap<object, { readonly bytes: Uint8Array; readonly version: string }>();
+const encodedMessages = new WeakMap<object, EncodedEntry>();
+
+/** A message's encoding, and the snapshot entry and version line made from it (first use). */
+interface EncodedEntry {
+  readonly bytes: Uint8Array;
+  readonly version: string;
+  resource?: EncodedResource;
+  line?: string;
+}
 
 /**
  * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
@@ -62,7 +70,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
       );
       fresh.forEach((index, at) => {
         const bytes = encoded[at] as Uint8Array;
-        const entry = { bytes, version: resourceVersion(bytes) };
+        const entry: EncodedEntry = { bytes, version: resourceVersion(bytes) };
         encodedMessages.set((list[index] as CompiledResource).message, entry);
         entries[index] = entry;
       });
@@ -70,10 +78,16 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
     const byName = new Map<string, EncodedResource>();
     const versionParts: string[] = new Array<string>(list.length);
     for (let i = 0; i < list.length; i++) {
-      const name = (list[i] as CompiledResource).name;
-      const { bytes, version } = entries[i] as { bytes: Uint8Array; version: string };
-      byName.set(name, { name, version, bytes });
-      versionParts[i] = `${name}=${version}`;
+      const { name } = list[i] as CompiledResource;
+      const entry = entries[i] as EncodedEntry;
+      // The same EncodedResource object as the last build's (and its `name=version` line), so
+      // an unchanged resource costs no allocation here and is recognised downstream by identity.
+      if (entry.resource === undefined || entry.resource.name !== name) {
+        entry.resource = { name, version: entry.version, bytes: entry.bytes };
+        entry.line = `${name}=${entry.version}`;
+      }
+      byName.set(name, entry.resource);
+      versionParts[i] = entry.line as string;
     }
     resources[type] = byName;
     typeVersions[type] = shortHash(versionParts.join('\n'));
