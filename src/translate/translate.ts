@@ -15,6 +15,7 @@ import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { IdentityMemo } from '../shared/identity-memo.js';
+import { IncrementalSorter } from '../shared/stable-sort.js';
 
 /** One route's translation: everything derived from its settings alone (plus `routeContext`). */
 interface TranslatedRoute {
@@ -30,6 +31,8 @@ interface TranslatedRoute {
  * unchanged route the same object on every reload), so a reload translates only what changed.
  */
 const translatedRoutes = new IdentityMemo<RouteSettings, TranslatedRoute>();
+const vhostOrder = new IncrementalSorter();
+const clusterOrder = new IncrementalSorter();
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -89,15 +92,21 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
     clusters.push(translated.cluster);
   }
   if (problems.length > 0) return { ir: undefined, problems };
-  const virtualHosts: IRVirtualHost[] = [...vhosts.entries()]
-    .sort(([a], [b]) => (a === CATCH_ALL_VHOST ? 1 : b === CATCH_ALL_VHOST ? -1 : a < b ? -1 : a > b ? 1 : 0))
-    .map(([name, vhost]) => ({ name, domains: vhost.domains, routes: vhost.routes }));
+  // Sorted by name, the catch-all last; the sorters reuse the previous reload's order.
+  const catchAll = vhosts.get(CATCH_ALL_VHOST);
+  vhosts.delete(CATCH_ALL_VHOST);
+  const virtualHosts: IRVirtualHost[] = vhostOrder.sort(vhosts).map((name) => {
+    const vhost = vhosts.get(name) as { domains: readonly string[]; routes: IRRoute[] };
+    return { name, domains: vhost.domains, routes: vhost.routes };
+  });
+  if (catchAll !== undefined) virtualHosts.push({ name: CATCH_ALL_VHOST, ...catchAll });
+  const clustersByName = new Map(clusters.map((cluster) => [cluster.name, cluster]));
   const tls = !config.insecure_server;
   return {
     ir: {
       listener: buildListener(config),
       virtualHosts,
-      clusters: clusters.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      clusters: clusterOrder.sort(clustersByName).map((name) => clustersByName.get(name) as IRCluster),
       responseHeaders: globalResponseHeaders(config.set_response_headers, tls),
       authorize: {
         claimHeaders: config.jwt_claims_headers,

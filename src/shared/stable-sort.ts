@@ -1,0 +1,40 @@
+/**
+ * Sorts names the way `[...names].sort()` would, reusing the previous call's sorted result: names
+ * still present keep their order (one pass), new names are sorted alone and merged in. A reload
+ * that changes a few of 10,000 names then costs a pass instead of a full sort. `remember` holds
+ * the last result per caller.
+ */
+export class IncrementalSorter {
+  private previous: readonly string[] = [];
+
+  /** `names` (distinct) in ascending code-unit order, as `Array.prototype.sort` orders strings. */
+  sort(names: ReadonlySet<string> | ReadonlyMap<string, unknown>): string[] {
+    const kept: string[] = [];
+    const known = new Set<string>();
+    for (const name of this.previous) {
+      if (names.has(name)) {
+        kept.push(name);
+        known.add(name);
+      }
+    }
+    const added: string[] = [];
+    for (const name of names.keys()) if (!known.has(name)) added.push(name);
+    added.sort();
+    const merged = merge(kept, added);
+    this.previous = merged;
+    return merged;
+  }
+}
+
+function merge(a: readonly string[], b: readonly string[]): string[] {
+  if (b.length === 0) return [...a];
+  const out: string[] = new Array<string>(a.length + b.length);
+  let i = 0;
+  let j = 0;
+  let k = 0;
+  while (i < a.length && j < b.length)
+    out[k++] = (a[i] as string) < (b[j] as string) ? (a[i++] as string) : (b[j++] as string);
+  while (i < a.length) out[k++] = a[i++] as string;
+  while (j < b.length) out[k++] = b[j++] as string;
+  return out;
+}

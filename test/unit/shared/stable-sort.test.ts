@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { IncrementalSorter } from '../../../src/shared/stable-sort.js';
+
+test('the incremental sorter always gives what a full sort gives, across changing sets', () => {
+  const sorter = new IncrementalSorter();
+  let seed = 7;
+  const next = (): number => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed / 2147483648;
+  };
+  let names = new Set<string>();
+  for (let round = 0; round < 60; round++) {
+    // Keep most names, drop some, add some (including ones that sort between kept ones).
+    const kept = [...names].filter(() => next() > 0.1);
+    const added = Array.from({ length: Math.floor(next() * 30) }, () => `h${Math.floor(next() * 5000)}.test`);
+    names = new Set([...kept, ...added, ...(round % 7 === 0 ? ['A', 'é', 'Z-upper'] : [])]);
+    assert.deepEqual(sorter.sort(names), [...names].sort(), `round ${round}`);
+  }
+  assert.deepEqual(sorter.sort(new Set()), []);
+  assert.deepEqual(
+    sorter.sort(
+      new Map([
+        ['b', 1],
+        ['a', 2],
+      ]),
+    ),
+    ['a', 'b'],
+  );
+});
