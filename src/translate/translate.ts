@@ -15,7 +15,7 @@ import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { IdentityMemo } from '../shared/identity-memo.js';
-import { IncrementalSorter } from '../shared/stable-sort.js';
+import { IncrementalSorter } from '../shared/incremental-sorter.js';
 
 /** One route's translation: everything derived from its settings alone (plus `routeContext`). */
 interface TranslatedRoute {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { IncrementalSorter } from '../../../src/shared/stable-sort.js';
+import { IncrementalSorter } from '../../../src/shared/incremental-sorter.js';
 
 test('the incremental sorter always gives what a full sort gives, across changing sets', () => {
   const sorter = new IncrementalSorter();

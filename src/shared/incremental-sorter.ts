@@ -1,8 +1,8 @@
 /**
  * Sorts names the way `[...names].sort()` would, reusing the previous call's sorted result: names
  * still present keep their order (one pass), new names are sorted alone and merged in. A reload
- * that changes a few of 10,000 names then costs a pass instead of a full sort. `remember` holds
- * the last result per caller.
+ * that changes a few of 10,000 names then costs a pass instead of a full sort. Each instance holds
+ * its caller's last result.
  */
 export class IncrementalSorter {
   private previous: readonly string[] = [];
