@@ -10,6 +10,7 @@ import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { ValidationError } from '../../../src/shared/errors.js';
 import { waitFor } from '../../support/wait.js';
+import { spliceAwaitingVerification, verifyLastSplice } from '../../../src/config/incremental-yaml.js';
 
 function configText(host: string): string {
   return `insecure_server: true\naddress: :8080\nroutes:\n  - from: https://${host}\n    to: http://127.0.0.1:9000\n`;
@@ -115,6 +116,37 @@ test('a vanished file keeps the last good snapshot and counts a failure; its ret
     writeFileSync(path, configText('returned.test'));
     await waitFor(async () => published.length === 2, { what: 'the returned file to be published' });
     assert.equal(reloader.current().lastSuccess, true);
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('a reload that changed one route item parses just it, reuses the rest, and a full parse agrees', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  const routes = (middle: string): string =>
+    ['a', middle, 'c']
+      .map((host) => `  - from: https://${host}.test\n    to: http://127.0.0.1:9000\n`)
+      .join('');
+  writeFileSync(path, `insecure_server: true\naddress: :8080\nroutes:\n${routes('b')}`);
+  const { reloader } = setup(path);
+  try {
+    const first = reloader.loadInitial();
+    writeFileSync(path, `insecure_server: true\naddress: :8080\nroutes:\n${routes('b2')}`);
+    const second = reloader.reload();
+    assert.ok(second.ok);
+    assert.deepEqual(
+      second.config.routes.map((route) => route.from.hostname),
+      ['a.test', 'b2.test', 'c.test'],
+    );
+    // Unchanged items keep their parsed objects (what lets translate, compile and the snapshot skip them).
+    assert.equal(second.config.routes[0], first.config.routes[0]);
+    assert.equal(second.config.routes[2], first.config.routes[2]);
+    assert.notEqual(second.config.routes[1], first.config.routes[1]);
+    assert.ok(spliceAwaitingVerification(), 'the spliced parse waits for its check');
+    assert.equal(verifyLastSplice(), true, 'a full parse of the same text agrees');
+    assert.equal(spliceAwaitingVerification(), false);
   } finally {
     reloader.close();
     rmSync(dir, { recursive: true });
