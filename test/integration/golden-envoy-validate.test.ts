@@ -56,13 +56,8 @@ function bootstrapFor(name: string): Json {
     assert.ok(found, `route configuration ${configName} missing`);
     return found;
   };
-  // Scopes as Envoy would fetch them over SRDS, each with its RouteConfiguration inline.
-  const scopes = read(name, 'scopes').map((scope) => {
-    const { route_configuration_name: configName, ...rest } = scope as Json & {
-      route_configuration_name?: string;
-    };
-    return configName === undefined ? scope : { ...rest, route_configuration: routeConfig(configName) };
-  });
+  // Scopes as Envoy would fetch them over SRDS (each carries its RouteConfiguration inline).
+  const scopes = read(name, 'scopes');
   const listeners = read(name, 'listeners').map((listener) => {
     const text = JSON.stringify(listener);
     // Inline the RouteConfiguration where the HCM would fetch it over RDS, and the scopes where it

@@ -108,7 +108,8 @@ function resourceVersion(bytes: Uint8Array): string {
 /**
  * Checks that a snapshot is self-consistent before it is published: every EDS cluster has its
  * endpoints, every route (in a RouteConfiguration or inline in a scope) names an existing cluster,
- * and the listener's RDS name and every scope's named route configuration exist. A snapshot that fails is never published (Envoy would blackhole traffic), and the problems are reported.
+ * every scope has its route configuration, and the listener's RDS name exists. A snapshot that
+ * fails is never published (Envoy would blackhole traffic), and the problems are reported.
  */
 export function checkConsistency(compiled: CompiledResources): Problem[] {
   const problems: Problem[] = [];
@@ -127,25 +128,20 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
       }
     }
   }
+  // Per-host scopes carry their RouteConfiguration inline (route-configuration.ts).
   for (const { name, message } of compiled[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
     const inline = message.route_configuration as object | undefined;
-    if (inline !== undefined) {
-      for (const [vhost, cluster] of clusterReferences(inline)) {
-        if (!clusterNames.has(cluster)) {
-          problems.push({
-            path: `scopes.${name}.${vhost}`,
-            message: `route points at unknown cluster ${cluster}`,
-          });
-        }
-      }
+    if (inline === undefined) {
+      problems.push({ path: `scopes.${name}`, message: 'scope has no route configuration' });
       continue;
     }
-    const target = message.route_configuration_name as string;
-    if (!routeConfigNames.has(target)) {
-      problems.push({
-        path: `scopes.${name}`,
-        message: `scope references unknown route configuration ${target}`,
-      });
+    for (const [vhost, cluster] of clusterReferences(inline)) {
+      if (!clusterNames.has(cluster)) {
+        problems.push({
+          path: `scopes.${name}.${vhost}`,
+          message: `route points at unknown cluster ${cluster}`,
+        });
+      }
     }
   }
   for (const { name, message } of compiled[LISTENER_TYPE]) {

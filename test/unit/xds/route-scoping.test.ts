@@ -65,6 +65,12 @@ test('per host: one scope per host, named ingress/<host>, its RouteConfiguration
   const clusters = compiled['envoy.config.cluster.v3.Cluster'];
   const broken = { ...compiled, 'envoy.config.cluster.v3.Cluster': clusters.slice(0, 1) };
   assert.match(checkConsistency(broken)[0]?.message ?? '', /route points at unknown cluster route-/);
+  const bare = scopes.map(({ name, message: { route_configuration: _inline, ...rest } }) => ({
+    name,
+    message: rest,
+  }));
+  const withoutTables = { ...compiled, 'envoy.config.route.v3.ScopedRouteConfiguration': bare };
+  assert.match(checkConsistency(withoutTables)[0]?.message ?? '', /scope has no route configuration/);
 });
 
 test('a second compile of the same IR reuses every scope object (what lets the snapshot skip them)', () => {
