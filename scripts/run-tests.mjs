@@ -1,5 +1,5 @@
 // Runs the test suite with node's built-in runner. Node 20's `--test` does not expand globs, so
-// this finds the files itself: `node scripts/run-tests.mjs [unit|integration|<dir>...]`.
+// this finds the files itself: `node scripts/run-tests.mjs [unit|integration|<dir>|<file>...]`.
 // Files run one at a time: integration tests start real Envoys and the machine has two cores.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
@@ -11,6 +11,7 @@ const dirs = process.argv.slice(2).map((arg) => join('test', arg));
 const roots = dirs.length > 0 ? dirs : ['test'];
 
 function collect(dir) {
+  if (dir.endsWith('.test.ts') && statSync(join(root, dir)).isFile()) return [dir];
   return readdirSync(join(root, dir)).flatMap((name) => {
     const path = join(dir, name);
     if (statSync(join(root, path)).isDirectory()) return collect(path);

@@ -1,12 +1,14 @@
 /**
  * A fake Envoy in its own process, so the control plane's memory is measured without the client's:
  * it opens one ADS stream (delta or SotW) to `--address`, subscribes like Envoy (CDS and LDS
- * wildcard, EDS for every EDS cluster it learns, RDS for `ingress`), ACKs every response, and
+ * wildcard, EDS for every EDS cluster it learns, RDS for `ingress` or, per host, SRDS wildcard and
+ * RDS for every RouteConfiguration its scopes name), ACKs every response, and
  * prints one JSON line per response on stdout with the response's wire size and what it now holds.
  *
  *   node --import tsx bench/lib/fake-envoy.ts --address=127.0.0.1:PORT --mode=delta
  */
-import { connectAds, type AdsMode } from '../../test/support/ads-client.js';
+import { connectAds, type AdsClient, type AdsMode } from '../../test/support/ads-client.js';
+import { decodeMessage } from '../../src/xds/codec/codec.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
@@ -33,6 +35,40 @@ export interface FakeEnvoyLine {
 
 const url = (type: ResourceType): string => TYPE_PREFIX + type;
 
+/** Scope name -> the RouteConfiguration it names, for the scopes held. */
+const scopeTargets = new Map<string, string>();
+
+/**
+ * Makes `watched` (the names subscribed for `type`) equal `wanted`, as Envoy does for the EDS of its
+ * clusters and the RDS of its scopes: delta subscribes and unsubscribes the difference, SotW sends
+ * the whole new list. Held resources no longer watched are dropped.
+ */
+function follow(
+  client: AdsClient,
+  mode: AdsMode,
+  type: ResourceType,
+  watched: Set<string>,
+  wanted: Iterable<string>,
+): void {
+  const next = new Set(wanted);
+  const added = [...next].filter((name) => !watched.has(name));
+  const gone = [...watched].filter((name) => !next.has(name));
+  if (added.length === 0 && gone.length === 0) return;
+  for (const name of added) watched.add(name);
+  for (const name of gone) watched.delete(name);
+  if (mode === 'delta') {
+    client.deltaRequest({
+      type_url: url(type),
+      resource_names_subscribe: added,
+      resource_names_unsubscribe: gone,
+    });
+  } else {
+    client.request({ type_url: url(type), resource_names: [...watched] });
+  }
+  const held = client.resources.get(url(type));
+  for (const name of gone) held?.delete(name);
+}
+
 async function main(): Promise<void> {
   const args = parseArgs();
   const address = args.get('address');
@@ -45,6 +81,8 @@ async function main(): Promise<void> {
     process.exit(0);
   });
   const edsNames = new Set<string>();
+  // `ingress` (single delivery) plus every RouteConfiguration a held scope names (per host).
+  const rdsNames = new Set<string>(['ingress']);
   let rdsSubscribed = false;
   client.subscribe(url(CLUSTER_TYPE));
   client.subscribe(url(LISTENER_TYPE));
@@ -54,24 +92,23 @@ async function main(): Promise<void> {
     client.received.length = 0;
     if (response.typeUrl === url(CLUSTER_TYPE)) {
       // Like Envoy: watch the endpoints of every cluster held, and drop the watch of removed ones.
-      const clusters = new Set(client.resources.get(url(CLUSTER_TYPE))?.keys() ?? []);
-      const added = [...clusters].filter((name) => !edsNames.has(name));
-      const gone = [...edsNames].filter((name) => !clusters.has(name));
-      for (const name of added) edsNames.add(name);
-      for (const name of gone) edsNames.delete(name);
-      if (added.length > 0 || gone.length > 0) {
-        if (mode === 'delta') {
-          client.deltaRequest({
-            type_url: url(CLUSTER_LOAD_ASSIGNMENT_TYPE),
-            resource_names_subscribe: added,
-            resource_names_unsubscribe: gone,
-          });
-        } else {
-          client.request({ type_url: url(CLUSTER_LOAD_ASSIGNMENT_TYPE), resource_names: [...edsNames] });
-        }
-        const held = client.resources.get(url(CLUSTER_LOAD_ASSIGNMENT_TYPE));
-        for (const name of gone) held?.delete(name);
+      follow(
+        client,
+        mode,
+        CLUSTER_LOAD_ASSIGNMENT_TYPE,
+        edsNames,
+        client.resources.get(url(CLUSTER_TYPE))?.keys() ?? [],
+      );
+    }
+    if (response.typeUrl === url(SCOPED_ROUTE_CONFIGURATION_TYPE)) {
+      for (const resource of response.resources) {
+        const scope = decodeMessage(SCOPED_ROUTE_CONFIGURATION_TYPE, resource.value);
+        scopeTargets.set(resource.name, String(scope.route_configuration_name ?? ''));
       }
+      for (const name of response.removed) scopeTargets.delete(name);
+      const held = client.resources.get(url(SCOPED_ROUTE_CONFIGURATION_TYPE));
+      for (const name of scopeTargets.keys()) if (held?.has(name) !== true) scopeTargets.delete(name);
+      follow(client, mode, ROUTE_CONFIGURATION_TYPE, rdsNames, ['ingress', ...scopeTargets.values()]);
     }
     if (response.typeUrl === url(LISTENER_TYPE) && !rdsSubscribed) {
       rdsSubscribed = true;

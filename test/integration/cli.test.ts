@@ -42,8 +42,8 @@ test('compile prints every xDS resource as YAML, with private keys redacted', ()
   assert.equal(output.listeners?.length, 1);
   assert.equal(output.clusters?.length, 2, 'the route cluster and portcullis-authorize');
   assert.equal(output.endpoints?.length, 1);
-  assert.equal(output.scopes?.length, 1, 'one exact host: one scope, its routes inline');
-  assert.equal(output.routes?.length, 0);
+  assert.equal(output.scopes?.length, 1, 'one exact host: one scope');
+  assert.equal(output.routes?.length, 1, 'the RouteConfiguration that scope names');
   assert.ok(!result.stdout.includes('PRIVATE KEY'), 'the private key is not printed');
   assert.ok(result.stdout.includes('[redacted]'));
 });

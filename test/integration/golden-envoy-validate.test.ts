@@ -56,8 +56,12 @@ function bootstrapFor(name: string): Json {
     assert.ok(found, `route configuration ${configName} missing`);
     return found;
   };
-  // Scopes as Envoy would fetch them over SRDS (each carries its RouteConfiguration inline).
-  const scopes = read(name, 'scopes');
+  // Scopes as Envoy would fetch them over SRDS, each with the RouteConfiguration it names (which
+  // Envoy would fetch over RDS) inline: a static scope list cannot fetch.
+  const scopes = read(name, 'scopes').map(({ route_configuration_name: target, ...scope }) => ({
+    ...scope,
+    route_configuration: routeConfig(String(target)),
+  }));
   const listeners = read(name, 'listeners').map((listener) => {
     const text = JSON.stringify(listener);
     // Inline the RouteConfiguration where the HCM would fetch it over RDS, and the scopes where it

@@ -17,7 +17,7 @@ import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
-import { SCOPED_ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
+import { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -164,21 +164,20 @@ describe('hot reload', () => {
   test('a resource Envoy rejects is NACKed, logged with its error_detail, and the old config keeps serving', async () => {
     const good = portcullis.running.reloader.lastGoodBuild();
     assert.ok(good);
-    const nacksBefore = portcullis.running.ads.stats().nacks.scopes;
+    const nacksBefore = portcullis.running.ads.stats().nacks.routes;
     // Bypass Portcullis's own validation to make Envoy the one that says no: RE2 caps repetition at
-    // 1000. One exact host: its routes are inline in its scope (per-host delivery).
+    // 1000. Exact hosts: each host's routes are in its own RouteConfiguration (per-host delivery).
     const broken = structuredClone(good.compiled) as typeof good.compiled;
-    const routeConfig = (
-      broken[SCOPED_ROUTE_CONFIGURATION_TYPE][0]?.message as {
-        route_configuration: { virtual_hosts: { routes: { match: Record<string, unknown> }[] }[] };
-      }
-    ).route_configuration;
+    assert.ok(broken[SCOPED_ROUTE_CONFIGURATION_TYPE].length > 0, 'per-host delivery');
+    const routeConfig = broken[ROUTE_CONFIGURATION_TYPE][0]?.message as {
+      virtual_hosts: { routes: { match: Record<string, unknown> }[] }[];
+    };
     const firstRoute = routeConfig.virtual_hosts[0]?.routes[0];
     assert.ok(firstRoute);
     firstRoute.match = { safe_regex: { regex: 'a{1001}' } };
     portcullis.running.store.publish(buildSnapshot(broken));
-    await waitFor(async () => portcullis.running.ads.stats().nacks.scopes > nacksBefore, {
-      what: 'Envoy to NACK the scope',
+    await waitFor(async () => portcullis.running.ads.stats().nacks.routes > nacksBefore, {
+      what: "Envoy to NACK the host's RouteConfiguration",
     });
     const nack = portcullis.running.ads.stats().lastNack;
     assert.ok(nack && nack.message.length > 0, 'the NACK carries Envoy error_detail');

@@ -1,7 +1,7 @@
-// Per-host route delivery (scoped RDS) through a real Envoy: exact hosts get one scope each, with
-// the host's RouteConfiguration inline, keyed by the request host after the port and trailing dot
-// are stripped; a one-host change pushes that scope alone; a wildcard route switches the listener
-// back to one RouteConfiguration and nothing stops answering.
+// Per-host route delivery (scoped RDS) through a real Envoy, over delta and SotW ADS: exact hosts get
+// one scope each, keyed by the request host after the port and trailing dot are stripped and naming
+// the host's own RouteConfiguration; a one-host change pushes that RouteConfiguration alone; a
+// wildcard route switches the listener back to one RouteConfiguration and nothing stops answering.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
@@ -37,7 +37,7 @@ interface Dump {
   configs: {
     '@type': string;
     dynamic_scoped_route_configs?: { scoped_route_configs?: { name: string }[] }[];
-    dynamic_route_configs?: unknown[];
+    dynamic_route_configs?: { route_config: { name: string } }[];
     dynamic_listeners?: { active_state?: { listener: unknown } }[];
   }[];
 }
@@ -46,8 +46,8 @@ async function dump(): Promise<Dump> {
   return JSON.parse((await adminRequest(portcullis.adminUrl, '/config_dump')).body) as Dump;
 }
 
-/** Names of the scopes Envoy holds, and how many RDS route configurations it has. */
-async function envoyRouting(): Promise<{ scopes: string[]; routeConfigs: number }> {
+/** Names of the scopes and of the RDS route configurations Envoy holds. */
+async function envoyRouting(): Promise<{ scopes: string[]; routeConfigs: string[] }> {
   const configs = (await dump()).configs;
   const scoped = configs.find((config) => config['@type'].endsWith('.ScopedRoutesConfigDump'));
   const routes = configs.find((config) => config['@type'].endsWith('.RoutesConfigDump'));
@@ -55,15 +55,24 @@ async function envoyRouting(): Promise<{ scopes: string[]; routeConfigs: number 
     scopes: (scoped?.dynamic_scoped_route_configs?.[0]?.scoped_route_configs ?? [])
       .map((scope) => scope.name)
       .sort(),
-    routeConfigs: routes?.dynamic_route_configs?.length ?? 0,
+    routeConfigs: (routes?.dynamic_route_configs ?? []).map((entry) => entry.route_config.name).sort(),
   };
 }
 
-/** The version of each scope in Portcullis's current snapshot (what delta xDS pushes by). */
-function scopeVersions(): Map<string, string | undefined> {
-  const scopes =
-    portcullis.running.store.current()?.resources['envoy.config.route.v3.ScopedRouteConfiguration'];
-  return new Map([...(scopes?.values() ?? [])].map((scope) => [scope.name, scope.version]));
+/** The version of each scope and per-host RouteConfiguration in Portcullis's current snapshot. */
+function routingVersions(): Map<string, string | undefined> {
+  const resources = portcullis.running.store.current()?.resources;
+  const scopes = resources?.['envoy.config.route.v3.ScopedRouteConfiguration'].values() ?? [];
+  const tables = resources?.['envoy.config.route.v3.RouteConfiguration'].values() ?? [];
+  return new Map([
+    ...[...scopes].map((scope) => [`scope ${scope.name}`, scope.version] as const),
+    ...[...tables].map((table) => [`rds ${table.name}`, table.version] as const),
+  ]);
+}
+
+/** RDS responses Envoy ACKed so far (per-host tables travel over RDS). */
+function rdsAcks(): number {
+  return portcullis.running.ads.stats().acks.routes;
 }
 
 async function listenerJson(): Promise<string> {
@@ -74,24 +83,54 @@ async function listenerJson(): Promise<string> {
 describe('per-host route delivery', () => {
   test('exact hosts are served from one scope each, found with or without port and trailing dot', async () => {
     assert.match(await listenerJson(), /"scoped_routes"/);
-    assert.deepEqual(await envoyRouting(), { scopes: ['ingress/a.test', 'ingress/b.test'], routeConfigs: 0 });
+    assert.deepEqual(await envoyRouting(), {
+      scopes: ['ingress/a.test', 'ingress/b.test'],
+      routeConfigs: ['ingress/a.test', 'ingress/b.test'],
+    });
     for (const host of ['a.test', 'a.test:8443', 'a.test.', 'b.test']) {
       assert.equal(await status(host), 200, host);
     }
     assert.equal(await status('c.test'), 404, 'an unknown host has no scope');
   });
 
-  test('adding a host adds its scope and leaves every other host untouched', async () => {
-    const before = scopeVersions();
+  test('adding a host adds its scope and table and leaves every other host untouched', async () => {
+    const before = routingVersions();
     portcullis.writeConfig({
       routes: [publicRoute('https://a.test'), publicRoute('https://b.test'), publicRoute('https://c.test')],
     });
     await waitFor(async () => (await status('c.test')) === 200, { what: 'c.test to answer' });
     await portcullis.waitForEnvoyToApply('the added host');
-    const now = scopeVersions();
-    assert.equal(now.get('ingress/a.test'), before.get('ingress/a.test'), 'unchanged: not pushed again');
-    assert.equal(now.get('ingress/b.test'), before.get('ingress/b.test'), 'unchanged: not pushed again');
-    assert.deepEqual((await envoyRouting()).scopes, ['ingress/a.test', 'ingress/b.test', 'ingress/c.test']);
+    const now = routingVersions();
+    for (const key of [
+      'scope ingress/a.test',
+      'rds ingress/a.test',
+      'scope ingress/b.test',
+      'rds ingress/b.test',
+    ])
+      assert.equal(now.get(key), before.get(key), `${key} unchanged: not pushed again`);
+    assert.deepEqual(await envoyRouting(), {
+      scopes: ['ingress/a.test', 'ingress/b.test', 'ingress/c.test'],
+      routeConfigs: ['ingress/a.test', 'ingress/b.test', 'ingress/c.test'],
+    });
+  });
+
+  test("changing one host's route changes that RouteConfiguration alone, and Envoy serves it", async () => {
+    const before = routingVersions();
+    const acksBefore = rdsAcks();
+    portcullis.writeConfig({
+      routes: [
+        publicRoute('https://a.test'),
+        { ...publicRoute('https://b.test'), prefix: '/only' },
+        publicRoute('https://c.test'),
+      ],
+    });
+    await waitFor(async () => (await status('b.test')) === 404, { what: 'b.test to serve /only alone' });
+    await portcullis.waitForEnvoyToApply('the changed host');
+    assert.equal((await proxyRequest(portcullis.proxyPort, 'b.test', '/only')).status, 200);
+    const now = routingVersions();
+    const changed = [...now].filter(([key, version]) => before.get(key) !== version).map(([key]) => key);
+    assert.deepEqual(changed, ['rds ingress/b.test'], 'scopes and other hosts untouched');
+    assert.ok(rdsAcks() > acksBefore, 'the table travelled over RDS');
   });
 
   test('a wildcard route switches to one RouteConfiguration and every host keeps answering', async () => {
@@ -108,5 +147,37 @@ describe('per-host route delivery', () => {
     await portcullis.waitForEnvoyToApply('per-host again');
     assert.match(await listenerJson(), /"scoped_routes"/);
     assert.equal(await status('a.test'), 200);
+  });
+});
+
+describe('per-host route delivery over SotW ADS', () => {
+  let sotw: TestPortcullis;
+  before(async () => {
+    sotw = await startPortcullis(
+      { routes: [publicRoute('https://a.test'), publicRoute('https://b.test')] },
+      { adsApiType: 'GRPC' },
+    );
+  });
+  after(async () => {
+    await sotw?.stop();
+  });
+  const sotwStatus = async (host: string, path = '/'): Promise<number> =>
+    (await proxyRequest(sotw.proxyPort, host, path)).status;
+
+  test('Envoy takes partial RDS responses: a changed host alone, every other host keeps serving', async () => {
+    assert.equal(await sotwStatus('a.test'), 200);
+    assert.equal(await sotwStatus('b.test'), 200);
+    const responsesBefore = sotw.running.ads.stats().responsesSent.routes;
+    sotw.writeConfig({
+      routes: [publicRoute('https://a.test'), { ...publicRoute('https://b.test'), prefix: '/only' }],
+    });
+    await waitFor(async () => (await sotwStatus('b.test')) === 404, { what: 'b.test to serve /only alone' });
+    await sotw.waitForEnvoyToApply('the changed host over SotW');
+    assert.equal(await sotwStatus('b.test', '/only'), 200);
+    assert.equal(await sotwStatus('a.test'), 200, 'a.test, absent from the RDS response, is kept');
+    assert.equal(sotw.running.ads.stats().responsesSent.routes, responsesBefore + 1, 'one RDS response');
+    sotw.writeConfig({ routes: [publicRoute('https://b.test')] });
+    await waitFor(async () => (await sotwStatus('a.test')) === 404, { what: 'a.test to be removed' });
+    assert.equal(await sotwStatus('b.test'), 200);
   });
 });

@@ -27,8 +27,8 @@ interface CompiledHost {
   readonly routes: readonly IRRoute[];
   readonly context: string;
   readonly virtualHost: ProtoObject;
-  /** Per-host delivery: its scope, with the RouteConfiguration inline (made on first use). */
-  scope?: CompiledResource;
+  /** Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). */
+  perHost?: { readonly routeConfiguration: CompiledResource; readonly scope: CompiledResource };
 }
 
 /** The previous compile's hosts by name; replaced on every compile, so removed hosts are dropped. */
@@ -67,11 +67,11 @@ export interface CompiledRouting {
 }
 
 /**
- * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one scope per virtual host
- * (`ingress/<host>`, keyed by the host) carrying its RouteConfiguration inline (with the same
- * global response headers), so a host is one resource, Envoy keeps no RDS subscription per host,
- * and a change to it rebuilds that host's table alone. Virtual hosts are sorted by name, so the
- * scopes are too.
+ * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one small RouteConfiguration
+ * per virtual host (with the same global response headers) and one scope keyed by the host that
+ * names it (`ingress/<host>` both), so a changed host is one small RDS resource that Envoy
+ * rebuilds alone, and no single message has to carry every host: the scopes list (which SotW
+ * must send whole) holds names only. Virtual hosts are sorted by name, so both lists are too.
  */
 export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
   if (scoping === 'single')
@@ -80,24 +80,25 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
       scopes: [],
     };
   const memo = vhostMemo(ir);
+  const routeConfigurations: CompiledResource[] = [];
   const scopes: CompiledResource[] = [];
   for (const vhost of ir.virtualHosts) {
     const compiled = memo(vhost);
-    if (compiled.scope === undefined) {
+    if (compiled.perHost === undefined) {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);
-      compiled.scope = {
-        name,
-        message: {
+      compiled.perHost = {
+        routeConfiguration: { name, message: routeConfiguration(name, [compiled.virtualHost], ir) },
+        scope: {
           name,
-          key: { fragments: [{ string_key: host }] },
-          route_configuration: routeConfiguration(name, [compiled.virtualHost], ir),
+          message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
         },
       };
     }
-    scopes.push(compiled.scope);
+    routeConfigurations.push(compiled.perHost.routeConfiguration);
+    scopes.push(compiled.perHost.scope);
   }
-  return { routeConfigurations: [], scopes };
+  return { routeConfigurations, scopes };
 }
 
 /** The global response headers as header options, made once per IR (shared by every host's table). */

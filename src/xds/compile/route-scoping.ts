@@ -4,7 +4,7 @@ import type { IR } from '../../ir/types.js';
  * How the listener receives its routes:
  *
  * - `per-host`: scoped RDS keyed by the request's host. Each host's virtual host is a small
- *   RouteConfiguration inline in its own scope, so changing one route makes Envoy rebuild one
+ *   RouteConfiguration named by its own scope, so changing one route makes Envoy rebuild one
  *   small table instead of every route (at 10,000 routes a full rebuild alone takes Envoy about
  *   200 ms).
  * - `single`: one RouteConfiguration with every virtual host, fetched over RDS.

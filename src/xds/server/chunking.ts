@@ -45,10 +45,21 @@ export function deltaResourceSize(
 }
 
 /** Longest nonce the streams produce (a decimal counter below 2^53 has at most 16 digits). */
+/**
+ * Bytes one resource adds to a SotW DiscoveryResponse: the `resources` Any (type URL and value).
+ * Used to keep incremental (RDS/EDS) SotW responses under the message limit.
+ */
+export function sotwResourceSize(typeUrl: string, valueLength: number): number {
+  return delimitedSize(stringFieldSize(typeUrl) + delimitedSize(valueLength));
+}
+
 const MAX_NONCE_LENGTH = 20;
 
-/** Bytes of a delta response's fixed fields: `type_url`, `system_version_info` and the nonce. */
-export function deltaHeaderSize(typeUrl: string, systemVersion: string): number {
+/**
+ * Bytes of a response's fixed fields: `type_url`, the version (SotW `version_info`, delta
+ * `system_version_info`) and the nonce; `maxMessageBytes` minus this is the budget for resources.
+ */
+export function responseHeaderSize(typeUrl: string, systemVersion: string): number {
   return stringFieldSize(typeUrl) + stringFieldSize(systemVersion) + delimitedSize(MAX_NONCE_LENGTH);
 }
 

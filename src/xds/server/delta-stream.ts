@@ -1,6 +1,6 @@
 import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
-import { deltaHeaderSize, splitBySize, stringFieldSize } from './chunking.js';
+import { responseHeaderSize, splitBySize, stringFieldSize } from './chunking.js';
 import { DeltaTypeState } from './delta-state.js';
 import type { DeltaChunk, DeltaPlan } from './delta-state.js';
 import type { DeltaCall } from './grpc-service.js';
@@ -85,7 +85,7 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     prepared: PreparedType,
     upserts: readonly PreparedResource[],
   ): void {
-    const budget = this.ctx.maxMessageBytes - deltaHeaderSize(prepared.typeUrl, prepared.version);
+    const budget = this.ctx.maxMessageBytes - responseHeaderSize(prepared.typeUrl, prepared.version);
     const groups = upserts.length === 0 ? [[]] : splitBySize(upserts, budget, (r) => r.deltaSize);
     for (const group of groups) {
       const only = group[0];
@@ -105,7 +105,7 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
   }
 
   private sendRemovals(state: DeltaTypeState, prepared: PreparedType, removals: readonly string[]): void {
-    const budget = this.ctx.maxMessageBytes - deltaHeaderSize(prepared.typeUrl, prepared.version);
+    const budget = this.ctx.maxMessageBytes - responseHeaderSize(prepared.typeUrl, prepared.version);
     for (const group of splitBySize(removals, budget, stringFieldSize)) {
       if (!this.sendChunk(state, prepared, [], group)) return;
     }

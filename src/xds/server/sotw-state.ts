@@ -1,6 +1,7 @@
 import type { ResourceType } from '../codec/type-urls.js';
 import { isFullSetType } from './prepared.js';
-import type { PreparedType } from './prepared.js';
+import type { PreparedResource, PreparedType } from './prepared.js';
+import { sotwResourceSize, splitBySize } from './chunking.js';
 
 /** Where a type stands on a SotW stream (see `SotwTypeState`). */
 export type SotwPhase = 'idle' | 'awaiting-ack';
@@ -12,6 +13,8 @@ export type SotwVerdict = 'initial' | 'stale' | 'ack' | 'nack' | 'update';
 export interface SotwPlan {
   readonly version: string;
   readonly names: readonly string[] | undefined;
+  /** RDS/EDS: the resource version of each of `names`, recorded as delivered when sent. */
+  readonly resourceVersions?: readonly string[];
 }
 
 interface SentRecord {
@@ -41,10 +44,17 @@ const MAX_REJECTED = 64;
  *   stream, only a later, different version is.
  * - `plan` decides whether anything must be sent: a new type version, or requested names that were
  *   not in the last response (a changed subscription is answered even at the same version [3]).
+ * - RDS and EDS are incremental even in SotW: a response need not repeat resources the client has,
+ *   and omitting one removes nothing [4]. For them the state remembers each resource's delivered
+ *   version and sends only requested resources whose version differs, at most `budget` bytes per
+ *   response; the rest follow one response per ACK. So 10,000 per-host RouteConfigurations go out
+ *   in a few messages under the size limit, and a one-route change sends one resource. A NACKed
+ *   resource stays recorded at the version it was sent, so it is not re-sent until it changes.
  *
  * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-resource-update
  * [2] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-ack-nack
  * [3] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-resource-hints
+ * [4] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#grouping-resources-into-responses
  *
  * Pure (no I/O): the stream feeds it requests and snapshots and writes what it plans.
  */
@@ -59,6 +69,8 @@ export class SotwTypeState {
   private explicitEver = false;
   private readonly names = new Set<string>();
   private sent: SentRecord | undefined;
+  /** RDS/EDS: name -> the resource version last sent for it (whether ACKed, pending or NACKed). */
+  private readonly delivered = new Map<string, string>();
 
   constructor(readonly type: ResourceType) {}
 
@@ -111,11 +123,17 @@ export class SotwTypeState {
     if (this.sent !== undefined && !this.sent.all) {
       for (const name of this.sent.names) if (!this.names.has(name)) this.sent.names.delete(name);
     }
+    for (const name of this.delivered.keys()) if (!this.names.has(name)) this.delivered.delete(name);
   }
 
-  /** What to send for `prepared` now, or undefined when the client already has it (or rejected it). */
-  plan(prepared: PreparedType): SotwPlan | undefined {
+  /**
+   * What to send for `prepared` now, or undefined when the client already has it (or rejected it).
+   * `budget` bounds the resource bytes of an RDS/EDS response (see the class comment); LDS, CDS
+   * and SRDS responses must be whole and ignore it.
+   */
+  plan(prepared: PreparedType, budget = Number.POSITIVE_INFINITY): SotwPlan | undefined {
     if (!this.requested) return undefined;
+    if (!isFullSetType(this.type)) return this.planIncremental(prepared, budget);
     const version = prepared.version;
     if (this.rejected.has(version)) return undefined;
     const sent = this.sent;
@@ -131,13 +149,32 @@ export class SotwTypeState {
     ) {
       return undefined;
     }
-    // An RDS/EDS response with none of the requested resources tells the client nothing.
-    if (!isFullSetType(this.type) && include.length === 0) return undefined;
     return { version, names: include };
+  }
+
+  /** RDS/EDS: the requested resources not yet delivered at their current version, up to `budget`. */
+  private planIncremental(prepared: PreparedType, budget: number): SotwPlan | undefined {
+    const pending: PreparedResource[] = [];
+    for (const name of this.names) {
+      const resource = prepared.byName.get(name);
+      if (resource !== undefined && this.delivered.get(name) !== resource.version) pending.push(resource);
+    }
+    if (pending.length === 0) return undefined;
+    const [first = []] = splitBySize(pending, budget, (resource) =>
+      sotwResourceSize(prepared.typeUrl, resource.any.value.length),
+    );
+    return {
+      version: prepared.version,
+      names: first.map((resource) => resource.name),
+      resourceVersions: first.map((resource) => resource.version),
+    };
   }
 
   /** Records that `plan` went out with `nonce`; the type now awaits its ACK. */
   markSent(plan: SotwPlan, nonce: string): void {
+    plan.resourceVersions?.forEach((version, index) =>
+      this.delivered.set(plan.names?.[index] as string, version),
+    );
     this.sent = {
       version: plan.version,
       nonce,

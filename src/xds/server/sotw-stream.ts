@@ -2,6 +2,7 @@ import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { SotwCall } from './grpc-service.js';
 import { encodeSotwResponse, withNonce } from './messages.js';
+import { responseHeaderSize } from './chunking.js';
 import type { AnyObject, SotwRequest } from './messages.js';
 import type { PreparedType } from './prepared.js';
 import { SotwTypeState } from './sotw-state.js';
@@ -69,7 +70,10 @@ export class SotwStream extends StreamBase<SotwRequest> {
     for (const type of types) {
       const typeData = prepared.type(type);
       const state = this.stateOf(type);
-      const plan = state.plan(typeData);
+      const plan = state.plan(
+        typeData,
+        this.ctx.maxMessageBytes - responseHeaderSize(typeData.typeUrl, typeData.version),
+      );
       if (plan !== undefined) this.send(state, typeData, plan);
     }
   }
@@ -86,7 +90,7 @@ export class SotwStream extends StreamBase<SotwRequest> {
             nonce,
           });
     if (bytes.length > this.ctx.maxMessageBytes) {
-      // SotW cannot split a type across responses (LDS/CDS must be complete); say so loudly.
+      // LDS, CDS and SRDS responses must be complete (RDS/EDS are split); say so loudly.
       this.log.warn(
         { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
         'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',

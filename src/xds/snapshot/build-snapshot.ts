@@ -107,8 +107,8 @@ function resourceVersion(bytes: Uint8Array): string {
 
 /**
  * Checks that a snapshot is self-consistent before it is published: every EDS cluster has its
- * endpoints, every route (in a RouteConfiguration or inline in a scope) names an existing cluster,
- * every scope has its route configuration, and the listener's RDS name exists. A snapshot that
+ * endpoints, every route names an existing cluster, every scope names an existing route
+ * configuration, and the listener's RDS name exists. A snapshot that
  * fails is never published (Envoy would blackhole traffic), and the problems are reported.
  */
 export function checkConsistency(compiled: CompiledResources): Problem[] {
@@ -128,20 +128,15 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
       }
     }
   }
-  // Per-host scopes carry their RouteConfiguration inline (route-configuration.ts).
+  // Per-host scopes name their RouteConfiguration (route-configuration.ts); Envoy would wait on a
+  // missing one forever, leaving the host unrouted.
   for (const { name, message } of compiled[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
-    const inline = message.route_configuration as object | undefined;
-    if (inline === undefined) {
-      problems.push({ path: `scopes.${name}`, message: 'scope has no route configuration' });
-      continue;
-    }
-    for (const [vhost, cluster] of clusterReferences(inline)) {
-      if (!clusterNames.has(cluster)) {
-        problems.push({
-          path: `scopes.${name}.${vhost}`,
-          message: `route points at unknown cluster ${cluster}`,
-        });
-      }
+    const target = message.route_configuration_name as string | undefined;
+    if (target === undefined || !routeConfigNames.has(target)) {
+      problems.push({
+        path: `scopes.${name}`,
+        message: `scope references unknown route configuration ${target ?? '(none)'}`,
+      });
     }
   }
   for (const { name, message } of compiled[LISTENER_TYPE]) {

@@ -35,26 +35,20 @@ function render(document: Record<string, unknown>): {
   const rendered = renderResources(compiled) as unknown as Record<string, Json[]>;
   const listener = rendered.listeners?.[0] as Json;
   const hcm = listener.filter_chains[0].filters[0].typed_config as Json;
-  // Per-host delivery splits the virtual hosts over one scope each (RouteConfiguration inline);
+  // Per-host delivery splits the virtual hosts over one RouteConfiguration each (named by a scope);
   // the rows below hold for every one of them, so they are checked as one table.
   const merged = (configs: Json[]): Json => ({
     ...configs[0],
     virtual_hosts: configs.flatMap((config) => config.virtual_hosts as Json[]),
   });
-  const inline = (scopes: Json[]): Json[] => scopes.map((scope) => scope.route_configuration as Json);
   return {
     listener,
     hcm,
-    routes: merged([...(rendered.routes as Json[]), ...inline(rendered.scopes as Json[])]),
+    routes: merged(rendered.routes as Json[]),
     clusters: rendered.clusters as Json[],
-    compiledRoutes: merged([
-      ...compiled['envoy.config.route.v3.RouteConfiguration'].map((resource) => resource.message as Json),
-      ...inline(
-        compiled['envoy.config.route.v3.ScopedRouteConfiguration'].map(
-          (resource) => resource.message as Json,
-        ),
-      ),
-    ]),
+    compiledRoutes: merged(
+      compiled['envoy.config.route.v3.RouteConfiguration'].map((resource) => resource.message as Json),
+    ),
   };
 }
 

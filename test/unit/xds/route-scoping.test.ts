@@ -43,39 +43,66 @@ test('per-host delivery only when every virtual host is one exact host', () => {
   assert.equal(routeScoping(irOf(['https://a.test', 'https://a*b.test'])), 'single', 'catch-all patterns');
 });
 
-test('per host: one scope per host, named ingress/<host>, its RouteConfiguration inline; consistent', () => {
+test('per host: one RouteConfiguration per host and a scope keyed by the host naming it; consistent', () => {
   const compiled = compile(irOf(['https://b.test', 'https://a.test']));
   const scopes = compiled['envoy.config.route.v3.ScopedRouteConfiguration'];
-  assert.deepEqual(compiled['envoy.config.route.v3.RouteConfiguration'], [], 'no RDS resources');
+  const tables = compiled['envoy.config.route.v3.RouteConfiguration'];
   assert.deepEqual(
-    scopes.map((scope) => [
-      scope.name,
-      scope.message.key,
-      (scope.message.route_configuration as { name: string; virtual_hosts: { domains: string[] }[] }).name,
-      (scope.message.route_configuration as { virtual_hosts: { domains: string[] }[] }).virtual_hosts.map(
+    scopes.map((scope) => [scope.name, scope.message]),
+    [
+      [
+        'ingress/a.test',
+        {
+          name: 'ingress/a.test',
+          route_configuration_name: 'ingress/a.test',
+          key: { fragments: [{ string_key: 'a.test' }] },
+        },
+      ],
+      [
+        'ingress/b.test',
+        {
+          name: 'ingress/b.test',
+          route_configuration_name: 'ingress/b.test',
+          key: { fragments: [{ string_key: 'b.test' }] },
+        },
+      ],
+    ],
+    'scopes carry names only, so the whole list (which SotW sends at once) stays small',
+  );
+  assert.deepEqual(
+    tables.map((table) => [
+      table.name,
+      (table.message as { virtual_hosts: { domains: string[] }[] }).virtual_hosts.map(
         (vhost) => vhost.domains,
       ),
     ]),
     [
-      ['ingress/a.test', { fragments: [{ string_key: 'a.test' }] }, 'ingress/a.test', [['a.test']]],
-      ['ingress/b.test', { fragments: [{ string_key: 'b.test' }] }, 'ingress/b.test', [['b.test']]],
+      ['ingress/a.test', [['a.test']]],
+      ['ingress/b.test', [['b.test']]],
     ],
   );
   assert.deepEqual(checkConsistency(compiled), []);
   const clusters = compiled['envoy.config.cluster.v3.Cluster'];
   const broken = { ...compiled, 'envoy.config.cluster.v3.Cluster': clusters.slice(0, 1) };
   assert.match(checkConsistency(broken)[0]?.message ?? '', /route points at unknown cluster route-/);
-  const bare = scopes.map(({ name, message: { route_configuration: _inline, ...rest } }) => ({
-    name,
-    message: rest,
-  }));
-  const withoutTables = { ...compiled, 'envoy.config.route.v3.ScopedRouteConfiguration': bare };
-  assert.match(checkConsistency(withoutTables)[0]?.message ?? '', /scope has no route configuration/);
+  const orphaned = { ...compiled, 'envoy.config.route.v3.RouteConfiguration': tables.slice(1) };
+  assert.deepEqual(checkConsistency(orphaned), [
+    { path: 'scopes.ingress/a.test', message: 'scope references unknown route configuration ingress/a.test' },
+  ]);
 });
 
-test('a second compile of the same IR reuses every scope object (what lets the snapshot skip them)', () => {
+test('a second compile of the same IR reuses every scope and table object (what lets the snapshot skip them)', () => {
   const ir = irOf(['https://a.test', 'https://b.test']);
-  const first = compile(ir)['envoy.config.route.v3.ScopedRouteConfiguration'];
-  const second = compile(ir)['envoy.config.route.v3.ScopedRouteConfiguration'];
-  assert.ok(first.every((scope, index) => scope === second[index]));
+  for (const type of [
+    'envoy.config.route.v3.ScopedRouteConfiguration',
+    'envoy.config.route.v3.RouteConfiguration',
+  ] as const) {
+    const first = compile(ir)[type];
+    const second = compile(ir)[type];
+    assert.equal(first.length, 2);
+    assert.ok(
+      first.every((resource, index) => resource === second[index]),
+      type,
+    );
+  }
 });

@@ -240,9 +240,10 @@ describe('ADS SotW', () => {
       );
       const [eds, rds] = await take(client, 2);
       assert.equal(eds?.typeUrl, EDS);
+      // EDS is incremental even in SotW: c1 is unchanged and already held, so only c3 is sent.
       assert.deepEqual(
         eds?.resources.map((r) => r.name),
-        ['c1', 'c3'],
+        ['c3'],
       );
       assert.equal(rds?.typeUrl, RDS);
       assert.deepEqual(
@@ -267,7 +268,64 @@ describe('ADS SotW', () => {
       assert.equal(second.version, first.version);
       assert.deepEqual(
         second.resources.map((r) => r.name),
-        ['c1', 'c2'],
+        ['c2'],
+        'only the newly requested c2: the client holds c1 at this version',
       );
     }));
+
+  it('sends only the RDS/EDS resources that changed since the client got them', () =>
+    withServer(async ({ server, connect }) => {
+      const client = connect('sotw');
+      server.source.publish(buildSnapshot(baseSpec()));
+      client.subscribe(EDS, ['c1', 'c2']);
+      const first = await client.next();
+      assert.deepEqual(
+        first.resources.map((r) => r.name),
+        ['c1', 'c2'],
+      );
+      client.ack(first);
+      await waitFor(() => server.ads.stats().acks.endpoints === 1, 'the EDS ACK');
+
+      const changed = buildSnapshot({
+        ...baseSpec(),
+        endpoints: [endpoints('c1', 8080), endpoints('c2', 9000)],
+      });
+      server.source.publish(changed);
+      const second = await client.next();
+      assert.equal(second.version, changed.typeVersions['envoy.config.endpoint.v3.ClusterLoadAssignment']);
+      assert.deepEqual(
+        second.resources.map((r) => r.name),
+        ['c2'],
+        'c1 is unchanged: omitting it keeps it (RDS/EDS are not state of the world)',
+      );
+    }));
+
+  it('splits RDS under maxMessageBytes, one response per ACK, each resource once', () =>
+    withServer(
+      async ({ server, connect }) => {
+        const names = Array.from({ length: 60 }, (_, index) => `r${index}`);
+        const snapshot = buildSnapshot({ ...baseSpec(), routes: names.map((name) => route(name, 'c1')) });
+        server.source.publish(snapshot);
+        const client = connect('sotw');
+        client.subscribe(RDS, names);
+        const seen: string[] = [];
+        let responses = 0;
+        while (seen.length < names.length) {
+          assert.ok(responses < names.length, 'every response carries at least one resource');
+          const response = await client.next();
+          responses += 1;
+          assert.equal(response.typeUrl, RDS);
+          assert.ok(response.bytes <= 1024, `response of ${response.bytes} B over the 1024 B limit`);
+          assert.equal(response.version, snapshot.typeVersions['envoy.config.route.v3.RouteConfiguration']);
+          assert.equal(server.ads.stats().responsesSent.routes, responses, 'the next part waits for the ACK');
+          seen.push(...response.resources.map((r) => r.name));
+          client.ack(response);
+        }
+        assert.ok(responses >= 3, `split into ${responses} responses`);
+        assert.deepEqual([...seen].sort(), [...names].sort(), 'every route exactly once');
+        await waitFor(() => server.ads.stats().acks.routes === responses, 'the last ACK');
+        assert.equal(server.ads.stats().responsesSent.routes, responses, 'nothing more to send');
+      },
+      { maxMessageBytes: 1024 },
+    ));
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  deltaHeaderSize,
+  responseHeaderSize,
   deltaResourceSize,
   splitBySize,
   varintSize,
@@ -48,7 +48,7 @@ describe('ADS wire helpers', () => {
       removed_resources: [],
       nonce: String(Number.MAX_SAFE_INTEGER),
     }).length;
-    assert.ok(deltaHeaderSize(CDS, version) >= actual);
+    assert.ok(responseHeaderSize(CDS, version) >= actual);
   });
 
   it('splits by size in order, giving an oversized item a group of its own', () => {
