@@ -19,11 +19,16 @@ export class IncrementalSorter {
     }
     const added: string[] = [];
     for (const name of names.keys()) if (!known.has(name)) added.push(name);
-    added.sort();
+    added.sort(byCodeUnits);
     const merged = merge(kept, added);
     this.previous = merged;
     return merged;
   }
+}
+
+/** Ascending UTF-16 code-unit order (what the default sort gives strings), without its ToString step. */
+function byCodeUnits(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function merge(a: readonly string[], b: readonly string[]): string[] {

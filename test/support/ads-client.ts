@@ -64,6 +64,8 @@ export class AdsClient {
   private readonly queue: AdsResponse[] = [];
   private readonly waiters: Waiter[] = [];
   private readonly sotwNames = new Map<string, readonly string[]>();
+  /** SotW: the nonce of the last response ACKed or NACKed, per type URL. */
+  private readonly sotwNonces = new Map<string, string>();
   private sentFirst = false;
   private endError: Error | undefined;
 
@@ -79,11 +81,20 @@ export class AdsClient {
     call.on('end', () => this.fail(new Error('ADS stream ended by the server')));
   }
 
-  /** SotW: sends a DiscoveryRequest. The node is attached to the stream's first request only. */
+  /**
+   * SotW: sends a DiscoveryRequest. The node is attached to the stream's first request only. Like
+   * Envoy, a request that does not set them carries the nonce of the last response of its type that
+   * was ACKed or NACKed, and the version last ACKed, so a changed subscription is not stale.
+   */
   request(init: Omit<SotwRequestInit, 'node'>): void {
     this.requireMode('sotw');
     if (init.resource_names !== undefined) this.sotwNames.set(init.type_url, init.resource_names);
-    this.write({ ...init, ...this.firstNode() });
+    this.write({
+      response_nonce: this.sotwNonces.get(init.type_url) ?? '',
+      version_info: this.versions.get(init.type_url) ?? '',
+      ...init,
+      ...this.firstNode(),
+    });
   }
 
   /** Delta: sends a DeltaDiscoveryRequest. The node is attached to the stream's first request only. */
@@ -106,6 +117,7 @@ export class AdsClient {
       return;
     }
     this.versions.set(response.typeUrl, response.version);
+    this.sotwNonces.set(response.typeUrl, response.nonce);
     this.request({
       type_url: response.typeUrl,
       version_info: response.version,
@@ -121,6 +133,7 @@ export class AdsClient {
       this.deltaRequest({ type_url: response.typeUrl, response_nonce: response.nonce, error_detail });
       return;
     }
+    this.sotwNonces.set(response.typeUrl, response.nonce);
     this.request({
       type_url: response.typeUrl,
       version_info: this.versions.get(response.typeUrl) ?? '',

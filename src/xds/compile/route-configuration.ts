@@ -119,6 +119,9 @@ function routeConfiguration(name: string, virtualHosts: ProtoObject[], ir: IR): 
   };
 }
 
+/** `publicRouteHeadersToRemove` per IR authorize settings: made once per compile, not per host. */
+const publicRemovalsByAuthorize = new WeakMap<object, readonly string[]>();
+
 /**
  * One virtual host. With authorization on, the JWKS route comes first, every route carries its
  * ext_authz settings, and public routes strip identity headers themselves.
@@ -127,7 +130,11 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
   const internal = ir.internal;
   if (internal === undefined)
     return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
-  const publicRemovals = publicRouteHeadersToRemove(ir);
+  let publicRemovals = publicRemovalsByAuthorize.get(ir.authorize);
+  if (publicRemovals === undefined) {
+    publicRemovals = publicRouteHeadersToRemove(ir);
+    publicRemovalsByAuthorize.set(ir.authorize, publicRemovals);
+  }
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
     compiled.typed_per_filter_config = route.public

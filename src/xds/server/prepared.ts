@@ -51,6 +51,9 @@ const cache = new WeakMap<Snapshot, PreparedSnapshot>();
  */
 const preparedByBytes = new WeakMap<Uint8Array, PreparedResource>();
 
+/** The list last prepared per type: the next snapshot's is walked beside it. */
+const lastPrepared = new Map<ResourceType, readonly PreparedResource[]>();
+
 /** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
 export function prepare(snapshot: Snapshot): PreparedSnapshot {
   let prepared = cache.get(snapshot);
@@ -80,21 +83,35 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const url = typeUrl(type);
   const version = snapshot.typeVersions[type];
   const list: PreparedResource[] = [];
-  for (const [name, encoded] of snapshot.resources[type]) {
-    let resource = preparedByBytes.get(encoded.bytes);
-    if (resource === undefined || resource.name !== name || resource.any.type_url !== url) {
-      const any: AnyObject = { type_url: url, value: encoded.bytes };
-      resource = {
-        name,
-        version: encoded.version,
-        any,
-        delta: { name, version: encoded.version, resource: any },
-        deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
-      };
-      preparedByBytes.set(encoded.bytes, resource);
+  // Walk beside the last list prepared for this type: an unchanged resource has the same name and
+  // the very same bytes object, found without a lookup by object (see build-snapshot.ts).
+  const before = lastPrepared.get(type) ?? [];
+  let j = 0;
+  for (const encoded of snapshot.resources[type].values()) {
+    const name = encoded.name;
+    while (j < before.length && (before[j] as PreparedResource).name < name) j++;
+    const old = before[j];
+    let resource: PreparedResource | undefined;
+    if (old !== undefined && old.name === name && old.any.value === encoded.bytes) {
+      resource = old;
+      j++;
+    } else {
+      resource = preparedByBytes.get(encoded.bytes);
+      if (resource === undefined || resource.name !== name || resource.any.type_url !== url) {
+        const any: AnyObject = { type_url: url, value: encoded.bytes };
+        resource = {
+          name,
+          version: encoded.version,
+          any,
+          delta: { name, version: encoded.version, resource: any },
+          deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
+        };
+        preparedByBytes.set(encoded.bytes, resource);
+      }
     }
     list.push(resource);
   }
+  lastPrepared.set(type, list);
   let body: Uint8Array | undefined;
   // Built on first use: a delta stream that only diffs against its previous snapshot never needs it.
   let byName: Map<string, PreparedResource> | undefined;

@@ -13,6 +13,7 @@ import {
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import type { EncodedResource, Snapshot } from './types.js';
+import { isSortedByName, SortedResourceMap } from './sorted-by-name.js';
 
 /** [virtual host, cluster] pairs a RouteConfiguration message points at, by the message object. */
 const referencesByMessage = new WeakMap<object, (readonly [string, string])[]>();
@@ -38,62 +39,123 @@ function clusterReferences(message: object): readonly (readonly [string, string]
 /** Encoded bytes and version of a compiled message, by the message object. */
 const encodedMessages = new WeakMap<object, EncodedEntry>();
 
-/** A message's encoding, and the snapshot entry and version line made from it (first use). */
+/** A message's encoding, and the snapshot entry and line hash made from it (first use). */
 interface EncodedEntry {
   readonly bytes: Uint8Array;
   readonly version: string;
   resource?: EncodedResource;
-  line?: string;
+  lineHash?: readonly [number, number];
+}
+
+/** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
+let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
+
+/** One type of one build: the compiled list and, at the same index, each resource's entry. */
+interface TypeBuild {
+  readonly list: readonly CompiledResource[];
+  readonly entries: readonly EncodedEntry[];
 }
 
 /**
  * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
- * bytes, each type's version a hash over its resources' names and versions, the snapshot's over
- * the types. A message object encoded by an earlier build is not encoded again (compile hands
+ * bytes, each type's version a hash over its resources' names and versions (`typeVersion`), the
+ * snapshot's over the types. A message object encoded by an earlier build is not encoded again (compile hands
  * unchanged routes the same message objects), so a reload encodes only what changed; the rest are
- * batch-encoded per type (`encodeMessages`).
+ * batch-encoded per type (`encodeMessages`). Unchanged resources are found by walking each list
+ * beside the previous build's (both sorted by name, as compile emits them) and comparing message
+ * objects, which at 40,000 resources is several times cheaper than looking each one up by object.
  */
 export function buildSnapshot(compiled: CompiledResources): Snapshot {
-  const resources = {} as Record<ResourceType, Map<string, EncodedResource>>;
+  const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
+  const builds: Partial<Record<ResourceType, TypeBuild>> = {};
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    const entries = list.map((resource) => encodedMessages.get(resource.message));
+    const entries = reusedEntries(list, previousBuild[type]);
     const fresh: number[] = [];
-    entries.forEach((entry, index) => {
-      if (entry === undefined) fresh.push(index);
-    });
+    for (let i = 0; i < list.length; i++) if (entries[i] === undefined) fresh.push(i);
     if (fresh.length > 0) {
       const encoded = encodeMessages(
         type,
         fresh.map((index) => (list[index] as CompiledResource).message),
       );
-      fresh.forEach((index, at) => {
+      for (let at = 0; at < fresh.length; at++) {
+        const index = fresh[at] as number;
         const bytes = encoded[at] as Uint8Array;
         const entry: EncodedEntry = { bytes, version: resourceVersion(bytes) };
         encodedMessages.set((list[index] as CompiledResource).message, entry);
         entries[index] = entry;
-      });
+      }
     }
-    const byName = new Map<string, EncodedResource>();
-    const versionParts: string[] = new Array<string>(list.length);
+    const items: EncodedResource[] = new Array<EncodedResource>(list.length);
+    let high = 0;
+    let low = 0;
     for (let i = 0; i < list.length; i++) {
       const { name } = list[i] as CompiledResource;
       const entry = entries[i] as EncodedEntry;
-      // The same EncodedResource object as the last build's (and its `name=version` line), so
-      // an unchanged resource costs no allocation here and is recognised downstream by identity.
+      // The same EncodedResource object as the last build's (and its line hash), so an unchanged
+      // resource costs no allocation here and is recognised downstream by identity.
       if (entry.resource === undefined || entry.resource.name !== name) {
         entry.resource = { name, version: entry.version, bytes: entry.bytes };
-        entry.line = `${name}=${entry.version}`;
+        entry.lineHash = lineHash(name, entry.version);
       }
-      byName.set(name, entry.resource);
-      versionParts[i] = entry.line as string;
+      items[i] = entry.resource;
+      const [lineHigh, lineLow] = entry.lineHash as readonly [number, number];
+      high = (high + lineHigh) >>> 0;
+      low = (low + lineLow) >>> 0;
     }
-    resources[type] = byName;
-    typeVersions[type] = shortHash(versionParts.join('\n'));
+    resources[type] = isSortedByName(items)
+      ? new SortedResourceMap(items)
+      : new Map(items.map((item) => [item.name, item]));
+    typeVersions[type] = typeVersion(high, low, items.length);
+    builds[type] = { list, entries: entries as EncodedEntry[] };
   }
+  previousBuild = builds;
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
   return { version, typeVersions, resources };
+}
+
+/**
+ * Each resource's entry from an earlier build, or undefined where it must be encoded: first by a
+ * merge walk beside `previous` (same name, same message object), then by the message object.
+ */
+function reusedEntries(
+  list: readonly CompiledResource[],
+  previous: TypeBuild | undefined,
+): (EncodedEntry | undefined)[] {
+  const entries = new Array<EncodedEntry | undefined>(list.length);
+  const before = previous?.list ?? [];
+  let j = 0;
+  for (let i = 0; i < list.length; i++) {
+    const resource = list[i] as CompiledResource;
+    while (j < before.length && (before[j] as CompiledResource).name < resource.name) j++;
+    const old = before[j];
+    if (old !== undefined && old.message === resource.message && old.name === resource.name) {
+      entries[i] = previous?.entries[j];
+      j++;
+    } else {
+      entries[i] = encodedMessages.get(resource.message);
+    }
+  }
+  return entries;
+}
+
+/** The 64 bits of `name=version`'s SHA-256 that `typeVersion` sums, as two 32-bit halves. */
+function lineHash(name: string, version: string): readonly [number, number] {
+  const hex = shortHash(`${name}=${version}`);
+  return [Number.parseInt(hex.slice(0, 8), 16), Number.parseInt(hex.slice(8, 16), 16)];
+}
+
+/**
+ * A type's version: the sum (two 32-bit lanes, wrapping) of its resources' line hashes, and their
+ * count. It depends only on the set of (name, version) pairs, like a hash over the sorted list
+ * would, but costs two additions per resource instead of joining and hashing every line (tens of
+ * milliseconds per reload at 10,000 routes). 64 bits of SHA-256 per line keep accidental
+ * collisions negligible; the config author, the only one who picks the inputs, gains nothing from
+ * a forced one.
+ */
+function typeVersion(high: number, low: number, count: number): string {
+  return `${high.toString(16).padStart(8, '0')}${low.toString(16).padStart(8, '0')}-${count}`;
 }
 
 /**

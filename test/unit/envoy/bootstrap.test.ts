@@ -155,3 +155,7 @@ test('buildBootstrap is deterministic and bootstrapToYaml round-trips without an
   assert.doesNotMatch(text, /[&*]a\d/);
   assert.deepEqual(parse(text), a);
 });
+
+test('stats are flushed on admin reads only: no periodic flush holding the main thread at scale', () => {
+  assert.equal(at(buildBootstrap({ ads }), 'stats_flush_on_admin'), true);
+});

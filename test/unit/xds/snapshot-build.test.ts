@@ -1,0 +1,104 @@
+// The snapshot stage's bookkeeping: the array-backed resource map answers like a Map, and type
+// versions depend only on the set of (name, version) pairs, whatever objects and order produced it.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { CLUSTER_TYPE, RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
+import type { CompiledResource, CompiledResources } from '../../../src/xds/compile/compile.js';
+import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
+import { isSortedByName, SortedResourceMap } from '../../../src/xds/snapshot/sorted-by-name.js';
+import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
+
+function resource(name: string): EncodedResource {
+  return { name, version: `v-${name}`, bytes: new Uint8Array([name.length]) };
+}
+
+test('SortedResourceMap answers get, has, size and iteration exactly as a Map of the same items', () => {
+  const names = Array.from({ length: 257 }, (_, index) => `route-${(index * 7919).toString(36)}`).sort();
+  const items = names.map(resource);
+  assert.ok(isSortedByName(items));
+  const sorted = new SortedResourceMap(items);
+  const map = new Map(items.map((item) => [item.name, item]));
+  assert.equal(sorted.size, map.size);
+  for (const name of [...names, 'absent', '', 'route-', 'zzz', names[0] + 'x']) {
+    assert.equal(sorted.get(name), map.get(name), name);
+    assert.equal(sorted.has(name), map.has(name), name);
+  }
+  assert.deepEqual([...sorted], [...map]);
+  assert.deepEqual([...sorted.keys()], [...map.keys()]);
+  assert.deepEqual([...sorted.values()], [...map.values()]);
+  assert.deepEqual([...sorted.entries()], [...map.entries()]);
+  const seen: string[] = [];
+  sorted.forEach((value, key, self) => {
+    assert.equal(value.name, key);
+    assert.equal(self, sorted);
+    seen.push(key);
+  });
+  assert.deepEqual(seen, names);
+  assert.equal(new SortedResourceMap([]).get('a'), undefined);
+});
+
+test('isSortedByName wants strictly increasing names', () => {
+  assert.ok(isSortedByName([]));
+  assert.ok(isSortedByName([{ name: 'a' }]));
+  assert.ok(isSortedByName([{ name: 'a' }, { name: 'b' }]));
+  assert.ok(!isSortedByName([{ name: 'b' }, { name: 'a' }]));
+  assert.ok(!isSortedByName([{ name: 'a' }, { name: 'a' }]), 'duplicates are not sorted');
+});
+
+/** Compiled resources with the given clusters (fresh message objects each call) and nothing else. */
+function compiledClusters(names: readonly string[], timeoutSeconds = 1): CompiledResources {
+  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
+    ResourceType,
+    CompiledResource[]
+  >;
+  empty[CLUSTER_TYPE] = names.map((name) => ({
+    name,
+    message: { name, type: 'STATIC', connect_timeout: { seconds: timeoutSeconds, nanos: 0 } },
+  }));
+  return empty;
+}
+
+test('a type version depends only on its (name, version) pairs: same content, same version', () => {
+  const first = buildSnapshot(compiledClusters(['a', 'b', 'c']));
+  const again = buildSnapshot(compiledClusters(['a', 'b', 'c'])); // new objects, same content
+  assert.equal(again.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
+  assert.equal(again.version, first.version);
+
+  const unsorted = buildSnapshot(compiledClusters(['c', 'a', 'b']));
+  assert.equal(
+    unsorted.typeVersions[CLUSTER_TYPE],
+    first.typeVersions[CLUSTER_TYPE],
+    'order does not matter',
+  );
+  assert.equal(
+    unsorted.resources[CLUSTER_TYPE].get('a')?.version,
+    first.resources[CLUSTER_TYPE].get('a')?.version,
+  );
+  assert.deepEqual(
+    [...unsorted.resources[CLUSTER_TYPE].keys()],
+    ['c', 'a', 'b'],
+    'an unsorted list keeps its order',
+  );
+
+  const changed = buildSnapshot(compiledClusters(['a', 'b', 'c'], 2));
+  assert.notEqual(changed.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
+  const fewer = buildSnapshot(compiledClusters(['a', 'b']));
+  assert.notEqual(fewer.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
+  const renamed = buildSnapshot(compiledClusters(['a', 'b', 'd']));
+  assert.notEqual(renamed.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
+});
+
+test('a rebuild reuses the encoded resource of every unchanged message, beside inserted and removed ones', () => {
+  const compiled = compiledClusters(['b', 'd', 'f']);
+  const first = buildSnapshot(compiled);
+  const [b, , f] = compiled[CLUSTER_TYPE] as [CompiledResource, CompiledResource, CompiledResource];
+  const extra = compiledClusters(['a', 'e'])[CLUSTER_TYPE] as [CompiledResource, CompiledResource];
+  const next = { ...compiled, [CLUSTER_TYPE]: [extra[0], b, extra[1], f] }; // a added, d removed, e added
+  const second = buildSnapshot(next);
+  assert.equal(second.resources[CLUSTER_TYPE].get('b'), first.resources[CLUSTER_TYPE].get('b'));
+  assert.equal(second.resources[CLUSTER_TYPE].get('f'), first.resources[CLUSTER_TYPE].get('f'));
+  assert.equal(second.resources[CLUSTER_TYPE].get('d'), undefined);
+  assert.deepEqual([...second.resources[CLUSTER_TYPE].keys()], ['a', 'b', 'e', 'f']);
+  const rebuiltFromScratch = buildSnapshot(compiledClusters(['a', 'b', 'e', 'f']));
+  assert.equal(second.typeVersions[CLUSTER_TYPE], rebuiltFromScratch.typeVersions[CLUSTER_TYPE]);
+});
