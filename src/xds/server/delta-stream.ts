@@ -6,6 +6,7 @@ import type { DeltaChunk, DeltaPlan } from './delta-state.js';
 import type { DeltaCall } from './grpc-service.js';
 import { encodeDeltaResponse } from './messages.js';
 import type { DeltaRequest } from './messages.js';
+import { deltaResourceOf, deltaSizeOf } from './prepared.js';
 import type { PreparedResource, PreparedType } from './prepared.js';
 import { StreamBase } from './stream-base.js';
 import type { AdsStream, StreamContext } from './stream-base.js';
@@ -86,15 +87,16 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     upserts: readonly PreparedResource[],
   ): void {
     const budget = this.ctx.maxMessageBytes - responseHeaderSize(prepared.typeUrl, prepared.version);
-    const groups = upserts.length === 0 ? [[]] : splitBySize(upserts, budget, (r) => r.deltaSize);
+    const groups =
+      upserts.length === 0 ? [[]] : splitBySize(upserts, budget, (r) => deltaSizeOf(prepared.typeUrl, r));
     for (const group of groups) {
       const only = group[0];
-      if (group.length === 1 && only !== undefined && only.deltaSize > budget) {
+      if (group.length === 1 && only !== undefined && deltaSizeOf(prepared.typeUrl, only) > budget) {
         this.log.warn(
           {
             type: SHORT_NAMES[state.type],
             name: only.name,
-            bytes: only.deltaSize,
+            bytes: deltaSizeOf(prepared.typeUrl, only),
             max: this.ctx.maxMessageBytes,
           },
           'xDS: one resource exceeds maxMessageBytes; sent alone',
@@ -121,7 +123,7 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     const bytes = encodeDeltaResponse({
       system_version_info: prepared.version,
       type_url: prepared.typeUrl,
-      resources: upserts.map((r) => r.delta),
+      resources: upserts.map((r) => deltaResourceOf(prepared.typeUrl, r)),
       removed_resources: removals,
       nonce,
     });

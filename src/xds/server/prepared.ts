@@ -1,28 +1,39 @@
 import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
-import type { Snapshot } from '../snapshot/types.js';
+import type { EncodedResource, Snapshot } from '../snapshot/types.js';
 import { deltaResourceSize } from './chunking.js';
 import { encodeSotwResponse } from './messages.js';
 import type { AnyObject, DeltaResourceObject } from './messages.js';
 
 /**
- * Per-snapshot work shared by every stream. A snapshot is immutable, so the `Any` wrappers, the
- * delta `Resource` objects with their wire sizes, and the encoded full-set SotW body (LDS/CDS) are
- * computed once per snapshot and type, on first use, and cached in a WeakMap keyed by the snapshot:
- * with 10,000 resources and many Envoys, a push costs each stream a diff and a write, never a
- * re-encode of resources.
+ * Per-snapshot work shared by every stream. A snapshot is immutable, so the encoded full-set SotW
+ * body (LDS/CDS/SRDS) is computed once per snapshot and type, on first use, and cached in a
+ * WeakMap keyed by the snapshot: with 10,000 resources and many Envoys, a push costs each stream a
+ * diff and a write, never a re-encode of resources.
  */
 
-/** One resource ready to be placed in any response. */
-export interface PreparedResource {
-  readonly name: string;
-  readonly version: string;
-  /** The resource as `Any` for SotW `resources`. */
-  readonly any: AnyObject;
-  /** The resource as `envoy.service.discovery.v3.Resource` for delta `resources`. */
-  readonly delta: DeltaResourceObject;
-  /** Bytes `delta` adds to a `DeltaDiscoveryResponse` (see chunking.ts). */
-  readonly deltaSize: number;
+/**
+ * One resource ready to be placed in any response: the snapshot's own encoded resource, which a
+ * build reuses (same object) while the resource is unchanged, so streams diff snapshots by
+ * identity. Its `Any` and delta `Resource` wrappers are made when a response is written
+ * (`anyOf`, `deltaResourceOf`): kept for every resource, they were three objects per resource for
+ * the life of the snapshot.
+ */
+export type PreparedResource = EncodedResource;
+
+/** `resource` as `Any` for SotW `resources`. */
+export function anyOf(typeUrl: string, resource: PreparedResource): AnyObject {
+  return { type_url: typeUrl, value: resource.bytes };
+}
+
+/** `resource` as `envoy.service.discovery.v3.Resource` for delta `resources`. */
+export function deltaResourceOf(typeUrl: string, resource: PreparedResource): DeltaResourceObject {
+  return { name: resource.name, version: resource.version, resource: anyOf(typeUrl, resource) };
+}
+
+/** Bytes `deltaResourceOf(typeUrl, resource)` adds to a `DeltaDiscoveryResponse` (see chunking.ts). */
+export function deltaSizeOf(typeUrl: string, resource: PreparedResource): number {
+  return deltaResourceSize(resource.name, resource.version, typeUrl, resource.bytes.length);
 }
 
 /** All resources of one type in one snapshot, in snapshot order, plus the type's version. */
@@ -44,15 +55,6 @@ export interface PreparedSnapshot {
 }
 
 const cache = new WeakMap<Snapshot, PreparedSnapshot>();
-
-/**
- * Prepared resources by their encoded bytes: a snapshot build reuses the bytes of unchanged
- * resources, so their wrappers are made once, not once per snapshot.
- */
-const preparedByBytes = new WeakMap<Uint8Array, PreparedResource>();
-
-/** The list last prepared per type: the next snapshot's is walked beside it. */
-const lastPrepared = new Map<ResourceType, readonly PreparedResource[]>();
 
 /** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
 export function prepare(snapshot: Snapshot): PreparedSnapshot {
@@ -82,53 +84,20 @@ function createPrepared(snapshot: Snapshot): PreparedSnapshot {
 function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const url = typeUrl(type);
   const version = snapshot.typeVersions[type];
-  const list: PreparedResource[] = [];
-  // Walk beside the last list prepared for this type: an unchanged resource has the same name and
-  // the very same bytes object, found without a lookup by object (see build-snapshot.ts).
-  const before = lastPrepared.get(type) ?? [];
-  let j = 0;
-  for (const encoded of snapshot.resources[type].values()) {
-    const name = encoded.name;
-    while (j < before.length && (before[j] as PreparedResource).name < name) j++;
-    const old = before[j];
-    let resource: PreparedResource | undefined;
-    if (old !== undefined && old.name === name && old.any.value === encoded.bytes) {
-      resource = old;
-      j++;
-    } else {
-      resource = preparedByBytes.get(encoded.bytes);
-      if (resource === undefined || resource.name !== name || resource.any.type_url !== url) {
-        const any: AnyObject = { type_url: url, value: encoded.bytes };
-        resource = {
-          name,
-          version: encoded.version,
-          any,
-          delta: { name, version: encoded.version, resource: any },
-          deltaSize: deltaResourceSize(name, encoded.version, url, encoded.bytes.length),
-        };
-        preparedByBytes.set(encoded.bytes, resource);
-      }
-    }
-    list.push(resource);
-  }
-  lastPrepared.set(type, list);
+  const byName = snapshot.resources[type];
+  const list = [...byName.values()];
   let body: Uint8Array | undefined;
-  // Built on first use: a delta stream that only diffs against its previous snapshot never needs it.
-  let byName: Map<string, PreparedResource> | undefined;
   return {
     type,
     typeUrl: url,
     version,
     list,
-    get byName() {
-      byName ??= new Map(list.map((resource) => [resource.name, resource]));
-      return byName;
-    },
+    byName,
     fullSotwBody() {
       body ??= encodeSotwResponse({
         version_info: version,
         type_url: url,
-        resources: list.map((r) => r.any),
+        resources: list.map((r) => anyOf(url, r)),
       });
       return body;
     },

@@ -161,7 +161,7 @@ export class SotwTypeState {
     }
     if (pending.length === 0) return undefined;
     const [first = []] = splitBySize(pending, budget, (resource) =>
-      sotwResourceSize(prepared.typeUrl, resource.any.value.length),
+      sotwResourceSize(prepared.typeUrl, resource.bytes.length),
     );
     return {
       version: prepared.version,

@@ -3,8 +3,9 @@ import type { ResourceType } from '../codec/type-urls.js';
 import type { SotwCall } from './grpc-service.js';
 import { encodeSotwResponse, withNonce } from './messages.js';
 import { responseHeaderSize } from './chunking.js';
-import type { AnyObject, SotwRequest } from './messages.js';
-import type { PreparedType } from './prepared.js';
+import type { SotwRequest } from './messages.js';
+import { anyOf } from './prepared.js';
+import type { PreparedResource, PreparedType } from './prepared.js';
 import { SotwTypeState } from './sotw-state.js';
 import type { SotwPlan } from './sotw-state.js';
 import { StreamBase } from './stream-base.js';
@@ -86,7 +87,10 @@ export class SotwStream extends StreamBase<SotwRequest> {
         : encodeSotwResponse({
             version_info: plan.version,
             type_url: prepared.typeUrl,
-            resources: plan.names.map((name) => prepared.byName.get(name)?.any).filter(isAny),
+            resources: plan.names
+              .map((name) => prepared.byName.get(name))
+              .filter(isPrepared)
+              .map((resource) => anyOf(prepared.typeUrl, resource)),
             nonce,
           });
     if (bytes.length > this.ctx.maxMessageBytes) {
@@ -143,6 +147,6 @@ export class SotwStream extends StreamBase<SotwRequest> {
   }
 }
 
-function isAny(value: AnyObject | undefined): value is AnyObject {
+function isPrepared(value: PreparedResource | undefined): value is PreparedResource {
   return value !== undefined;
 }

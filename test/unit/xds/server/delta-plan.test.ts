@@ -12,8 +12,7 @@ function resource(name: string, version: string): PreparedResource {
   const key = `${name}@${version}`;
   let found = made.get(key);
   if (found === undefined) {
-    const any = { type_url: 'type.googleapis.com/x', value: new Uint8Array() };
-    found = { name, version, any, delta: { name, version, resource: any }, deltaSize: 1 };
+    found = { name, version, bytes: new Uint8Array() };
     made.set(key, found);
   }
   return found;
