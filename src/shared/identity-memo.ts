@@ -6,10 +6,13 @@
  * of work at every stage.
  *
  * `context` names the other inputs the value depends on (settings outside the object, such as a
- * global default): an entry made under another context is recomputed, never reused.
+ * global default): an entry made under another context is recomputed, never reused. A build uses
+ * one context for all its keys, so the memo holds one context at a time and a new one forgets every
+ * entry: no per-entry record of the context (an object per route per stage at 10,000 routes).
  */
 export class IdentityMemo<K extends object, V> {
-  private readonly entries = new WeakMap<K, { readonly context: string; readonly value: V }>();
+  private entries = new WeakMap<K, V>();
+  private context: string | undefined;
 
   /** The value for `key` under `context`, computing and remembering it with `make` on a miss. */
   get(key: K, context: string, make: () => V): V {
@@ -22,12 +25,15 @@ export class IdentityMemo<K extends object, V> {
 
   /** The remembered value for `key` under `context`, or undefined (no closure: for hot loops). */
   lookup(key: K, context: string): V | undefined {
-    const entry = this.entries.get(key);
-    return entry !== undefined && entry.context === context ? entry.value : undefined;
+    return context === this.context ? this.entries.get(key) : undefined;
   }
 
-  /** Remembers `value` for `key` under `context`. */
+  /** Remembers `value` for `key` under `context` (forgetting every entry of another context). */
   remember(key: K, context: string, value: V): void {
-    this.entries.set(key, { context, value });
+    if (context !== this.context) {
+      this.entries = new WeakMap<K, V>();
+      this.context = context;
+    }
+    this.entries.set(key, value);
   }
 }
