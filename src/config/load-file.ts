@@ -1,5 +1,5 @@
 import { readFileSync, statSync } from 'node:fs';
-import { extname } from 'node:path';
+import { extname, resolve } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
 import { parseConfig, type ParseResult } from './parse-config.js';
@@ -25,8 +25,14 @@ export interface LoadResult extends ParseResult {
  * validates it with the environment. Problems carry the line where the key is (TOML lines are
  * best effort); a malformed, unreadable or oversized file gives one clear error with the file
  * name and line, never a stack trace. Every referenced file read is listed for the watcher.
+ * `read` may already hold the config file's bytes (by absolute path), as the file watcher read
+ * and compared them: they are parsed instead of reading the file again.
  */
-export function loadConfigFile(path: string, env: Readonly<Record<string, string | undefined>>): LoadResult {
+export function loadConfigFile(
+  path: string,
+  env: Readonly<Record<string, string | undefined>>,
+  read?: ReadonlyMap<string, Buffer>,
+): LoadResult {
   const filesRead = [path];
   const fail = (message: string, line?: number): LoadResult => ({
     config: undefined,
@@ -40,7 +46,7 @@ export function loadConfigFile(path: string, env: Readonly<Record<string, string
     const known = Object.keys(FORMAT_BY_EXTENSION).join(', ');
     return fail(`unknown config file extension "${extension || '(none)'}"; use one of ${known}`);
   }
-  const text = readLimited(path, MAX_CONFIG_BYTES);
+  const text = readLimited(path, MAX_CONFIG_BYTES, read?.get(resolve(path)));
   if (typeof text !== 'string') return fail(text.error);
   // A reload that only changed route-list items parses just those (the rest keep their objects).
   const spliced = format === 'yaml' ? splicedYamlSource(path, text) : undefined;
@@ -94,7 +100,12 @@ function lineOf(lines: ReadonlyMap<string, number>, path: string): number | unde
 }
 
 /** Reads a UTF-8 file of at most `limit` bytes, or says why not (no stack trace). */
-function readLimited(path: string, limit: number): string | { error: string; code?: string } {
+function readLimited(path: string, limit: number, bytes?: Buffer): string | { error: string; code?: string } {
+  if (bytes !== undefined) {
+    if (bytes.length > limit)
+      return { error: `file is ${bytes.length} bytes; the limit is ${limit}`, code: 'EFBIG' };
+    return bytes.toString('utf8');
+  }
   try {
     const size = statSync(path).size;
     if (size > limit) return { error: `file is ${size} bytes; the limit is ${limit}`, code: 'EFBIG' };

@@ -44,15 +44,17 @@ function span(from: number, to: number): number {
 
 /**
  * config file + env -parse-> Config -translate-> IR -compile-> resources -snapshot-> Snapshot.
- * Any stage's problems stop the pass, so nothing half-built is ever published.
+ * Any stage's problems stop the pass, so nothing half-built is ever published. `read` may hold
+ * the config file's bytes, already read by the caller (absolute path -> bytes; see `loadConfigFile`).
  */
 export function buildFromFile(
   configPath: string,
   env: Readonly<Record<string, string | undefined>>,
   options: TranslateOptions | ((config: Config) => TranslateOptions),
+  read?: ReadonlyMap<string, Buffer>,
 ): BuildResult {
   const started = performance.now();
-  const loaded = loadConfigFile(configPath, env);
+  const loaded = loadConfigFile(configPath, env, read);
   const parsed = performance.now();
   const { warnings, filesRead } = loaded;
   if (loaded.config === undefined)

@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 
@@ -12,10 +13,15 @@ import { basename, dirname, resolve } from 'node:path';
  * puts a complete file in place, so it is checked at once; an in-place write may still be under
  * way, so it is debounced (`debounceMs`, default 50) until the writes stop. Events for other
  * files in the directory (an editor's temp file being written) are ignored.
+ *
+ * It keeps a SHA-256 of each file, not its bytes (a 10,000-route config is ~5 MB), and hands the
+ * bytes of the files that changed to `onChange`, so the reload parses what was compared instead of
+ * reading the file a second time.
  */
 export class FileWatcher {
   private readonly watchers: FSWatcher[] = [];
-  private contents = new Map<string, Buffer | string>();
+  /** Per file: the SHA-256 of its bytes, or why it could not be read. */
+  private contents = new Map<string, string>();
   private names = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private immediate: NodeJS.Immediate | undefined;
@@ -23,7 +29,7 @@ export class FileWatcher {
   private files: string[] = [];
 
   constructor(
-    private readonly onChange: () => void,
+    private readonly onChange: (changed: ReadonlyMap<string, Buffer>) => void,
     private readonly options: { debounceMs?: number; pollMs?: number } = {},
   ) {}
 
@@ -40,7 +46,7 @@ export class FileWatcher {
       return;
     this.close();
     this.files = wanted;
-    this.contents = new Map(this.files.map((file) => [file, contentOf(file)]));
+    this.contents = new Map(this.files.map((file) => [file, fingerprint(contentOf(file))]));
     this.names = new Set([...this.files.map((file) => basename(file)), '..data']);
     for (const directory of new Set(this.files.map((file) => dirname(file)))) {
       try {
@@ -91,20 +97,23 @@ export class FileWatcher {
 
   private check(): void {
     let changed = false;
+    const read = new Map<string, Buffer>();
     for (const file of this.files) {
       const content = contentOf(file);
-      const before = this.contents.get(file);
-      const same =
-        typeof content === 'string' || typeof before === 'string' || before === undefined
-          ? content === before
-          : content.equals(before);
-      if (!same) {
-        this.contents.set(file, content);
+      const print = fingerprint(content);
+      if (print !== this.contents.get(file)) {
+        this.contents.set(file, print);
+        if (typeof content !== 'string') read.set(file, content);
         changed = true;
       }
     }
-    if (changed) this.onChange();
+    if (changed) this.onChange(read);
   }
+}
+
+/** What `check` compares: the bytes' SHA-256, or the reason a file could not be read. */
+function fingerprint(content: Buffer | string): string {
+  return typeof content === 'string' ? content : `sha256:${hash('sha256', content, 'hex')}`;
 }
 
 /** A file's bytes, or why it cannot be read (so a vanished file is a change, and its return too). */

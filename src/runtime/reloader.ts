@@ -49,7 +49,9 @@ export class Reloader {
       readonly beforePublish?: (result: Extract<BuildResult, { ok: true }>) => void;
     },
   ) {
-    this.watcher = new FileWatcher(() => this.reload(), { debounceMs: options.debounceMs ?? 50 });
+    this.watcher = new FileWatcher((changed) => this.reload(changed), {
+      debounceMs: options.debounceMs ?? 50,
+    });
   }
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
@@ -63,9 +65,13 @@ export class Reloader {
     return result;
   }
 
-  /** Re-runs the pipeline now (file change, SIGHUP); returns the result. */
-  reload(): BuildResult {
-    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate);
+  /**
+   * Re-runs the pipeline now (file change, SIGHUP); returns the result. `read` holds bytes the
+   * watcher just read and compared (absolute path -> bytes): the config file is parsed from them
+   * rather than read again.
+   */
+  reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
+    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate, read);
     this.logWarnings(result.warnings);
     if (result.ok) {
       const installStarted = performance.now();

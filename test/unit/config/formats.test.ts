@@ -217,3 +217,18 @@ test('properties: separators, comments, continuations, escapes, dotted map entri
   const conflict = parseProperties('map={"a":"b"}\nmap.c=d\n');
   assert.ok('error' in conflict && conflict.line === 2);
 });
+
+test('bytes the watcher already read are parsed instead of the file, under the same size limit', () => {
+  const path = write('preread.yaml', 'insecure_server: true\naddress: ":1111"\n');
+  const bytes = Buffer.from('insecure_server: true\naddress: ":2222"\n');
+  const fromBytes = loadConfigFile(path, {}, new Map([[path, bytes]]));
+  assert.deepEqual(fromBytes.problems, []);
+  assert.equal(fromBytes.config?.address, ':2222', 'the given bytes, not the file');
+  const otherFile = loadConfigFile(path, {}, new Map([[`${path}.other`, bytes]]));
+  assert.equal(otherFile.config?.address, ':1111', 'bytes of another path are not used');
+  const huge = Buffer.alloc(MAX_CONFIG_BYTES + 1, 0x20);
+  assert.match(
+    loadConfigFile(path, {}, new Map([[path, huge]])).problems[0]?.message ?? '',
+    /preread\.yaml: file is \d+ bytes; the limit is \d+/,
+  );
+});
