@@ -1,40 +1,10 @@
 import { hash } from 'node:crypto';
 import { fullHash } from '../../shared/hash.js';
-import type { Problem } from '../../shared/errors.js';
 import { encodeMessages } from '../codec/codec.js';
-import {
-  CLUSTER_LOAD_ASSIGNMENT_TYPE,
-  CLUSTER_TYPE,
-  LISTENER_TYPE,
-  RESOURCE_TYPES,
-  ROUTE_CONFIGURATION_TYPE,
-  SCOPED_ROUTE_CONFIGURATION_TYPE,
-  type ResourceType,
-} from '../codec/type-urls.js';
+import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedByName, SortedResourceMap } from './sorted-by-name.js';
-
-/** [virtual host, cluster] pairs a RouteConfiguration message points at, by the message object. */
-const referencesByMessage = new WeakMap<object, (readonly [string, string])[]>();
-
-function clusterReferences(message: object): readonly (readonly [string, string])[] {
-  let references = referencesByMessage.get(message);
-  if (references === undefined) {
-    references = [];
-    for (const vhost of ((message as { virtual_hosts?: unknown }).virtual_hosts as {
-      name: string;
-      routes: { route?: { cluster?: string } }[];
-    }[]) ?? []) {
-      for (const route of vhost.routes) {
-        const cluster = route.route?.cluster;
-        if (cluster !== undefined) references.push([vhost.name, cluster]);
-      }
-    }
-    referencesByMessage.set(message, references);
-  }
-  return references;
-}
 
 /** The snapshot entry made from a compiled message, by the message object. */
 const encodedMessages = new WeakMap<object, EncodedEntry>();
@@ -192,52 +162,4 @@ function typeVersion(high: number, low: number, count: number): string {
  */
 function resourceVersion(bytes: Uint8Array): string {
   return hash('sha256', bytes, 'hex').slice(0, 16);
-}
-
-/**
- * Checks that a snapshot is self-consistent before it is published: every EDS cluster has its
- * endpoints, every route names an existing cluster, every scope names an existing route
- * configuration, and the listener's RDS name exists. A snapshot that
- * fails is never published (Envoy would blackhole traffic), and the problems are reported.
- */
-export function checkConsistency(compiled: CompiledResources): Problem[] {
-  const problems: Problem[] = [];
-  const clusterNames = new Set(compiled[CLUSTER_TYPE].map((resource) => resource.name));
-  const endpointNames = new Set(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE].map((resource) => resource.name));
-  const routeConfigNames = new Set(compiled[ROUTE_CONFIGURATION_TYPE].map((resource) => resource.name));
-  for (const { name, message } of compiled[CLUSTER_TYPE]) {
-    if (message.type === 'EDS' && !endpointNames.has(name)) {
-      problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
-    }
-  }
-  for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    for (const [vhost, cluster] of clusterReferences(message)) {
-      if (!clusterNames.has(cluster)) {
-        problems.push({ path: `routes.${vhost}`, message: `route points at unknown cluster ${cluster}` });
-      }
-    }
-  }
-  // Per-host scopes name their RouteConfiguration (route-configuration.ts); Envoy would wait on a
-  // missing one forever, leaving the host unrouted.
-  for (const { name, message } of compiled[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
-    const target = message.route_configuration_name as string | undefined;
-    if (target === undefined || !routeConfigNames.has(target)) {
-      problems.push({
-        path: `scopes.${name}`,
-        message: `scope references unknown route configuration ${target ?? '(none)'}`,
-      });
-    }
-  }
-  for (const { name, message } of compiled[LISTENER_TYPE]) {
-    const text = JSON.stringify(message);
-    for (const match of text.matchAll(/"route_config_name":"([^"]+)"/g)) {
-      if (!routeConfigNames.has(match[1] as string)) {
-        problems.push({
-          path: `listeners.${name}`,
-          message: `listener references unknown route configuration ${match[1]}`,
-        });
-      }
-    }
-  }
-  return problems;
 }

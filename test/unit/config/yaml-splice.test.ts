@@ -3,20 +3,10 @@
 // scalars) are checked against js-yaml on the whole text, seeded so a failure reproduces.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { seededRandom } from '../../support/seeded-random.js';
 import { isDeepStrictEqual } from 'node:util';
 import jsYaml from 'js-yaml';
 import { routeListLayout, spliceParse, type SpliceBase } from '../../../src/config/yaml-splice.js';
-
-/** A small deterministic PRNG (mulberry32), so every run makes the same edits. */
-function random(seed: number): () => number {
-  let state = seed;
-  return () => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function item(index: number, indent: string, variant: number): string {
   const lines = [
@@ -32,7 +22,7 @@ function item(index: number, indent: string, variant: number): string {
 }
 
 function documentText(count: number, indent: string, seed: number): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const items = Array.from({ length: count }, (_, index) => item(index, indent, Math.floor(next() * 60)));
   return `insecure_server: true\n# routes below\nroutes:\n${items.join('')}# trailing comment\nlog_level: info\n`;
 }
@@ -105,7 +95,7 @@ const EDITS: Readonly<Record<string, Edit>> = {
 
 for (const indent of ['  ', '']) {
   test(`a spliced parse equals a full parse or declines (items indented ${indent.length})`, () => {
-    const next = random(indent.length + 7);
+    const next = seededRandom(indent.length + 7);
     const outcomes = new Map<string, { spliced: number; declined: number }>();
     for (let round = 0; round < 40; round++) {
       const original = documentText(5 + Math.floor(next() * 20), indent, round);

@@ -9,7 +9,7 @@ import { compile } from '../../../src/xds/compile/compile.js';
 import { assertKnownFields } from '../../../src/xds/codec/codec.js';
 import { renderResources, toYaml } from '../../../src/xds/codec/render.js';
 import { RESOURCE_TYPES } from '../../../src/xds/codec/type-urls.js';
-import { checkConsistency } from '../../../src/xds/snapshot/build-snapshot.js';
+import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import type { IR } from '../../../src/ir/types.js';
 import { caseNames, deleteOrphans, expectGolden, GOLDEN_DIR, UPDATE_GOLDEN } from '../../support/golden.js';
 

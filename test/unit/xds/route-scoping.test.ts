@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { IR, IRVirtualHost } from '../../../src/ir/types.js';
 import { routeScoping } from '../../../src/xds/compile/route-scoping.js';
 import { compile } from '../../../src/xds/compile/compile.js';
-import { checkConsistency } from '../../../src/xds/snapshot/build-snapshot.js';
+import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { translate } from '../../../src/translate/translate.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
 

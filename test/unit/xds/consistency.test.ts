@@ -1,0 +1,81 @@
+// The incremental consistency check must answer exactly as the full one, whatever a reload changes:
+// a seeded random walk over small compiled snapshots (resources kept, changed, added, removed,
+// references broken and mended, now and then a list out of order) compares them at every step.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { seededRandom } from '../../support/seeded-random.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
+import type { CompiledResource, CompiledResources } from '../../../src/xds/compile/compile.js';
+import { checkConsistency, IncrementalConsistencyCheck } from '../../../src/xds/snapshot/consistency.js';
+
+const CDS = 'envoy.config.cluster.v3.Cluster';
+const EDS = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
+const LDS = 'envoy.config.listener.v3.Listener';
+const RDS = 'envoy.config.route.v3.RouteConfiguration';
+const SRDS = 'envoy.config.route.v3.ScopedRouteConfiguration';
+
+test('the incremental check agrees with the full check over 600 random reloads', (t) => {
+  const next = seededRandom(20261122);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
+  const clusterNames = Array.from({ length: 8 }, (_, i) => `c${i}`);
+  const routeNames = Array.from({ length: 6 }, (_, i) => `r${i}`);
+  const lists: Record<string, CompiledResource[]> = {};
+  // References mostly go to names that exist now, sometimes to any name (a broken reference).
+  const present = (type: string, all: readonly string[]): string =>
+    next() < 0.97 && (lists[type]?.length ?? 0) > 0 ? pick(lists[type]!).name : pick(all);
+  const makers: Record<string, (name: string) => CompiledResource> = {
+    [CDS]: (name) => ({ name, message: { name, type: next() < 0.5 ? 'EDS' : 'STATIC' } }),
+    [EDS]: (name) => ({ name, message: { cluster_name: name } }),
+    [RDS]: (name) => ({
+      name,
+      message: {
+        name,
+        virtual_hosts: [
+          { name: `${name}-vh`, routes: [{ route: { cluster: present(CDS, clusterNames) } }, { match: {} }] },
+        ],
+      },
+    }),
+    [SRDS]: (name) => ({
+      name,
+      message: next() < 0.01 ? { name } : { name, route_configuration_name: present(RDS, routeNames) },
+    }),
+  };
+  const universe: Record<string, readonly string[]> = {
+    [CDS]: clusterNames,
+    [EDS]: clusterNames,
+    [RDS]: routeNames,
+    [SRDS]: Array.from({ length: 6 }, (_, i) => `s${i}`),
+  };
+  for (const type of [CDS, EDS, RDS, SRDS]) lists[type] = universe[type]!.map((name) => makers[type]!(name));
+  const checker = new IncrementalConsistencyCheck();
+  let failures = 0;
+  for (let step = 0; step < 600; step++) {
+    // Mutate one to three things: change a message, add or remove a resource.
+    for (let k = 1 + Math.floor(next() * 3); k > 0; k--) {
+      const type = pick(Object.keys(makers));
+      const list = lists[type]!;
+      const name = pick(universe[type]!);
+      const at = list.findIndex((resource) => resource.name === name);
+      const roll = next();
+      if (at >= 0 && roll < 0.85) list[at] = makers[type]!(name);
+      else if (at >= 0 && roll < 0.9) list.splice(at, 1);
+      else if (at < 0) list.push(makers[type]!(name));
+      list.sort((a, b) => (a.name < b.name ? -1 : 1));
+    }
+    const compiled = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
+      ResourceType,
+      CompiledResource[]
+    >;
+    for (const type of Object.keys(makers)) compiled[type as ResourceType] = [...lists[type]!];
+    compiled[LDS as ResourceType] = [
+      { name: 'l', message: { name: 'l', rds: { route_config_name: present(RDS, routeNames) } } },
+    ];
+    if (next() < 0.03) compiled[CDS as ResourceType].reverse(); // out of order: full check
+    const full = checkConsistency(compiled as CompiledResources);
+    assert.deepEqual(checker.check(compiled as CompiledResources), full, `step ${step}`);
+    if (full.length > 0) failures++;
+  }
+  assert.ok(failures > 30 && failures < 400, `both outcomes exercised (${failures} failing steps)`);
+  assert.ok(checker.quickChecks > 100, `the quick path answered ${checker.quickChecks} times`);
+  t.diagnostic(`${failures} failing steps, ${checker.quickChecks} answered from the change alone`);
+});
