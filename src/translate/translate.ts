@@ -12,19 +12,11 @@ import type {
   IRPathMatch,
 } from '../ir/types.js';
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
+import { applyRouteChanges, type TranslatedRoute, type TranslatedRoutes } from './route-changes.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { IdentityMemo } from '../shared/identity-memo.js';
 import { IncrementalSorter } from '../shared/incremental-sorter.js';
-
-/** One route's translation: everything derived from its settings alone (plus `routeContext`). */
-interface TranslatedRoute {
-  readonly id: string;
-  readonly vhost: string;
-  readonly domains: readonly string[];
-  readonly route: IRRoute;
-  readonly cluster: IRCluster;
-}
 
 /**
  * Translations of unchanged routes, by their RouteSettings object (the parse cache hands an
@@ -54,16 +46,60 @@ const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains
 /**
  * Config -> IR: groups routes into virtual hosts, derives stable ids and names, applies defaults
  * (timeouts, host rewriting, security headers) and checks cross-route rules (no two routes with
- * the same id). Pure and deterministic: same Config, same IR.
+ * the same id). Deterministic: same Config, same IR. Each instance remembers its last successful
+ * translation, and a config that changed a few routes in place is translated from it
+ * (`applyRouteChanges`), with the same result as from scratch.
  */
+export class Translator {
+  private last: TranslatedRoutes | undefined;
+  /** Translations made from the last one and the changed routes alone: for tests and metrics. */
+  fromChanges = 0;
+
+  translate(config: Config, options: TranslateOptions): TranslateResult {
+    const result = translateFrom(this.last, config, options);
+    if (this.last !== undefined && result.state !== undefined && result.state.ids === this.last.ids)
+      this.fromChanges += 1;
+    this.last = result.state;
+    return { ir: result.ir, problems: result.problems };
+  }
+}
+
+const translator = new Translator();
+
+/** `Translator.translate` on the process's one translator (what the reload pipeline uses). */
 export function translate(config: Config, options: TranslateOptions): TranslateResult {
+  return translator.translate(config, options);
+}
+
+function translateFrom(
+  lastTranslation: TranslatedRoutes | undefined,
+  config: Config,
+  options: TranslateOptions,
+): TranslateResult & { readonly state: TranslatedRoutes | undefined } {
+  const context = routeContext(config, options);
+  const changed =
+    lastTranslation === undefined
+      ? undefined
+      : applyRouteChanges(lastTranslation, config.routes, context, (settings) => {
+          if (!served(settings)) return undefined;
+          const problems: Problem[] = [];
+          const translated = translateRoute(settings, config, options, context, problems);
+          return problems.length === 0 ? translated : undefined;
+        });
+  if (changed !== undefined) {
+    return {
+      ir: assemble(config, options, changed.virtualHosts, changed.clusters),
+      problems: [],
+      state: changed,
+    };
+  }
   const problems: Problem[] = [];
   const seen = new Map<string, string>();
   const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
   const clusters: IRCluster[] = [];
-  const context = routeContext(config, options);
+  const translatedRoutesInOrder: TranslatedRoute[] = [];
   for (const settings of config.routes) {
-    if (settings.kind === 'tcp' || settings.redirect !== undefined || settings.response !== undefined) {
+    if (!served(settings)) {
       const what =
         settings.kind === 'tcp'
           ? 'TCP routes'
@@ -86,12 +122,13 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       continue;
     }
     seen.set(translated.id, settings.source_path);
+    translatedRoutesInOrder.push(translated);
     const vhost = vhosts.get(translated.vhost) ?? { domains: translated.domains, routes: [] };
     vhost.routes.push(translated.route);
     vhosts.set(translated.vhost, vhost);
     clusters.push(translated.cluster);
   }
-  if (problems.length > 0) return { ir: undefined, problems };
+  if (problems.length > 0) return { ir: undefined, problems, state: undefined };
   // Sorted by name, the catch-all last; the sorters reuse the previous reload's order.
   const catchAll = vhosts.get(CATCH_ALL_VHOST);
   vhosts.delete(CATCH_ALL_VHOST);
@@ -101,21 +138,46 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   });
   if (catchAll !== undefined) virtualHosts.push({ name: CATCH_ALL_VHOST, ...catchAll });
   const clustersByName = new Map(clusters.map((cluster) => [cluster.name, cluster]));
-  const tls = !config.insecure_server;
+  const sortedClusters = clusterOrder
+    .sort(clustersByName)
+    .map((name) => clustersByName.get(name) as IRCluster);
   return {
-    ir: {
-      listener: buildListener(config),
-      virtualHosts,
-      clusters: clusterOrder.sort(clustersByName).map((name) => clustersByName.get(name) as IRCluster),
-      responseHeaders: globalResponseHeaders(config.set_response_headers, tls),
-      authorize: {
-        claimHeaders: config.jwt_claims_headers,
-        authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
-        cookieName: config.cookie_name,
-      },
-      internal: options.internal,
-    },
+    ir: assemble(config, options, virtualHosts, sortedClusters),
     problems: [],
+    state: {
+      context,
+      settings: config.routes,
+      translated: translatedRoutesInOrder,
+      ids: seen,
+      virtualHosts,
+      clusters: sortedClusters,
+    },
+  };
+}
+
+/** Route kinds this version serves (the others are reported as problems). */
+function served(settings: RouteSettings): boolean {
+  return settings.kind !== 'tcp' && settings.redirect === undefined && settings.response === undefined;
+}
+
+/** The IR around translated virtual hosts and clusters. */
+function assemble(
+  config: Config,
+  options: TranslateOptions,
+  virtualHosts: readonly IRVirtualHost[],
+  clusters: readonly IRCluster[],
+): IR {
+  return {
+    listener: buildListener(config),
+    virtualHosts,
+    clusters,
+    responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
+    authorize: {
+      claimHeaders: config.jwt_claims_headers,
+      authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
+      cookieName: config.cookie_name,
+    },
+    internal: options.internal,
   };
 }
 
