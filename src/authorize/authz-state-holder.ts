@@ -1,5 +1,6 @@
 import type { IR } from '../ir/types.js';
-import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state.js';
+import { OverlayMap } from '../shared/overlay-map.js';
+import { buildAuthzState, type AuthzState, type BuiltAuthzState, type RouteAuthz } from './authz-state.js';
 
 /**
  * Holds the authorization state across reloads. A new config's state is installed before its
@@ -10,20 +11,21 @@ import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state
 export class AuthzStateHolder {
   private current: AuthzState | undefined;
   /** The last installed config's own state, without leftovers (so only one generation is kept). */
-  private latest: AuthzState | undefined;
+  private latest: BuiltAuthzState | undefined;
 
-  /** Compiles and installs the state for `ir`. */
+  /** Compiles (from the previous one, see `buildAuthzState`) and installs the state for `ir`. */
   install(ir: IR): void {
-    const next = buildAuthzState(ir);
-    const previous = this.latest;
-    this.latest = next;
+    const next = buildAuthzState(ir, this.latest);
+    const previous = this.latest?.state;
+    this.latest = { ir, state: next };
     if (previous === undefined) {
       this.current = next;
       return;
     }
-    const routes = new Map<string, RouteAuthz>(previous.routes);
-    for (const [id, route] of next.routes) routes.set(id, route);
-    this.current = { ...next, routes };
+    // The routes the new config dropped stay reachable (see the class comment), looked up behind it.
+    const dropped = new Map<string, RouteAuthz>();
+    for (const [id, route] of previous.routes) if (!next.routes.has(id)) dropped.set(id, route);
+    this.current = dropped.size === 0 ? next : { ...next, routes: new OverlayMap(next.routes, dropped) };
   }
 
   /** The state to judge the next request with; throws before the first install. */

@@ -8,6 +8,7 @@ import {
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import { isSortedByName } from './sorted-by-name.js';
+import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
 /** [virtual host, cluster] pairs a RouteConfiguration message points at, by the message object. */
 const referencesByMessage = new WeakMap<object, (readonly [string, string])[]>();
@@ -90,46 +91,14 @@ function listenerProblems(compiled: CompiledResources, hasRouteConfig: (name: st
   return problems;
 }
 
-/** Resources of one type that left and that arrived between two lists (a changed one is both). */
-interface ListChange {
-  readonly removed: readonly CompiledResource[];
-  readonly added: readonly CompiledResource[];
-}
+type ListChange = SortedChanges<CompiledResource>;
 
-/**
- * The change from `before` (sorted by name: it passed an earlier check) to `after`, by a merge walk
- * (compile emits every list sorted by name): unchanged resources are the same objects and cost a
- * comparison or two. Undefined when `after` is not strictly sorted by name (the caller checks in
- * full).
- */
+/** The change of one list since the last check (see `sortedChanges`); same message, unchanged. */
 function listChange(
   before: readonly CompiledResource[],
   after: readonly CompiledResource[],
 ): ListChange | undefined {
-  const removed: CompiledResource[] = [];
-  const added: CompiledResource[] = [];
-  let i = 0;
-  let last: string | undefined;
-  for (const now of after) {
-    if (last !== undefined && !(now.name > last)) return undefined;
-    last = now.name;
-    while (i < before.length && (before[i] as CompiledResource).name < now.name)
-      removed.push(before[i++] as CompiledResource);
-    const old = before[i];
-    if (old === now) {
-      i++;
-    } else if (old !== undefined && old.name === now.name) {
-      if (old.message !== now.message) {
-        removed.push(old);
-        added.push(now);
-      }
-      i++;
-    } else {
-      added.push(now);
-    }
-  }
-  while (i < before.length) removed.push(before[i++] as CompiledResource);
-  return { removed, added };
+  return sortedChanges(before, after, (old, now) => old.message === now.message);
 }
 
 /** What the last passing check saw, and the indexes built from it. */

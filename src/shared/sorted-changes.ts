@@ -1,0 +1,40 @@
+/** What left and what arrived between two lists (an item that changed under its name is both). */
+export interface SortedChanges<T> {
+  readonly removed: readonly T[];
+  readonly added: readonly T[];
+}
+
+/**
+ * The changes from `before` (sorted by name, strictly: it was an earlier `after`) to `after`, by
+ * one merge walk: items that `unchanged` accepts (the same object, typically, as reloads hand
+ * unchanged items on) cost a comparison or two. Undefined when `after` is not strictly sorted by
+ * name, so the caller redoes its work in full. Used by the reload stages that keep indexes across
+ * builds and apply only what changed.
+ */
+export function sortedChanges<T extends { readonly name: string }>(
+  before: readonly T[],
+  after: readonly T[],
+  unchanged: (old: T, now: T) => boolean,
+): SortedChanges<T> | undefined {
+  const removed: T[] = [];
+  const added: T[] = [];
+  let i = 0;
+  let last: string | undefined;
+  for (const now of after) {
+    if (last !== undefined && !(now.name > last)) return undefined;
+    last = now.name;
+    while (i < before.length && (before[i] as T).name < now.name) removed.push(before[i++] as T);
+    const old = before[i];
+    if (old !== undefined && old.name === now.name) {
+      if (old !== now && !unchanged(old, now)) {
+        removed.push(old);
+        added.push(now);
+      }
+      i++;
+    } else {
+      added.push(now);
+    }
+  }
+  while (i < before.length) removed.push(before[i++] as T);
+  return { removed, added };
+}
