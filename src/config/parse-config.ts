@@ -1,3 +1,4 @@
+import { fullHash } from '../shared/hash.js';
 import { parse as parseYaml } from 'yaml';
 import type { Problem } from '../shared/errors.js';
 import { checkIdentity, type IdentitySettings } from './parse-identity.js';
@@ -189,7 +190,9 @@ function parseRouteCached(
   const known = typeof raw === 'object' && raw !== null ? routesByObject.get(raw) : undefined;
   if (known !== undefined && known.path === path) return known.settings;
   const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
-  const cacheKey = cacheable ? `${path}\u0000${JSON.stringify(raw)}` : undefined;
+  // Keyed by a digest of the route's JSON, not the JSON itself (~0.5 KB a route, kept for every
+  // route of the config); SHA-256, so two different routes never share an entry.
+  const cacheKey = cacheable ? `${path}\u0000${fullHash(JSON.stringify(raw))}` : undefined;
   const cached = cacheKey === undefined ? undefined : routeCache.get(cacheKey);
   if (cached !== undefined) {
     routesByObject.set(raw as object, { path, settings: cached });

@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
  * 16 hex characters (64 bits) keeps names short while making collisions negligible at 10^5 routes.
  */
 export function shortHash(input: string | Uint8Array): string {
-  return createHash('sha256').update(input).digest('hex').slice(0, 16);
+  // Hex of the first 8 bytes, not a slice of the full hex digest: a slice would keep the 64-char
+  // digest alive behind every id and version (megabytes at 10,000 routes).
+  return createHash('sha256').update(input).digest().toString('hex', 0, 8);
 }
 
 /** Full SHA-256 hex digest, for versions of whole snapshots. */
