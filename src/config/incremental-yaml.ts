@@ -1,5 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import jsYaml from 'js-yaml';
+import { detachStrings } from './detach-strings.js';
 import { fastYamlEligible, lazyLines, type SourceResult } from './formats.js';
 import { routeListLayout, spliceParse, type SpliceBase } from './yaml-splice.js';
 
@@ -25,14 +26,17 @@ export function splicedYamlSource(path: string, text: string): SourceResult | un
   return { document: spliced.document, lines: lazyLines(text) };
 }
 
-/** Records a full parse of `path` as the base for the next splice (route lists in block style only). */
+/**
+ * Records a full parse of `path` as the base for the next splice (route lists in block style only).
+ * The document's long strings are detached from js-yaml's copy of the text (`detachStrings`).
+ */
 export function rememberYamlParse(path: string, text: string, document: unknown): void {
   const list = fastYamlEligible(text) ? routeListLayout(text) : undefined;
   if (list === undefined || document === null || typeof document !== 'object' || Array.isArray(document)) {
     bases.delete(path);
     return;
   }
-  bases.set(path, { text, document: document as Record<string, unknown>, list });
+  bases.set(path, { text, document: detachStrings(document as Record<string, unknown>), list });
 }
 
 /**
