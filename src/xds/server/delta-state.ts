@@ -53,7 +53,10 @@ const MAX_PENDING = 1024;
  * - `rejected`: resource versions the client NACKed; they are not sent again until they change.
  * - Subscriptions: `wildcard` (LDS/CDS only: a first request naming nothing, or "*") and explicit
  *   `names`. Subscribing to a name forgets what we think the client has, so it is sent again [2];
- *   unsubscribing forgets the name so a later subscribe resends it.
+ *   unsubscribing forgets the name so a later subscribe resends it. Named (un)subscriptions keep
+ *   the plan incremental: Envoy subscribes to each new cluster's endpoints and each new host's
+ *   routes one request at a time, and re-planning every name of a 10,000-resource type for each
+ *   of them held the answer (and the new route) back by ~10 ms.
  *
  * Pure (no I/O): the stream feeds it requests and snapshots and writes what it plans.
  *
@@ -76,8 +79,21 @@ export class DeltaTypeState {
    * A NACK, a subscription change or a forgotten response clears it (the next plan is full).
    */
   private basis: PreparedType | undefined;
+  /**
+   * Names whose client-side state changed outside a plan since the last one (subscribed, or
+   * unsubscribed under a wildcard, or a late ACK of a name we had forgotten): with a `basis`, the
+   * next plan considers them as a full plan would.
+   */
+  private readonly reconsider = new Set<string>();
 
-  constructor(readonly type: ResourceType) {}
+  /**
+   * `incremental: false` plans every name on every plan (the reference the incremental planner
+   * must agree with; tests compare the two).
+   */
+  constructor(
+    readonly type: ResourceType,
+    private readonly incremental = true,
+  ) {}
 
   /** Classifies a request: no nonce is a plain (subscription) request; see the class comment. */
   classify(responseNonce: string, hasError: boolean): DeltaVerdict {
@@ -91,11 +107,17 @@ export class DeltaTypeState {
     const chunk = this.take(nonce);
     if (chunk === undefined) return undefined;
     for (const [name, version] of chunk.upserts) {
-      if (this.interested(name)) this.has.set(name, version);
+      if (this.interested(name)) {
+        this.has.set(name, version);
+        // Sent before the name was forgotten (resubscribed): what the client holds now is news to
+        // the last plan. (With a newer response in flight, that one decides.)
+        if (!this.inflight.has(name)) this.reconsider.add(name);
+      }
       this.settle(name, nonce);
     }
     for (const name of chunk.removals) {
       this.has.delete(name);
+      if (!this.inflight.has(name)) this.reconsider.add(name);
       this.settle(name, nonce);
     }
     return chunk;
@@ -119,8 +141,7 @@ export class DeltaTypeState {
 
   /** Applies subscribe/unsubscribe (and, on the first request, initial versions); true when a diff is due. */
   applySubscription(request: DeltaSubscription): boolean {
-    if (request.subscribe.length > 0 || request.unsubscribe.length > 0 || !this.started)
-      this.basis = undefined;
+    if (!this.started) this.basis = undefined;
     const first = !this.started;
     this.started = true;
     const fullSet = isFullSetType(this.type);
@@ -128,10 +149,12 @@ export class DeltaTypeState {
     for (const name of request.subscribe) {
       if (fullSet && name === '*') {
         this.wildcard = true;
+        this.basis = undefined;
         continue;
       }
       this.names.add(name);
       this.forget(name);
+      this.reconsider.add(name);
     }
     for (const name of request.unsubscribe) this.unsubscribe(name, fullSet);
     if (first) for (const [name, version] of request.initialVersions) this.has.set(name, version);
@@ -143,12 +166,13 @@ export class DeltaTypeState {
    * plan; it becomes the basis the next plan starts from.
    */
   plan(prepared: PreparedType): DeltaPlan {
-    const basis = this.basis;
+    const basis = this.incremental ? this.basis : undefined;
     this.basis = prepared;
     if (basis !== undefined) {
       const quick = this.planFrom(basis, prepared);
-      if (quick !== undefined) return quick;
+      if (quick !== undefined) return this.withReconsidered(quick, prepared);
     }
+    this.reconsider.clear();
     const upserts: PreparedResource[] = [];
     const consider = (resource: PreparedResource): void => {
       if (this.effective(resource.name) === resource.version) return;
@@ -179,44 +203,75 @@ export class DeltaTypeState {
    */
   private planFrom(basis: PreparedType, prepared: PreparedType): DeltaPlan | undefined {
     if (basis === prepared) return { upserts: [], removals: [], mustAnswer: !this.answered };
+    if (!basis.sorted || !prepared.sorted) return undefined;
     const upserts: PreparedResource[] = [];
     const removals: string[] = [];
     const before = basis.list;
     const after = prepared.list;
-    const remove = (name: string): void => {
-      if (this.effective(name) !== undefined && this.rejected.get(name) !== REMOVAL) removals.push(name);
-    };
-    const upsert = (resource: PreparedResource): void => {
-      if (!this.interested(resource.name)) return;
-      if (this.effective(resource.name) === resource.version) return;
-      if (this.rejected.get(resource.name) === resource.version) return;
-      upserts.push(resource);
-    };
     let i = 0;
     let j = 0;
-    let last = '';
     while (i < before.length || j < after.length) {
       const old = before[i];
       const now = after[j];
-      const next =
-        now !== undefined && (old === undefined || now.name <= old.name)
-          ? now.name
-          : (old as PreparedResource).name;
-      if (next < last) return undefined;
-      last = next;
-      if (old !== undefined && now !== undefined && old.name === now.name) {
-        if (old !== now) upsert(now);
+      if (old === now) {
+        // The same resource object: unchanged (the common case, with no string compared).
+        i++;
+        j++;
+      } else if (old !== undefined && now !== undefined && old.name === now.name) {
+        this.upsertInto(upserts, now);
         i++;
         j++;
       } else if (now !== undefined && (old === undefined || now.name < old.name)) {
-        upsert(now);
+        this.upsertInto(upserts, now);
         j++;
       } else {
-        remove((old as PreparedResource).name);
+        const name = (old as PreparedResource).name;
+        if (this.effective(name) !== undefined && this.rejected.get(name) !== REMOVAL) removals.push(name);
         i++;
       }
     }
     return { upserts, removals, mustAnswer: !this.answered };
+  }
+
+  /** Adds `resource` to `upserts` when the client wants it and holds (or was sent) another version. */
+  private upsertInto(upserts: PreparedResource[], resource: PreparedResource): void {
+    if (!this.interested(resource.name)) return;
+    if (this.effective(resource.name) === resource.version) return;
+    if (this.rejected.get(resource.name) === resource.version) return;
+    upserts.push(resource);
+  }
+
+  /**
+   * `plan` plus what the subscriptions since the last plan call for: the newly subscribed names
+   * (forgotten, so sent if they exist) and forced removals. Everything else the client holds was
+   * settled by the last plan, so this gives what a full plan would.
+   */
+  private withReconsidered(plan: DeltaPlan, prepared: PreparedType): DeltaPlan {
+    if (this.reconsider.size === 0 && this.forcedRemovals.size === 0) return plan;
+    const upserts = [...plan.upserts];
+    const removals = [...plan.removals];
+    const planned = new Set(upserts.map((resource) => resource.name));
+    const removing = new Set(removals);
+    for (const name of this.reconsider) {
+      const resource = prepared.byName.get(name);
+      if (resource === undefined) {
+        const held = this.effective(name) !== undefined && this.rejected.get(name) !== REMOVAL;
+        if ((held || this.forcedRemovals.has(name)) && !removing.has(name)) {
+          removals.push(name);
+          removing.add(name);
+        }
+        continue;
+      }
+      if (planned.has(name) || !this.interested(name)) continue;
+      if (this.effective(name) === resource.version || this.rejected.get(name) === resource.version) continue;
+      upserts.push(resource);
+      planned.add(name);
+    }
+    this.reconsider.clear();
+    for (const name of this.forcedRemovals) {
+      if (!prepared.byName.has(name) && !removing.has(name)) removals.push(name);
+    }
+    return { upserts, removals, mustAnswer: plan.mustAnswer };
   }
 
   /** Records a sent response; returns false when an old pending response had to be dropped. */
@@ -243,8 +298,9 @@ export class DeltaTypeState {
   }
 
   private unsubscribe(name: string, fullSet: boolean): void {
-    this.basis = undefined;
+    this.reconsider.delete(name);
     if (fullSet && name === '*') {
+      this.basis = undefined;
       this.wildcard = false;
       for (const known of this.knownNames()) if (!this.names.has(known)) this.forget(known);
       return;
@@ -254,7 +310,10 @@ export class DeltaTypeState {
     // Wildcard plus a specific name: the client cannot tell whether to keep it, so the server must
     // answer with the resource (still in the wildcard) or its removal:
     // https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-unsubscribe
-    if (this.wildcard) this.forcedRemovals.add(name);
+    if (this.wildcard) {
+      this.forcedRemovals.add(name);
+      this.reconsider.add(name);
+    }
   }
 
   private interested(name: string): boolean {

@@ -1,6 +1,7 @@
 import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { EncodedResource, Snapshot } from '../snapshot/types.js';
+import { isSortedByName, SortedResourceMap } from '../snapshot/sorted-by-name.js';
 import { deltaResourceSize } from './chunking.js';
 import { encodeSotwResponse } from './messages.js';
 import type { AnyObject, DeltaResourceObject } from './messages.js';
@@ -43,6 +44,8 @@ export interface PreparedType {
   /** The snapshot's per-type version: SotW `version_info`, delta `system_version_info`. */
   readonly version: string;
   readonly list: readonly PreparedResource[];
+  /** `list` is in strictly increasing name order (what lets streams diff two lists in one merge). */
+  readonly sorted: boolean;
   readonly byName: ReadonlyMap<string, PreparedResource>;
   /** The encoded SotW response holding every resource of the type, without a nonce (see `withNonce`). */
   fullSotwBody(): Uint8Array;
@@ -55,6 +58,11 @@ export interface PreparedSnapshot {
 }
 
 const cache = new WeakMap<Snapshot, PreparedSnapshot>();
+/**
+ * Prepared types by the snapshot's resource map: a build that leaves a type unchanged hands the
+ * next snapshot the same map, so streams see the same prepared type and skip it at once.
+ */
+const preparedByMap = new WeakMap<ReadonlyMap<string, EncodedResource>, PreparedType>();
 
 /** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
 export function prepare(snapshot: Snapshot): PreparedSnapshot {
@@ -73,7 +81,12 @@ function createPrepared(snapshot: Snapshot): PreparedSnapshot {
     type(type) {
       let prepared = types.get(type);
       if (prepared === undefined) {
-        prepared = prepareType(snapshot, type);
+        const byName = snapshot.resources[type];
+        prepared = preparedByMap.get(byName);
+        if (prepared === undefined || prepared.type !== type || prepared.version !== snapshot.typeVersions[type]) {
+          prepared = prepareType(snapshot, type);
+          preparedByMap.set(byName, prepared);
+        }
         types.set(type, prepared);
       }
       return prepared;
@@ -85,13 +98,15 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const url = typeUrl(type);
   const version = snapshot.typeVersions[type];
   const byName = snapshot.resources[type];
-  const list = [...byName.values()];
+  const isSorted = byName instanceof SortedResourceMap;
+  const list = isSorted ? byName.sortedList() : [...byName.values()];
   let body: Uint8Array | undefined;
   return {
     type,
     typeUrl: url,
     version,
     list,
+    sorted: isSorted || isSortedByName(list),
     byName,
     fullSotwBody() {
       body ??= encodeSotwResponse({

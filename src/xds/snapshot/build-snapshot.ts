@@ -32,6 +32,8 @@ let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
 interface TypeBuild {
   readonly list: readonly CompiledResource[];
   readonly entries: readonly EncodedEntry[];
+  /** The snapshot's map of these entries; the next build reuses it when the type is unchanged. */
+  readonly resources: ReadonlyMap<string, EncodedResource>;
 }
 
 /**
@@ -66,6 +68,8 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
       }
     }
     const items: EncodedEntry[] = new Array<EncodedEntry>(list.length);
+    const before = previousBuild[type];
+    let same = before !== undefined && before.entries.length === list.length;
     let high = 0;
     let low = 0;
     for (let i = 0; i < list.length; i++) {
@@ -80,14 +84,19 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
         entries[i] = entry;
       }
       items[i] = entry;
+      if (same && entry !== before?.entries[i]) same = false;
       high = (high + entry.high) & HALF_MASK;
       low = (low + entry.low) & HALF_MASK;
     }
-    resources[type] = isSortedByName(items)
-      ? new SortedResourceMap(items)
-      : new Map(items.map((item) => [item.name, item]));
+    // An unchanged type keeps its map object, so the ADS server skips it by identity.
+    resources[type] =
+      same && before !== undefined
+        ? before.resources
+        : isSortedByName(items)
+          ? new SortedResourceMap(items)
+          : new Map(items.map((item) => [item.name, item]));
     typeVersions[type] = typeVersion(high, low, items.length);
-    builds[type] = { list, entries: entries as EncodedEntry[] };
+    builds[type] = { list, entries: entries as EncodedEntry[], resources: resources[type] };
   }
   previousBuild = builds;
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);

@@ -10,6 +10,11 @@ import type { EncodedResource } from './types.js';
 export class SortedResourceMap implements ReadonlyMap<string, EncodedResource> {
   constructor(private readonly items: readonly EncodedResource[]) {}
 
+  /** The resources, sorted by name: the array the map was built on, not a copy. */
+  sortedList(): readonly EncodedResource[] {
+    return this.items;
+  }
+
   get size(): number {
     return this.items.length;
   }

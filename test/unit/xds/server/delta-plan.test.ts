@@ -4,7 +4,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DeltaTypeState } from '../../../../src/xds/server/delta-state.js';
 import type { PreparedResource, PreparedType } from '../../../../src/xds/server/prepared.js';
-import { CLUSTER_TYPE } from '../../../../src/xds/codec/type-urls.js';
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE, type ResourceType } from '../../../../src/xds/codec/type-urls.js';
+import { isSortedByName } from '../../../../src/xds/snapshot/sorted-by-name.js';
+import { seededRandom } from '../../../support/seeded-random.js';
 
 const made = new Map<string, PreparedResource>();
 /** One prepared resource per name@version, shared like snapshots share unchanged resources. */
@@ -18,13 +20,14 @@ function resource(name: string, version: string): PreparedResource {
   return found;
 }
 
-function prepared(entries: Record<string, string>): PreparedType {
+function prepared(entries: Record<string, string>, type: ResourceType = CLUSTER_TYPE): PreparedType {
   const list = Object.entries(entries).map(([name, version]) => resource(name, version));
   return {
-    type: CLUSTER_TYPE,
+    type,
     typeUrl: 'type.googleapis.com/x',
     version: JSON.stringify(entries),
     list,
+    sorted: isSortedByName(list),
     byName: new Map(list.map((entry) => [entry.name, entry])),
     fullSotwBody: () => new Uint8Array(),
   };
@@ -72,4 +75,57 @@ test('lists out of name order fall back to the full plan, with the same answer',
   const plan = state.plan(prepared({ c: '1', a: '2', b: '1' }));
   assert.deepEqual(names(plan).sort(), ['a@2', 'c@1']);
   assert.deepEqual(plan.removals, []);
+});
+
+test('named subscribes and unsubscribes keep the plan incremental, with what a full plan gives (1,500 random steps)', () => {
+  const random = seededRandom(20261122);
+  const pick = <T>(items: readonly T[]): T => items[Math.floor(random() * items.length)] as T;
+  const universe = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'];
+  for (const type of [CLUSTER_TYPE, CLUSTER_LOAD_ASSIGNMENT_TYPE] as const) {
+    const incremental = new DeltaTypeState(type);
+    const reference = new DeltaTypeState(type, false);
+    let current: Record<string, string> = {};
+    let nonce = 0;
+    const pending: string[] = [];
+    const both = (call: (state: DeltaTypeState) => void): void => {
+      call(incremental);
+      call(reference);
+    };
+    const first = type === CLUSTER_TYPE ? [] : ['a', 'b'];
+    both((state) => state.applySubscription({ subscribe: first, unsubscribe: [], initialVersions: new Map() }));
+    for (let step = 0; step < 1500; step++) {
+      const roll = random();
+      if (roll < 0.3) {
+        const next = { ...current };
+        for (const name of universe) {
+          const change = random();
+          if (change < 0.15) delete next[name];
+          else if (change < 0.35) next[name] = String(Math.floor(random() * 4));
+        }
+        current = Object.fromEntries(Object.entries(next).sort(([x], [y]) => (x < y ? -1 : 1)));
+      } else if (roll < 0.5) {
+        const wildcardOps = type === CLUSTER_TYPE && random() < 0.1 ? ['*'] : [];
+        const subscribe = random() < 0.5 ? [...wildcardOps, pick(universe)] : [];
+        const unsubscribe = subscribe.length === 0 ? [random() < 0.1 ? '*' : pick(universe)] : [];
+        if (type !== CLUSTER_TYPE && unsubscribe[0] === '*') unsubscribe[0] = pick(universe);
+        both((state) => state.applySubscription({ subscribe, unsubscribe, initialVersions: new Map() }));
+      } else if (roll < 0.75 && pending.length > 0) {
+        // Envoy answers the responses of one stream in the order they were sent.
+        const answered = pending.shift() as string;
+        const nack = random() < 0.2;
+        both((state) => (nack ? state.onNack(answered) : state.onAck(answered)));
+      }
+      const snapshot = prepared(current, type);
+      const [got, want] = [incremental.plan(snapshot), reference.plan(snapshot)];
+      const key = (plan: { upserts: readonly PreparedResource[]; removals: readonly string[] }): string =>
+        JSON.stringify([names(plan).sort(), [...plan.removals].sort()]);
+      assert.equal(key(got), key(want), `step ${step} (${type})`);
+      if (got.upserts.length > 0 || got.removals.length > 0) {
+        const sent = String(++nonce);
+        incremental.markSent(sent, got.upserts, got.removals);
+        reference.markSent(sent, want.upserts, want.removals);
+        pending.push(sent);
+      }
+    }
+  }
 });
