@@ -83,7 +83,11 @@ function createPrepared(snapshot: Snapshot): PreparedSnapshot {
       if (prepared === undefined) {
         const byName = snapshot.resources[type];
         prepared = preparedByMap.get(byName);
-        if (prepared === undefined || prepared.type !== type || prepared.version !== snapshot.typeVersions[type]) {
+        if (
+          prepared === undefined ||
+          prepared.type !== type ||
+          prepared.version !== snapshot.typeVersions[type]
+        ) {
           prepared = prepareType(snapshot, type);
           preparedByMap.set(byName, prepared);
         }

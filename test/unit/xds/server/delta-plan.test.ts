@@ -4,7 +4,11 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DeltaTypeState } from '../../../../src/xds/server/delta-state.js';
 import type { PreparedResource, PreparedType } from '../../../../src/xds/server/prepared.js';
-import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE, type ResourceType } from '../../../../src/xds/codec/type-urls.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE,
+  CLUSTER_TYPE,
+  type ResourceType,
+} from '../../../../src/xds/codec/type-urls.js';
 import { isSortedByName } from '../../../../src/xds/snapshot/sorted-by-name.js';
 import { seededRandom } from '../../../support/seeded-random.js';
 
@@ -92,7 +96,9 @@ test('named subscribes and unsubscribes keep the plan incremental, with what a f
       call(reference);
     };
     const first = type === CLUSTER_TYPE ? [] : ['a', 'b'];
-    both((state) => state.applySubscription({ subscribe: first, unsubscribe: [], initialVersions: new Map() }));
+    both((state) =>
+      state.applySubscription({ subscribe: first, unsubscribe: [], initialVersions: new Map() }),
+    );
     for (let step = 0; step < 1500; step++) {
       const roll = random();
       if (roll < 0.3) {
