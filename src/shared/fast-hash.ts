@@ -7,6 +7,19 @@
  * only the config author chooses these inputs.
  */
 export function contentHash64(bytes: Uint8Array): string {
+  hashLanes(bytes);
+  return lanesHex();
+}
+
+/**
+ * The two 32-bit lanes of the last `hashLanes` call (unsigned): `contentHash64` is their hex. Read
+ * them right after the call; kept here, rather than returned as a pair, so hashing 40,000
+ * resources allocates nothing but the version strings.
+ */
+export const lastLanes = new Uint32Array(2);
+
+/** Hashes `bytes` into `lastLanes` (see `contentHash64`). */
+export function hashLanes(bytes: Uint8Array): void {
   let first = 0x9747b28c;
   let second = 0x5bd1e995;
   const length = bytes.length;
@@ -29,7 +42,37 @@ export function contentHash64(bytes: Uint8Array): string {
     first ^= scramble(tail);
     second ^= scramble(tail);
   }
-  return hex32(finish(first, length)) + hex32(finish(second, length));
+  lastLanes[0] = finish(first, length);
+  lastLanes[1] = finish(second, length);
+}
+
+/** `lastLanes` as 16 lowercase hex digits, in one string allocation. */
+export function lanesHex(): string {
+  const a = lastLanes[0] as number;
+  const b = lastLanes[1] as number;
+  return String.fromCharCode(
+    hexDigit(a >>> 28),
+    hexDigit((a >>> 24) & 15),
+    hexDigit((a >>> 20) & 15),
+    hexDigit((a >>> 16) & 15),
+    hexDigit((a >>> 12) & 15),
+    hexDigit((a >>> 8) & 15),
+    hexDigit((a >>> 4) & 15),
+    hexDigit(a & 15),
+    hexDigit(b >>> 28),
+    hexDigit((b >>> 24) & 15),
+    hexDigit((b >>> 20) & 15),
+    hexDigit((b >>> 16) & 15),
+    hexDigit((b >>> 12) & 15),
+    hexDigit((b >>> 8) & 15),
+    hexDigit((b >>> 4) & 15),
+    hexDigit(b & 15),
+  );
+}
+
+/** The char code of hex digit `nibble` (0-15): '0'-'9', then 'a'-'f'. */
+function hexDigit(nibble: number): number {
+  return nibble < 10 ? 48 + nibble : 87 + nibble;
 }
 
 function scramble(block: number): number {
@@ -52,8 +95,4 @@ function finish(hash: number, length: number): number {
   h = Math.imul(h, 0xc2b2ae35);
   h ^= h >>> 16;
   return h >>> 0;
-}
-
-function hex32(value: number): string {
-  return value.toString(16).padStart(8, '0');
 }

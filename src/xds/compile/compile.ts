@@ -15,12 +15,17 @@ import { authorizeCluster } from './ext-authz.js';
 import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouting } from './route-configuration.js';
 import { routeScoping } from './route-scoping.js';
-import { IdentityMemo } from '../../shared/identity-memo.js';
 import type { IRCluster } from '../../ir/types.js';
 
-/** Compiled clusters and endpoints by IR cluster: unchanged routes keep their message objects. */
-const clusterMessages = new IdentityMemo<IRCluster, ProtoObject>();
-const endpointMessages = new IdentityMemo<IRCluster, ProtoObject>();
+/** One IR cluster and what it compiled to (its endpoints only for EDS clusters). */
+interface CompiledCluster {
+  readonly cluster: IRCluster;
+  readonly resource: CompiledResource;
+  readonly endpoints: CompiledResource | undefined;
+}
+
+/** The previous compile's clusters, in IR order: what the next compile reuses by identity. */
+let previousClusters: readonly CompiledCluster[] = [];
 
 /** A compiled resource before encoding: its name and its proto3-JSON-shaped message. */
 export interface CompiledResource {
@@ -31,17 +36,34 @@ export interface CompiledResource {
 /** Every resource type's compiled resources, sorted by name. */
 export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledResource[]>>;
 
-/** `make(cluster)`, or what it returned for the same IR cluster before. */
-function remembered(
-  memo: IdentityMemo<IRCluster, ProtoObject>,
-  cluster: IRCluster,
-  make: (cluster: IRCluster) => ProtoObject,
-): ProtoObject {
-  const found = memo.lookup(cluster, '');
-  if (found !== undefined) return found;
-  const message = make(cluster);
-  memo.remember(cluster, '', message);
-  return message;
+/**
+ * Each IR cluster's compiled cluster and endpoints, reusing the previous compile's objects for the
+ * very same IR cluster (translate hands an unchanged route's cluster over as the same object).
+ * Found by one merge walk beside the previous list, both sorted by name as translate emits them;
+ * a list out of order only means less reuse, never a wrong one, since reuse needs the same object.
+ */
+function compileClusters(clusters: readonly IRCluster[]): readonly CompiledCluster[] {
+  const before = previousClusters;
+  const out = new Array<CompiledCluster>(clusters.length);
+  let j = 0;
+  for (let i = 0; i < clusters.length; i++) {
+    const cluster = clusters[i] as IRCluster;
+    while (j < before.length && (before[j] as CompiledCluster).cluster.name < cluster.name) j++;
+    const old = before[j];
+    if (old !== undefined && old.cluster === cluster) {
+      out[i] = old;
+      j++;
+      continue;
+    }
+    out[i] = {
+      cluster,
+      resource: { name: cluster.name, message: compileCluster(cluster) },
+      endpoints:
+        cluster.discovery === 'EDS' ? { name: cluster.name, message: compileEndpoints(cluster) } : undefined,
+    };
+  }
+  previousClusters = out;
+  return out;
 }
 
 /**
@@ -53,23 +75,18 @@ function remembered(
 export function compile(ir: IR): CompiledResources {
   const scoping = routeScoping(ir);
   const routing = compileRouting(ir, scoping);
+  const compiledClusters = compileClusters(ir.clusters);
+  // Sorted by name: `portcullis-*` before every `route-*`.
+  const clusters: CompiledResource[] =
+    ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }];
+  const endpoints: CompiledResource[] = [];
+  for (const compiled of compiledClusters) {
+    clusters.push(compiled.resource);
+    if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
+  }
   return {
-    [CLUSTER_TYPE]: [
-      // Sorted by name: `portcullis-*` before every `route-*`.
-      ...(ir.internal === undefined
-        ? []
-        : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }]),
-      ...ir.clusters.map((cluster) => ({
-        name: cluster.name,
-        message: remembered(clusterMessages, cluster, compileCluster),
-      })),
-    ],
-    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: ir.clusters
-      .filter((cluster) => cluster.discovery === 'EDS')
-      .map((cluster) => ({
-        name: cluster.name,
-        message: remembered(endpointMessages, cluster, compileEndpoints),
-      })),
+    [CLUSTER_TYPE]: clusters,
+    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: endpoints,
     [LISTENER_TYPE]: [
       {
         name: ir.listener.name,

@@ -1,13 +1,10 @@
-import { contentHash64 } from '../../shared/fast-hash.js';
+import { hashLanes, lanesHex, lastLanes } from '../../shared/fast-hash.js';
 import { fullHash } from '../../shared/hash.js';
 import { encodeMessages } from '../codec/codec.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedByName, SortedResourceMap } from './sorted-by-name.js';
-
-/** The snapshot entry made from a compiled message, by the message object. */
-const encodedMessages = new WeakMap<object, EncodedEntry>();
 
 /**
  * A resource as snapshots hold it, plus the two 30-bit halves it adds to its type's version
@@ -19,10 +16,33 @@ interface EncodedEntry extends EncodedResource {
   readonly low: number;
 }
 
-/** The entry for `bytes` under `name`. */
-function entryFor(name: string, bytes: Uint8Array, version = resourceVersion(bytes)): EncodedEntry {
-  const [high, low] = lineHash(name, version);
-  return { name, version, bytes, high, low };
+/**
+ * The entry for freshly encoded `bytes` under `name`: its version is a 64-bit hash of the bytes
+ * (`hashLanes`; see there why not SHA-256), and its line hash mixes those lanes with the name.
+ */
+function entryFor(name: string, bytes: Uint8Array): EncodedEntry {
+  hashLanes(bytes);
+  const version = lanesHex();
+  return {
+    name,
+    version,
+    bytes,
+    high: lineHalf(lastLanes[0] as number, name, 0x811c9dc5, 0x01000193),
+    low: lineHalf(lastLanes[1] as number, name, 0x9747b28c, 0x5bd1e995),
+  };
+}
+
+/** `entry` under another name (same bytes and version, its own line hash). */
+function renamedEntry(entry: EncodedEntry, name: string): EncodedEntry {
+  const high = Number.parseInt(entry.version.slice(0, 8), 16);
+  const low = Number.parseInt(entry.version.slice(8, 16), 16);
+  return {
+    name,
+    version: entry.version,
+    bytes: entry.bytes,
+    high: lineHalf(high, name, 0x811c9dc5, 0x01000193),
+    low: lineHalf(low, name, 0x9747b28c, 0x5bd1e995),
+  };
 }
 
 /** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
@@ -39,11 +59,12 @@ interface TypeBuild {
 /**
  * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
  * bytes, each type's version a hash over its resources' names and versions (`typeVersion`), the
- * snapshot's over the types. A message object encoded by an earlier build is not encoded again (compile hands
- * unchanged routes the same message objects), so a reload encodes only what changed; the rest are
- * batch-encoded per type (`encodeMessages`). Unchanged resources are found by walking each list
- * beside the previous build's (both sorted by name, as compile emits them) and comparing message
- * objects, which at 40,000 resources is several times cheaper than looking each one up by object.
+ * snapshot's over the types. A resource whose message object the previous build encoded under the
+ * same name is not encoded again (compile hands unchanged routes the same message objects), so a
+ * reload encodes only what changed; the rest are batch-encoded per type (`encodeMessages`).
+ * Unchanged resources are found by walking each list beside the previous build's (both sorted by
+ * name, as compile emits them) and comparing message objects: no per-object lookup table, whose
+ * 40,000 insertions were a visible share of a cold build.
  */
 export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
@@ -62,9 +83,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
       for (let at = 0; at < fresh.length; at++) {
         const index = fresh[at] as number;
         const resource = list[index] as CompiledResource;
-        const entry = entryFor(resource.name, encoded[at] as Uint8Array);
-        encodedMessages.set(resource.message, entry);
-        entries[index] = entry;
+        entries[index] = entryFor(resource.name, encoded[at] as Uint8Array);
       }
     }
     const items: EncodedEntry[] = new Array<EncodedEntry>(list.length);
@@ -73,14 +92,13 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
     let high = 0;
     let low = 0;
     for (let i = 0; i < list.length; i++) {
-      const { name, message } = list[i] as CompiledResource;
+      const { name } = list[i] as CompiledResource;
       let entry = entries[i] as EncodedEntry;
       // The same entry object as the last build's, so an unchanged resource costs no allocation
       // here and is recognised downstream by identity. (A message object reused under another
       // name gets an entry of its own.)
       if (entry.name !== name) {
-        entry = entryFor(name, entry.bytes, entry.version);
-        encodedMessages.set(message, entry);
+        entry = renamedEntry(entry, name);
         entries[i] = entry;
       }
       items[i] = entry;
@@ -104,8 +122,8 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
 }
 
 /**
- * Each resource's entry from an earlier build, or undefined where it must be encoded: first by a
- * merge walk beside `previous` (same name, same message object), then by the message object.
+ * Each resource's entry from the previous build, or undefined where it must be encoded: a merge
+ * walk beside `previous` (same name, same message object).
  */
 function reusedEntries(
   list: readonly CompiledResource[],
@@ -121,8 +139,6 @@ function reusedEntries(
     if (old !== undefined && old.message === resource.message && old.name === resource.name) {
       entries[i] = previous?.entries[j];
       j++;
-    } else {
-      entries[i] = encodedMessages.get(resource.message);
     }
   }
   return entries;
@@ -132,24 +148,16 @@ function reusedEntries(
 const HALF_MASK = 0x3fffffff;
 
 /**
- * The 60 bits one resource adds to its type's version, as two 30-bit halves: its version (a 64-bit
- * hash of its bytes) mixed with two FNV-style hashes of its name, so the same bytes under
+ * One 30-bit half of what a resource adds to its type's version: a 32-bit lane of its version (a
+ * 64-bit hash of its bytes) mixed with an FNV-style hash of its name, so the same bytes under
  * another name count differently. Computed once per new encoding; no hash object per resource
- * (a SHA-256 per name cost tens of milliseconds on a cold 40,000-resource build).
+ * (a SHA-256 per name cost tens of milliseconds on a cold 40,000-resource build). Kept below 2^30
+ * so V8 stores it as a small integer (see EncodedEntry).
  */
-function lineHash(name: string, version: string): readonly [number, number] {
-  // 30 bits of each 32-bit half: small integers (see EncodedEntry).
-  let first = 0x811c9dc5;
-  let second = 0x9747b28c;
-  for (let i = 0; i < name.length; i++) {
-    const code = name.charCodeAt(i);
-    first = Math.imul(first ^ code, 0x01000193);
-    second = Math.imul(second ^ code, 0x5bd1e995);
-  }
-  return [
-    (Number.parseInt(version.slice(0, 8), 16) ^ first) & HALF_MASK,
-    (Number.parseInt(version.slice(8, 16), 16) ^ second) & HALF_MASK,
-  ];
+function lineHalf(lane: number, name: string, seed: number, prime: number): number {
+  let hash = seed;
+  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), prime);
+  return (lane ^ hash) & HALF_MASK;
 }
 
 /**
@@ -162,9 +170,4 @@ function lineHash(name: string, version: string): readonly [number, number] {
  */
 function typeVersion(high: number, low: number, count: number): string {
   return `${high.toString(16).padStart(8, '0')}${low.toString(16).padStart(8, '0')}-${count}`;
-}
-
-/** A resource's version: a 64-bit hash of its bytes (`contentHash64`, see there why not SHA-256). */
-function resourceVersion(bytes: Uint8Array): string {
-  return contentHash64(bytes);
 }
