@@ -1,7 +1,6 @@
-import { isDeepStrictEqual } from 'node:util';
-import jsYaml from 'js-yaml';
 import { detachStrings } from './detach-strings.js';
 import { fastYamlEligible, lazyLines, type SourceResult } from './formats.js';
+import { spliceAgreesWithFullParse } from './splice-check.js';
 import { routeListLayout, spliceParse, type SpliceBase } from './yaml-splice.js';
 
 /** The last text parsed per config path, for splicing the next one. */
@@ -40,21 +39,15 @@ export function rememberYamlParse(path: string, text: string, document: unknown)
 }
 
 /**
- * Parses the last spliced text in full and compares: true when they agree (or nothing is pending).
- * On a disagreement every base is dropped, so the next load parses in full; the caller reloads.
- * Run off the reload's critical path: it costs a full parse.
+ * Checks the last spliced parse against a full parse of the same text (in a worker thread; see
+ * `spliceAgreesWithFullParse`): true when they agree (or nothing is pending). On a disagreement
+ * every base is dropped, so the next load parses in full; the caller reloads.
  */
-export function verifyLastSplice(): boolean {
+export async function verifyLastSplice(): Promise<boolean> {
   const pending = unverified;
   unverified = undefined;
   if (pending === undefined) return true;
-  let full: unknown;
-  try {
-    full = jsYaml.load(pending.text, { schema: jsYaml.CORE_SCHEMA, json: false });
-  } catch {
-    full = undefined;
-  }
-  if (isDeepStrictEqual(full, pending.document)) return true;
+  if (await spliceAgreesWithFullParse(pending)) return true;
   bases.clear();
   return false;
 }

@@ -35,6 +35,7 @@ export class Reloader {
   };
   private lastGood: Extract<BuildResult, { ok: true }> | undefined;
   private verifyTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(
     private readonly options: {
@@ -120,12 +121,14 @@ export class Reloader {
     if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
     this.verifyTimer = setTimeout(() => {
       this.verifyTimer = undefined;
-      if (verifyLastSplice()) return;
-      this.options.logger.error(
-        { config: this.options.configPath },
-        'incremental config parse disagreed with a full parse; reloading with a full parse',
-      );
-      this.reload();
+      void verifyLastSplice().then((agrees) => {
+        if (agrees || this.closed) return;
+        this.options.logger.error(
+          { config: this.options.configPath },
+          'incremental config parse disagreed with a full parse; reloading with a full parse',
+        );
+        this.reload();
+      });
     }, SPLICE_VERIFY_DELAY_MS);
     this.verifyTimer.unref();
   }
@@ -139,6 +142,7 @@ export class Reloader {
   }
 
   close(): void {
+    this.closed = true;
     this.watcher.close();
     if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
   }

@@ -122,7 +122,7 @@ test('a vanished file keeps the last good snapshot and counts a failure; its ret
   }
 });
 
-test('a reload that changed one route item parses just it, reuses the rest, and a full parse agrees', () => {
+test('a reload that changed one route item parses just it, reuses the rest, and a full parse agrees', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'reload-'));
   const path = join(dir, 'config.yaml');
   const routes = (middle: string): string =>
@@ -145,7 +145,7 @@ test('a reload that changed one route item parses just it, reuses the rest, and 
     assert.equal(second.config.routes[2], first.config.routes[2]);
     assert.notEqual(second.config.routes[1], first.config.routes[1]);
     assert.ok(spliceAwaitingVerification(), 'the spliced parse waits for its check');
-    assert.equal(verifyLastSplice(), true, 'a full parse of the same text agrees');
+    assert.equal(await verifyLastSplice(), true, 'a full parse of the same text agrees');
     assert.equal(spliceAwaitingVerification(), false);
   } finally {
     reloader.close();
