@@ -123,3 +123,9 @@ export interface IRCluster {
   readonly outlierDetection: OutlierDetectionSettings | undefined;
   readonly healthyPanicThreshold: number | undefined;
 }
+
+/**
+ * The name of the virtual host that collects wildcard shapes Envoy cannot match natively; IR
+ * virtual hosts are sorted by name with this one last.
+ */
+export const CATCH_ALL_VHOST = 'catch-all';

@@ -4,7 +4,9 @@
  * wildcard shape goes to one catch-all virtual host and is matched on `:authority` with an
  * anchored RE2, so `*.example.com` never matches `example.com` itself.
  */
-export const CATCH_ALL_VHOST = 'catch-all';
+import { CATCH_ALL_VHOST } from '../ir/types.js';
+
+export { CATCH_ALL_VHOST };
 
 export interface HostPlacement {
   /** Virtual host the route belongs to. */

@@ -101,7 +101,7 @@ function replaceHosts(
     if (host === undefined) rebuilt.set(route.vhost, { domains: route.domains, routes: [route.route] });
     else host.routes.push(route.route);
   }
-  const out = hosts.filter((host) => !affected.has(host.name));
+  const out = withoutNamed(hosts, affected, CATCH_ALL_VHOST);
   for (const [name, host] of rebuilt) {
     const vhost: IRVirtualHost = { name, domains: host.domains, routes: host.routes };
     if (name === CATCH_ALL_VHOST) out.push(vhost);
@@ -117,8 +117,26 @@ function replaceClusters(
   arriving: readonly TranslatedRoute[],
 ): IRCluster[] {
   const gone = new Set(leaving.map((route) => route.cluster.name));
-  const out = clusters.filter((cluster) => !gone.has(cluster.name));
+  const out = withoutNamed(clusters, gone);
   for (const { cluster } of arriving) out.splice(insertionPoint(out, cluster.name), 0, cluster);
+  return out;
+}
+
+/**
+ * A copy of `items` (sorted by name, except an item named `last` at the end) without the items
+ * named in `names`, each found by binary search: a few changed names cost a copy of the list, not
+ * a set lookup per item.
+ */
+function withoutNamed<T extends { readonly name: string }>(
+  items: readonly T[],
+  names: ReadonlySet<string>,
+  last?: string,
+): T[] {
+  const out = items.slice();
+  for (const name of names) {
+    const at = name === last ? out.length - 1 : insertionPoint(out, name, last);
+    if (at >= 0 && out[at]?.name === name) out.splice(at, 1);
+  }
   return out;
 }
 

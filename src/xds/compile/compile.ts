@@ -48,7 +48,8 @@ function compileClusters(clusters: readonly IRCluster[]): readonly CompiledClust
   let j = 0;
   for (let i = 0; i < clusters.length; i++) {
     const cluster = clusters[i] as IRCluster;
-    while (j < before.length && (before[j] as CompiledCluster).cluster.name < cluster.name) j++;
+    if (before[j]?.cluster !== cluster)
+      while (j < before.length && (before[j] as CompiledCluster).cluster.name < cluster.name) j++;
     const old = before[j];
     if (old !== undefined && old.cluster === cluster) {
       out[i] = old;

@@ -1,4 +1,4 @@
-import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
+import { CATCH_ALL_VHOST, type IR, type IRRoute, type IRVirtualHost } from '../../ir/types.js';
 import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
 import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
@@ -14,50 +14,68 @@ import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
  * because CDS is pushed first anyway and a strict check would reject a route briefly ahead of it.
  */
 export function compileRouteConfiguration(ir: IR): ProtoObject {
-  const memo = vhostMemo(ir);
   return routeConfiguration(
     INGRESS_ROUTE_CONFIG,
-    ir.virtualHosts.map((vhost) => memo(vhost).virtualHost),
+    compileHosts(ir).map((host) => host.virtualHost),
     ir,
   );
 }
 
 /** One virtual host's compiled forms, remembered across reloads while its routes stay the same. */
 interface CompiledHost {
-  readonly routes: readonly IRRoute[];
+  readonly vhost: IRVirtualHost;
   readonly context: string;
   readonly virtualHost: ProtoObject;
   /** Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). */
   perHost?: { readonly routeConfiguration: CompiledResource; readonly scope: CompiledResource };
 }
 
-/** The previous compile's hosts by name; replaced on every compile, so removed hosts are dropped. */
-let compiledHosts = new Map<string, CompiledHost>();
+/** The previous compile's hosts, in IR order (sorted by name, the catch-all last). */
+let compiledHosts: readonly CompiledHost[] = [];
+
+/** Whether host `a` comes before host `b` in IR order (by name, the catch-all last). */
+function hostPrecedes(a: string, b: string): boolean {
+  if (a === b || a === CATCH_ALL_VHOST) return false;
+  return b === CATCH_ALL_VHOST || a < b;
+}
 
 /**
- * Returns a function giving each virtual host's compiled form, reusing the previous compile's when
- * the host holds the very same IR routes (translate hands unchanged routes the same objects) and
- * the IR-wide inputs (authorization wiring, claim headers, global response headers) are unchanged.
+ * Each virtual host's compiled form, reusing the previous compile's when the host holds the very
+ * same IR routes (translate hands unchanged routes, and unchanged hosts, the same objects) and the
+ * IR-wide inputs (authorization wiring, claim headers, global response headers) are unchanged.
  * Unchanged hosts then keep their message objects, which the snapshot does not encode again.
+ * Found by one merge walk beside the previous compile's hosts; an unchanged host object at the
+ * walk's position costs no name comparison.
  */
-function vhostMemo(ir: IR): (vhost: IRVirtualHost) => CompiledHost {
+function compileHosts(ir: IR): readonly CompiledHost[] {
   const context = JSON.stringify([ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  const previous = compiledHosts;
-  const next = new Map<string, CompiledHost>();
-  compiledHosts = next;
-  return (vhost) => {
-    const old = previous.get(vhost.name);
+  const before = compiledHosts;
+  const out = new Array<CompiledHost>(ir.virtualHosts.length);
+  let j = 0;
+  for (let i = 0; i < ir.virtualHosts.length; i++) {
+    const vhost = ir.virtualHosts[i] as IRVirtualHost;
+    let old = before[j];
+    if (old === undefined || old.vhost !== vhost) {
+      while (j < before.length && hostPrecedes((before[j] as CompiledHost).vhost.name, vhost.name)) j++;
+      old = before[j];
+    }
+    if (old !== undefined && old.vhost.name === vhost.name) j++;
     const reusable =
       old !== undefined &&
       old.context === context &&
-      old.routes.length === vhost.routes.length &&
-      old.routes.every((route, index) => route === vhost.routes[index]);
-    const compiled: CompiledHost = reusable
-      ? old
-      : { routes: vhost.routes, context, virtualHost: compileVirtualHost(vhost, ir) };
-    next.set(vhost.name, compiled);
-    return compiled;
-  };
+      old.vhost.name === vhost.name &&
+      (old.vhost === vhost ||
+        (old.vhost.routes.length === vhost.routes.length &&
+          old.vhost.routes.every((route, index) => route === vhost.routes[index])));
+    out[i] =
+      reusable && old !== undefined
+        ? old.vhost === vhost
+          ? old
+          : { ...old, vhost }
+        : { vhost, context, virtualHost: compileVirtualHost(vhost, ir) };
+  }
+  compiledHosts = out;
+  return out;
 }
 
 /** The route configurations and (per-host delivery) the scopes that select them. */
@@ -79,11 +97,10 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
       routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
       scopes: [],
     };
-  const memo = vhostMemo(ir);
   const routeConfigurations: CompiledResource[] = [];
   const scopes: CompiledResource[] = [];
-  for (const vhost of ir.virtualHosts) {
-    const compiled = memo(vhost);
+  for (const compiled of compileHosts(ir)) {
+    const vhost = compiled.vhost;
     if (compiled.perHost === undefined) {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);

@@ -134,6 +134,12 @@ function reusedEntries(
   let j = 0;
   for (let i = 0; i < list.length; i++) {
     const resource = list[i] as CompiledResource;
+    // The same compiled object at the walk's position: reused without comparing names.
+    if (before[j] === resource) {
+      entries[i] = previous?.entries[j];
+      j++;
+      continue;
+    }
     while (j < before.length && (before[j] as CompiledResource).name < resource.name) j++;
     const old = before[j];
     if (old !== undefined && old.message === resource.message && old.name === resource.name) {
