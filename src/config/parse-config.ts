@@ -151,12 +151,37 @@ function readRoutes(
       reader.problem(path, 'expected a list of routes');
       continue;
     }
-    raw.forEach((route, index) => {
-      const parsed = parseRouteCached(reader, `${key}[${index}]`, route, readText);
-      if (parsed !== undefined) routes.push(parsed);
-    });
+    const previous = lastRouteLists.get(key);
+    const clean: (RouteSettings | undefined)[] = new Array<RouteSettings | undefined>(raw.length);
+    for (let index = 0; index < raw.length; index++) {
+      const route: unknown = raw[index];
+      // The same item object at the same place as last time, validated clean then: reuse it
+      // without even naming its path (an incremental YAML parse keeps unchanged items' objects).
+      const reused =
+        previous !== undefined && previous.items[index] === route ? previous.clean[index] : undefined;
+      const parsed = reused ?? parseRouteCached(reader, `${key}[${index}]`, route, readText);
+      if (parsed === undefined) continue;
+      routes.push(parsed);
+      if (reused !== undefined || isCleanlyCached(route, parsed)) clean[index] = parsed;
+    }
+    // A copy: the caller may edit its array in place before the next read.
+    lastRouteLists.set(key, { items: raw.slice(), clean });
   }
   return routes;
+}
+
+/**
+ * The last route lists read, per key: their item objects and, at the same index, the settings of
+ * the items that validated clean (what `parseRouteCached` would return for them from its cache).
+ */
+const lastRouteLists = new Map<
+  string,
+  { readonly items: readonly unknown[]; readonly clean: readonly (RouteSettings | undefined)[] }
+>();
+
+/** Whether `parsed` is what `parseRouteCached` remembered for the item object `raw`. */
+function isCleanlyCached(raw: unknown, parsed: RouteSettings): boolean {
+  return typeof raw === 'object' && raw !== null && routesByObject.get(raw)?.settings === parsed;
 }
 
 /** Routes validated on an earlier reload, by place and content; bounded so it cannot grow forever. */
@@ -169,6 +194,7 @@ const ROUTE_CACHE_LIMIT = 100_000;
  */
 export function forgetParsedRoutes(): void {
   routeCache.clear();
+  lastRouteLists.clear();
 }
 
 /** The same cache by raw route object, for documents that reuse unchanged items' objects. */
