@@ -15,14 +15,8 @@ import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { applyRouteChanges, type TranslatedRoute, type TranslatedRoutes } from './route-changes.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
-import { IdentityMemo } from '../shared/identity-memo.js';
 import { IncrementalSorter } from '../shared/incremental-sorter.js';
 
-/**
- * Translations of unchanged routes, by their RouteSettings object (the parse cache hands an
- * unchanged route the same object on every reload), so a reload translates only what changed.
- */
-const translatedRoutes = new IdentityMemo<RouteSettings, TranslatedRoute>();
 const vhostOrder = new IncrementalSorter();
 const clusterOrder = new IncrementalSorter();
 
@@ -59,7 +53,8 @@ export class Translator {
     const result = translateFrom(this.last, config, options);
     if (this.last !== undefined && result.state !== undefined && result.state.ids === this.last.ids)
       this.fromChanges += 1;
-    this.last = result.state;
+    // A failed translation keeps the last good one: the reload that fixes the config starts from it.
+    if (result.state !== undefined) this.last = result.state;
     return { ir: result.ir, problems: result.problems };
   }
 }
@@ -83,7 +78,7 @@ function translateFrom(
       : applyRouteChanges(lastTranslation, config.routes, context, (settings) => {
           if (!served(settings)) return undefined;
           const problems: Problem[] = [];
-          const translated = translateRoute(settings, config, options, context, problems);
+          const translated = translateRoute(settings, config, options, problems);
           return problems.length === 0 ? translated : undefined;
         });
   if (changed !== undefined) {
@@ -93,6 +88,12 @@ function translateFrom(
       state: changed,
     };
   }
+  // Unchanged routes (the parse cache hands them the same RouteSettings objects) keep their
+  // translation from the last good one; a first translation has nothing to look up.
+  const reuse =
+    lastTranslation !== undefined && lastTranslation.context === context
+      ? translationsBySettings(lastTranslation)
+      : undefined;
   const problems: Problem[] = [];
   const seen = new Map<string, string>();
   const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
@@ -112,7 +113,7 @@ function translateFrom(
       });
       continue;
     }
-    const translated = translateRoute(settings, config, options, context, problems);
+    const translated = reuse?.get(settings) ?? translateRoute(settings, config, options, problems);
     const earlier = seen.get(translated.id);
     if (earlier !== undefined) {
       problems.push({
@@ -186,34 +187,32 @@ function routeContext(config: Config, options: TranslateOptions): string {
   return `${config.default_upstream_timeout_ms}|${String(config.pass_identity_headers)}|${options.systemCaFile}`;
 }
 
-/**
- * Translates one route, or returns its translation from an earlier reload. A route whose cluster
- * has problems is never remembered, so its problems are reported on every reload.
- */
+/** Each route's translation in `state`, by its settings object. */
+function translationsBySettings(state: TranslatedRoutes): Map<RouteSettings, TranslatedRoute> {
+  const map = new Map<RouteSettings, TranslatedRoute>();
+  for (let i = 0; i < state.settings.length; i++)
+    map.set(state.settings[i] as RouteSettings, state.translated[i] as TranslatedRoute);
+  return map;
+}
+
+/** Translates one route; problems with its upstreams are added to `problems`. */
 function translateRoute(
   settings: RouteSettings,
   config: Config,
   options: TranslateOptions,
-  context: string,
   problems: Problem[],
 ): TranslatedRoute {
-  const remembered = translatedRoutes.lookup(settings, context);
-  if (remembered !== undefined) return remembered;
   const id = routeId(settings);
   const placement = placeHost(settings.from.hostname);
   const clusterName = `route-${id}`;
-  const before = problems.length;
   const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
-  const translated: TranslatedRoute = {
+  return {
     id,
     vhost: placement.vhost,
     domains: placement.domains,
     route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
     cluster,
   };
-  // A route whose cluster has problems is translated again next time, so they are reported again.
-  if (problems.length === before) translatedRoutes.remember(settings, context, translated);
-  return translated;
 }
 
 /**

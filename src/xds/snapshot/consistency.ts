@@ -10,23 +10,21 @@ import type { CompiledResource, CompiledResources } from '../compile/compile.js'
 import { isSortedByName } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
-/** [virtual host, cluster] pairs a RouteConfiguration message points at, by the message object. */
-const referencesByMessage = new WeakMap<object, (readonly [string, string])[]>();
-
+/**
+ * The [virtual host, cluster] pairs a RouteConfiguration message points at. Computed each time:
+ * a per-message memo cost more (one table insertion per route configuration on a cold build)
+ * than it saved (a reload looks up only the few that changed).
+ */
 function clusterReferences(message: object): readonly (readonly [string, string])[] {
-  let references = referencesByMessage.get(message);
-  if (references === undefined) {
-    references = [];
-    for (const vhost of ((message as { virtual_hosts?: unknown }).virtual_hosts as {
-      name: string;
-      routes: { route?: { cluster?: string } }[];
-    }[]) ?? []) {
-      for (const route of vhost.routes) {
-        const cluster = route.route?.cluster;
-        if (cluster !== undefined) references.push([vhost.name, cluster]);
-      }
+  const references: (readonly [string, string])[] = [];
+  for (const vhost of ((message as { virtual_hosts?: unknown }).virtual_hosts as {
+    name: string;
+    routes: { route?: { cluster?: string } }[];
+  }[]) ?? []) {
+    for (const route of vhost.routes) {
+      const cluster = route.route?.cluster;
+      if (cluster !== undefined) references.push([vhost.name, cluster]);
     }
-    referencesByMessage.set(message, references);
   }
   return references;
 }
