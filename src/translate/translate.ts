@@ -1,5 +1,4 @@
 import type { Problem } from '../shared/errors.js';
-import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
 import type { Config, RouteSettings } from '../config/types.js';
 import type {
@@ -220,15 +219,25 @@ function translateRoute(
  * weights), so reordering routes or editing their headers keeps names and Envoy stats stable.
  */
 export function routeId(route: RouteSettings): string {
-  return shortHash(
-    canonicalJson({
-      from: route.from.href,
-      prefix: route.prefix,
-      path: route.path,
-      regex: route.regex,
-      to: route.to.map(({ url, weight }) => (weight === undefined ? url.href : `${url.href},${weight}`)),
-    }),
-  );
+  return shortHash(routeIdentityText(route));
+}
+
+/**
+ * What `routeId` hashes: the canonical JSON (`canonicalJson`) of `{from, prefix, path, regex, to}`,
+ * written directly in its sorted key order rather than built as objects, sorted and serialized
+ * (10,000 times per cold build). Ids must never change: they name clusters and Envoy stats.
+ */
+export function routeIdentityText(route: RouteSettings): string {
+  let text = `{"from":${JSON.stringify(route.from.href)}`;
+  if (route.path !== undefined) text += `,"path":${JSON.stringify(route.path)}`;
+  if (route.prefix !== undefined) text += `,"prefix":${JSON.stringify(route.prefix)}`;
+  if (route.regex !== undefined) text += `,"regex":${JSON.stringify(route.regex)}`;
+  text += ',"to":[';
+  for (let i = 0; i < route.to.length; i++) {
+    const { url, weight } = route.to[i] as { url: URL; weight?: number };
+    text += `${i === 0 ? '' : ','}${JSON.stringify(weight === undefined ? url.href : `${url.href},${weight}`)}`;
+  }
+  return `${text}]}`;
 }
 
 function buildRoute(
