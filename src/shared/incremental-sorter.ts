@@ -10,15 +10,17 @@ export class IncrementalSorter {
   /** `names` (distinct) in ascending code-unit order, as `Array.prototype.sort` orders strings. */
   sort(names: ReadonlySet<string> | ReadonlyMap<string, unknown>): string[] {
     const kept: string[] = [];
-    const known = new Set<string>();
-    for (const name of this.previous) {
-      if (names.has(name)) {
-        kept.push(name);
-        known.add(name);
-      }
+    for (const name of this.previous) if (names.has(name)) kept.push(name);
+    // Every name kept (a reload that renamed nothing), or none (a first sort): no per-name check
+    // of what is new is needed.
+    let added: string[];
+    if (kept.length === names.size) added = [];
+    else if (kept.length === 0) added = [...names.keys()];
+    else {
+      const known = new Set(kept);
+      added = [];
+      for (const name of names.keys()) if (!known.has(name)) added.push(name);
     }
-    const added: string[] = [];
-    for (const name of names.keys()) if (!known.has(name)) added.push(name);
     added.sort(byCodeUnits);
     const merged = merge(kept, added);
     this.previous = merged;

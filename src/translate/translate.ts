@@ -123,9 +123,10 @@ function translateFrom(
     }
     seen.set(translated.id, settings.source_path);
     translatedRoutesInOrder.push(translated);
-    const vhost = vhosts.get(translated.vhost) ?? { domains: translated.domains, routes: [] };
-    vhost.routes.push(translated.route);
-    vhosts.set(translated.vhost, vhost);
+    const vhost = vhosts.get(translated.vhost);
+    if (vhost === undefined)
+      vhosts.set(translated.vhost, { domains: translated.domains, routes: [translated.route] });
+    else vhost.routes.push(translated.route);
     clusters.push(translated.cluster);
   }
   if (problems.length > 0) return { ir: undefined, problems, state: undefined };
