@@ -23,25 +23,25 @@ interface EncodedEntry extends EncodedResource {
 function entryFor(name: string, bytes: Uint8Array): EncodedEntry {
   hashLanes(bytes);
   const version = lanesHex();
+  nameHashes(name);
   return {
     name,
     version,
     bytes,
-    high: lineHalf(lastLanes[0] as number, name, 0x811c9dc5, 0x01000193),
-    low: lineHalf(lastLanes[1] as number, name, 0x9747b28c, 0x5bd1e995),
+    high: ((lastLanes[0] as number) ^ (nameLanes[0] as number)) & HALF_MASK,
+    low: ((lastLanes[1] as number) ^ (nameLanes[1] as number)) & HALF_MASK,
   };
 }
 
 /** `entry` under another name (same bytes and version, its own line hash). */
 function renamedEntry(entry: EncodedEntry, name: string): EncodedEntry {
-  const high = Number.parseInt(entry.version.slice(0, 8), 16);
-  const low = Number.parseInt(entry.version.slice(8, 16), 16);
+  nameHashes(name);
   return {
     name,
     version: entry.version,
     bytes: entry.bytes,
-    high: lineHalf(high, name, 0x811c9dc5, 0x01000193),
-    low: lineHalf(low, name, 0x9747b28c, 0x5bd1e995),
+    high: (Number.parseInt(entry.version.slice(0, 8), 16) ^ (nameLanes[0] as number)) & HALF_MASK,
+    low: (Number.parseInt(entry.version.slice(8, 16), 16) ^ (nameLanes[1] as number)) & HALF_MASK,
   };
 }
 
@@ -153,17 +153,27 @@ function reusedEntries(
 /** Keeps a 30-bit half (line hashes and their sums). */
 const HALF_MASK = 0x3fffffff;
 
+/** The two name hashes of the last `nameHashes` call. */
+const nameLanes = new Int32Array(2);
+
 /**
- * One 30-bit half of what a resource adds to its type's version: a 32-bit lane of its version (a
- * 64-bit hash of its bytes) mixed with an FNV-style hash of its name, so the same bytes under
- * another name count differently. Computed once per new encoding; no hash object per resource
- * (a SHA-256 per name cost tens of milliseconds on a cold 40,000-resource build). Kept below 2^30
- * so V8 stores it as a small integer (see EncodedEntry).
+ * What a resource's name adds to its line hash (the two 30-bit halves a resource adds to its
+ * type's version): two FNV-style hashes of the name, in one pass, that `entryFor` mixes with the
+ * two 32-bit lanes of the version (a 64-bit hash of the bytes), so the same bytes under another
+ * name count differently. Computed once per new encoding; no hash object per resource (a SHA-256
+ * per name cost tens of milliseconds on a cold 40,000-resource build). The halves are kept below
+ * 2^30 so V8 stores them as small integers (see EncodedEntry).
  */
-function lineHalf(lane: number, name: string, seed: number, prime: number): number {
-  let hash = seed;
-  for (let i = 0; i < name.length; i++) hash = Math.imul(hash ^ name.charCodeAt(i), prime);
-  return (lane ^ hash) & HALF_MASK;
+function nameHashes(name: string): void {
+  let first = 0x811c9dc5;
+  let second = 0x9747b28c;
+  for (let i = 0; i < name.length; i++) {
+    const code = name.charCodeAt(i);
+    first = Math.imul(first ^ code, 0x01000193);
+    second = Math.imul(second ^ code, 0x5bd1e995);
+  }
+  nameLanes[0] = first;
+  nameLanes[1] = second;
 }
 
 /**
