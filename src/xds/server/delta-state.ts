@@ -76,7 +76,8 @@ export class DeltaTypeState {
   /**
    * The prepared type of the last plan, while nothing but ACKs happened since: then the next plan
    * only needs what differs between it and the new one (`planFrom`), not a pass over every name.
-   * A NACK, a subscription change or a forgotten response clears it (the next plan is full).
+   * A NACK, a wildcard change or a forgotten response clears it (the next plan is full); named
+   * (un)subscriptions and late ACKs only mark their names to `reconsider`.
    */
   private basis: PreparedType | undefined;
   /**
