@@ -10,6 +10,21 @@ import type { CompiledResource, CompiledResources } from '../compile/compile.js'
 import { isSortedByName } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
+/** The parts of a compiled RouteConfiguration message the checks read. */
+interface RouteConfigurationShape {
+  readonly virtual_hosts?: readonly {
+    readonly name: string;
+    readonly routes: readonly { readonly route?: { readonly cluster?: string } }[];
+  }[];
+}
+
+/** The names of `resources`, as a set. */
+function namesOf(resources: readonly CompiledResource[]): Set<string> {
+  const names = new Set<string>();
+  for (const resource of resources) names.add(resource.name);
+  return names;
+}
+
 /**
  * The [virtual host, cluster] pairs a RouteConfiguration message points at. Computed each time:
  * a per-message memo cost more (one table insertion per route configuration on a cold build)
@@ -17,10 +32,7 @@ import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.j
  */
 function clusterReferences(message: object): readonly (readonly [string, string])[] {
   const references: (readonly [string, string])[] = [];
-  for (const vhost of ((message as { virtual_hosts?: unknown }).virtual_hosts as {
-    name: string;
-    routes: { route?: { cluster?: string } }[];
-  }[]) ?? []) {
+  for (const vhost of (message as RouteConfigurationShape).virtual_hosts ?? []) {
     for (const route of vhost.routes) {
       const cluster = route.route?.cluster;
       if (cluster !== undefined) references.push([vhost.name, cluster]);
@@ -43,18 +55,25 @@ function scopeTarget(scope: CompiledResource): string | undefined {
  */
 export function checkConsistency(compiled: CompiledResources): Problem[] {
   const problems: Problem[] = [];
-  const clusterNames = new Set(compiled[CLUSTER_TYPE].map((resource) => resource.name));
-  const endpointNames = new Set(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE].map((resource) => resource.name));
-  const routeConfigNames = new Set(compiled[ROUTE_CONFIGURATION_TYPE].map((resource) => resource.name));
+  const clusterNames = namesOf(compiled[CLUSTER_TYPE]);
+  const endpointNames = namesOf(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE]);
+  const routeConfigNames = namesOf(compiled[ROUTE_CONFIGURATION_TYPE]);
   for (const { name, message } of compiled[CLUSTER_TYPE]) {
     if (message.type === 'EDS' && !endpointNames.has(name)) {
       problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
     }
   }
+  // Walked in place (no list of references per route configuration: 10,000 of them on a cold build).
   for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    for (const [vhost, cluster] of clusterReferences(message)) {
-      if (!clusterNames.has(cluster)) {
-        problems.push({ path: `routes.${vhost}`, message: `route points at unknown cluster ${cluster}` });
+    for (const vhost of (message as RouteConfigurationShape).virtual_hosts ?? []) {
+      for (const route of vhost.routes) {
+        const cluster = route.route?.cluster;
+        if (cluster !== undefined && !clusterNames.has(cluster)) {
+          problems.push({
+            path: `routes.${vhost.name}`,
+            message: `route points at unknown cluster ${cluster}`,
+          });
+        }
       }
     }
   }
@@ -224,9 +243,9 @@ function fullState(compiled: CompiledResources): CheckedState {
   }
   return {
     compiled,
-    clusterNames: new Set(compiled[CLUSTER_TYPE].map((resource) => resource.name)),
-    endpointNames: new Set(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE].map((resource) => resource.name)),
-    routeConfigNames: new Set(compiled[ROUTE_CONFIGURATION_TYPE].map((resource) => resource.name)),
+    clusterNames: namesOf(compiled[CLUSTER_TYPE]),
+    endpointNames: namesOf(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE]),
+    routeConfigNames: namesOf(compiled[ROUTE_CONFIGURATION_TYPE]),
     clusterUses,
     routeConfigUses,
   };
