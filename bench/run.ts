@@ -382,7 +382,7 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
   ];
   writeResultFile('authz', {
     description:
-      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz. Added latency = authz - bare per repetition. CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
+      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz, one-connection fixed decision (the authz route copied to another host whose Checks get the first decision made for it again: the hop without the work of deciding). Added latency = authz - bare per repetition (fixed decision - bare for the hop alone). CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
     environment: settings.environment,
     targets,
     endToEnd,
@@ -396,6 +396,10 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
     [
       'authz: one connection p50 / p99, bare vs authorized',
       `${fmt(e.bareP50Us.median)} / ${fmt(e.bareP99Us.median)} vs ${fmt(e.authzP50Us.median)} / ${fmt(e.authzP99Us.median)} us`,
+    ],
+    [
+      'authz: added p50 / p99 with the decision fixed (the ext_authz hop alone)',
+      `${fmt(e.addedP50FixedDecisionUs.median)} / ${fmt(e.addedP99FixedDecisionUs.median)} us (real decision: ${fmt(e.addedP50Us.median)} / ${fmt(e.addedP99Us.median)} us); server CPU per Check at one connection ${fmt(e.cpuPerCheckFixedDecisionOneConnectionUs.median)} vs ${fmt(e.cpuPerCheckOneConnectionUs.median)} us`,
     ],
     [
       'authz: Check in-process (decode + decide + encode) p50 / p99',

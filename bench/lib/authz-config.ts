@@ -5,6 +5,13 @@ import { generatedRoutes, headerYaml } from './config-gen.js';
 export const BARE_HOST = 'bare.bench.test';
 /** Host of the same upstream behind ext_authz with identity headers (the signed assertion). */
 export const AUTHZ_HOST = 'authz.bench.test';
+/**
+ * Host of a third route, the same as `AUTHZ_HOST` (same upstream, policy and assertion), whose
+ * Checks the benchmark's server answers with the first decision it made for it, again and again
+ * (`fixedDecisionAuthorizer`): ext_authz with the decision taken out (no session lookup, policy,
+ * or assertion cache), decode, encode and the hop itself left in.
+ */
+export const FIXED_DECISION_HOST = 'fixed.bench.test';
 /** Fixed shared secret, so a benchmark process can issue handles and derive the signing key itself. */
 export const BENCH_SHARED_SECRET = Buffer.alloc(32, 9).toString('base64');
 
@@ -22,8 +29,9 @@ export interface AuthzConfigSettings {
 /**
  * The authorization benchmark's config: the bare route (`allow_public_unauthenticated_access`,
  * Envoy skips ext_authz) and the protected route (`allow_any_authenticated_user`,
- * `pass_identity_headers`, so every allowed Check carries the signed assertion), both to the same
- * upstream, plus `extraRoutes` generated routes so route lookup runs against a full table.
+ * `pass_identity_headers`, so every allowed Check carries the signed assertion) and its copy on
+ * `FIXED_DECISION_HOST`, all to the same upstream, plus `extraRoutes` generated routes so route
+ * lookup runs against a full table.
  */
 export function authzConfigYaml(settings: AuthzConfigSettings): string {
   const measured = [
@@ -31,6 +39,10 @@ export function authzConfigYaml(settings: AuthzConfigSettings): string {
     `    to: http://${settings.upstream}`,
     `    allow_public_unauthenticated_access: true`,
     `  - from: https://${AUTHZ_HOST}`,
+    `    to: http://${settings.upstream}`,
+    `    allow_any_authenticated_user: true`,
+    `    pass_identity_headers: true`,
+    `  - from: https://${FIXED_DECISION_HOST}`,
     `    to: http://${settings.upstream}`,
     `    allow_any_authenticated_user: true`,
     `    pass_identity_headers: true`,

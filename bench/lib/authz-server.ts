@@ -9,7 +9,8 @@
  *
  * and stops (Envoy included) on `stop` or when the parent goes away. `--transport=h2c` (default,
  * production) serves Envoy's Checks from the h2c Check server on the shared gRPC port;
- * `--transport=grpc-js` serves them from grpc-js instead, for comparison.
+ * `--transport=grpc-js` serves them from grpc-js instead, for comparison. Either way, Checks for
+ * `FIXED_DECISION_HOST` get the first decision made for that host again (`fixedDecisionAuthorizer`).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,7 +21,9 @@ import type { Logger } from '../../src/shared/logger.js';
 import { envoyHasApplied } from '../../test/support/portcullis.js';
 import { freePort } from '../../test/support/ports.js';
 import { numberArg, parseArgs } from './child.js';
-import { authzConfigYaml, benchSession, benchSessionId } from './authz-config.js';
+import type { Authorizer } from '../../src/authorize/ext-authz/authorization-service.js';
+import type { Decision } from '../../src/authorize/decision.js';
+import { authzConfigYaml, benchSession, benchSessionId, FIXED_DECISION_HOST } from './authz-config.js';
 import { until } from './poll.js';
 
 /** Messages this process sends its parent. */
@@ -42,6 +45,21 @@ const logger: Logger = {
   },
   child: () => logger,
 };
+
+/**
+ * `authorizer`, except that requests for `FIXED_DECISION_HOST` get the first allow decision it
+ * made for that host, unchanged: the benchmark's ext_authz hop without the decision's own work.
+ */
+function fixedDecisionAuthorizer(authorizer: Authorizer): Authorizer {
+  let fixed: Decision | undefined;
+  return (request) => {
+    if (request.host !== FIXED_DECISION_HOST) return authorizer(request);
+    if (fixed !== undefined) return fixed;
+    const decision = authorizer(request);
+    if (!(decision instanceof Promise) && decision.kind === 'allow') fixed = decision;
+    return decision;
+  };
+}
 
 async function main(): Promise<void> {
   const args = parseArgs();
@@ -69,6 +87,7 @@ async function main(): Promise<void> {
     logger,
     adsApiType: 'DELTA_GRPC',
     checkTransport: transport,
+    wrapAuthorizer: fixedDecisionAuthorizer,
   });
   const stop = async (): Promise<void> => {
     stopping = true;

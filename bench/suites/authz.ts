@@ -7,7 +7,11 @@
  * fixed 2-byte 200) runs here; load comes from wrk. Each repetition runs, alternately:
  *
  *   throughput   bare, then authz: wrk, `--connections` connections, `--seconds` each
- *   latency      bare, then authz: wrk, one connection, `--seconds` each (p50 / p99)
+ *   latency      bare, then authz, then fixed decision: wrk, one connection, `--seconds` each
+ *
+ * The fixed-decision route (`FIXED_DECISION_HOST`) is the authz route again, answered with the
+ * first decision the server made for it: the ext_authz hop with the decision's own work (session
+ * lookup, policy, assertion cache) taken out, to show how much of the added latency is the hop.
  *
  * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
  * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
@@ -24,7 +28,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { numberArg, parseArgs, progress, REPO_ROOT } from '../lib/child.js';
-import { AUTHZ_HOST, BARE_HOST } from '../lib/authz-config.js';
+import { AUTHZ_HOST, BARE_HOST, FIXED_DECISION_HOST } from '../lib/authz-config.js';
 import type { AuthzServerMessage } from '../lib/authz-server.js';
 import { runWrk, type WrkResult } from '../lib/authz-wrk.js';
 import { writeResult } from '../lib/output.js';
@@ -36,11 +40,14 @@ interface Repetition {
   readonly authz: WrkResult;
   readonly bareOneConnection: WrkResult;
   readonly authzOneConnection: WrkResult;
+  /** One connection to the fixed-decision route (the hop without the decision's work). */
+  readonly fixedDecisionOneConnection: WrkResult;
   /** Server CPU (user + system, us) per Check in the loaded authz run and in the one-connection run. */
   readonly cpuPerCheckUs: number;
   /** The kernel (system) part of `cpuPerCheckUs`: socket reads and writes, epoll. */
   readonly cpuPerCheckSystemUs: number;
   readonly cpuPerCheckOneConnectionUs: number;
+  readonly cpuPerCheckFixedDecisionOneConnectionUs: number;
   /** Server CPU per second during the loaded bare run (ext_authz is idle there: the floor). */
   readonly idleCpuUsPerS: number;
 }
@@ -65,9 +72,13 @@ export interface AuthzEndToEndResult {
   /** authz - bare at one connection, per repetition. */
   readonly addedP50Us: Summary;
   readonly addedP99Us: Summary;
+  /** fixed decision - bare at one connection, per repetition: the hop without the decision. */
+  readonly addedP50FixedDecisionUs: Summary;
+  readonly addedP99FixedDecisionUs: Summary;
   readonly cpuPerCheckUs: Summary;
   readonly cpuPerCheckSystemUs: Summary;
   readonly cpuPerCheckOneConnectionUs: Summary;
+  readonly cpuPerCheckFixedDecisionOneConnectionUs: Summary;
   readonly startupMs: number;
   /** The same measurement with the `--compare` transports, run after this one in the same run. */
   readonly comparisons?: readonly AuthzEndToEndResult[];
@@ -167,6 +178,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
     const url = `http://127.0.0.1:${ready.proxyPort}/`;
     const bareHeaders = { Host: BARE_HOST };
     const authzHeaders = { Host: AUTHZ_HOST, Cookie: ready.cookie };
+    const fixedDecisionHeaders = { Host: FIXED_DECISION_HOST, Cookie: ready.cookie };
     const load = (headers: Record<string, string>, conns: number, durationS: number): Promise<WrkResult> =>
       runWrk({ url, headers, connections: conns, threads: 1, durationS }).then((result) => {
         if (result.errors > 0)
@@ -176,9 +188,10 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
     /** An authz run with the server's CPU and Envoy's Check count around it. */
     const measured = async (
       conns: number,
+      headers: Record<string, string> = authzHeaders,
     ): Promise<{ result: WrkResult; cpuPerCheckUs: number; systemPerCheckUs: number }> => {
       const [cpuBefore, checksBefore] = [await cpuSplit(), await extAuthzOk(ready.adminUrl)];
-      const result = await load(authzHeaders, conns, seconds);
+      const result = await load(headers, conns, seconds);
       const [cpuAfter, checksAfter] = [await cpuSplit(), await extAuthzOk(ready.adminUrl)];
       const checks = Math.max(1, checksAfter - checksBefore);
       return {
@@ -190,6 +203,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
     // Warm-up: JIT, connection pools, the assertion cache entry.
     await load(bareHeaders, connections, 1);
     await load(authzHeaders, connections, 2);
+    await load(fixedDecisionHeaders, 1, 1);
     const repetitions: Repetition[] = [];
     for (let rep = 0; rep < reps; rep++) {
       const idleBefore = await cpu();
@@ -198,19 +212,22 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       const authz = await measured(connections);
       const bareOne = await load(bareHeaders, 1, seconds);
       const authzOne = await measured(1);
+      const fixedOne = await measured(1, fixedDecisionHeaders);
       repetitions.push({
         bare,
         authz: authz.result,
         bareOneConnection: bareOne,
         authzOneConnection: authzOne.result,
+        fixedDecisionOneConnection: fixedOne.result,
         cpuPerCheckUs: authz.cpuPerCheckUs,
         cpuPerCheckSystemUs: authz.systemPerCheckUs,
         cpuPerCheckOneConnectionUs: authzOne.cpuPerCheckUs,
+        cpuPerCheckFixedDecisionOneConnectionUs: fixedOne.cpuPerCheckUs,
         idleCpuUsPerS,
       });
       progress(
         'authz',
-        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
+        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} (fixed decision ${fixedOne.result.p50Us}) us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
       );
     }
     const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
@@ -230,9 +247,12 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       authzP99Us: of((r) => r.authzOneConnection.p99Us),
       addedP50Us: of((r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us),
       addedP99Us: of((r) => r.authzOneConnection.p99Us - r.bareOneConnection.p99Us),
+      addedP50FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p50Us - r.bareOneConnection.p50Us),
+      addedP99FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p99Us - r.bareOneConnection.p99Us),
       cpuPerCheckUs: of((r) => r.cpuPerCheckUs),
       cpuPerCheckSystemUs: of((r) => r.cpuPerCheckSystemUs),
       cpuPerCheckOneConnectionUs: of((r) => r.cpuPerCheckOneConnectionUs),
+      cpuPerCheckFixedDecisionOneConnectionUs: of((r) => r.cpuPerCheckFixedDecisionOneConnectionUs),
       startupMs,
     };
   } finally {

@@ -7,6 +7,7 @@ import { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { MemorySessionStore } from '../databroker/memory-session-store.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
+import type { Authorizer } from '../authorize/ext-authz/authorization-service.js';
 import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy } from '../envoy/locate.js';
@@ -33,6 +34,11 @@ export interface AllInOneOptions {
    * (benchmarks compare the two).
    */
   readonly checkTransport?: CheckTransport;
+  /**
+   * Wraps the authorizer both Check transports answer with. Only benchmarks set it (to measure the
+   * ext_authz hop with the decision taken out); production answers with the authorizer itself.
+   */
+  readonly wrapAuthorizer?: (authorizer: Authorizer) => Authorizer;
 }
 
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
@@ -75,7 +81,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const ads = new AdsServer({ source: store, logger });
   const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
   ads.register(server);
-  authorize.register(server);
+  const authorizer = (options.wrapAuthorizer ?? ((own: Authorizer) => own))(authorize.authorizer());
+  authorize.register(server, authorizer);
   const { host, port } = splitHostPort(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
     logger.warn(
@@ -86,7 +93,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const listener = await listenGrpc(server, {
     host,
     port,
-    check: { authorize: authorize.authorizer(), logger },
+    check: { authorize: authorizer, logger },
     logger,
     ...(options.checkTransport === undefined ? {} : { transport: options.checkTransport }),
   });

@@ -70,9 +70,12 @@ export class AuthorizeService {
     return this.identity.handles;
   }
 
-  /** Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (clients not routed to h2c). */
-  register(server: grpc.Server): void {
-    registerAuthorizationService(server, this.authorizer(), this.logger);
+  /**
+   * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (clients not routed to h2c),
+   * answering with `authorizer` (this service's own by default).
+   */
+  register(server: grpc.Server, authorizer: Authorizer = this.authorizer()): void {
+    registerAuthorizationService(server, authorizer, this.logger);
   }
 
   /** The authorizer over this service's current state, sessions, handles and signer. */
