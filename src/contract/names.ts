@@ -21,7 +21,8 @@ export function hostScopeName(host: string): string {
 /** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */
 export const XDS_CLUSTER = 'portcullis-xds';
 
-/** Envoy HTTP filter names, in chain order. ext_authz is inserted before the router by the authorize issue. */
+/** Envoy HTTP filter names, in chain order (Lua and ext_authz as needed, then the router). */
+export const HTTP_FILTER_LUA = 'envoy.filters.http.lua';
 export const HTTP_FILTER_EXT_AUTHZ = 'envoy.filters.http.ext_authz';
 export const HTTP_FILTER_ROUTER = 'envoy.filters.http.router';
 

@@ -148,6 +148,25 @@ describe('per-host route delivery', () => {
     assert.match(await listenerJson(), /"scoped_routes"/);
     assert.equal(await status('a.test'), 200);
   });
+
+  test('a host written with upper-case letters finds its scope, and ext_authz decides for that route', async () => {
+    portcullis.writeConfig({
+      routes: [
+        publicRoute('https://a.test'),
+        { from: 'https://p.test', to: upstream.url, allow_any_authenticated_user: true },
+      ],
+    });
+    const api = { headers: { accept: 'application/json' } };
+    const apiStatus = async (host: string): Promise<number> =>
+      (await proxyRequest(portcullis.proxyPort, host, '/', api)).status;
+    await waitFor(async () => (await apiStatus('p.test')) === 401, { what: 'p.test to be protected' });
+    await portcullis.waitForEnvoyToApply('the protected host');
+    for (const host of ['A.TEST', 'A.Test:8443', 'a.TEST.']) assert.equal(await status(host), 200, host);
+    for (const host of ['P.TEST', 'P.test:8443']) {
+      assert.equal(await apiStatus(host), 401, `${host}: the protected route's decision, not 404`);
+    }
+    assert.equal(await status('C.TEST'), 404, 'an unknown host still has no scope');
+  });
 });
 
 describe('per-host route delivery over SotW ADS', () => {

@@ -2,9 +2,8 @@ import { frozen } from './shared-values.js';
 import { typed, type ProtoObject } from '../codec/codec.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
 
-/** Envoy's Lua HTTP filter, used only to strip Portcullis credentials on public routes. */
-export const HTTP_FILTER_LUA = 'envoy.filters.http.lua';
-const STRIP_SCRIPT_NAME = 'strip-portcullis-identity';
+/** The name of the credential-strip script among the Lua filter's `source_codes`. */
+export const STRIP_SCRIPT_NAME = 'strip-portcullis-identity';
 
 /**
  * The Lua script public routes run (they skip ext_authz, so nothing else cleans their requests):
@@ -47,16 +46,6 @@ function envoy_on_request(handle)
   end
 end
 `;
-}
-
-/** The Lua filter for the connection manager: no default code, so it only acts where a route names it. */
-export function luaStripFilter(cookieName: string): ProtoObject {
-  return {
-    name: HTTP_FILTER_LUA,
-    typed_config: typed('envoy.extensions.filters.http.lua.v3.Lua', {
-      source_codes: { [STRIP_SCRIPT_NAME]: { inline_string: stripScript(cookieName) } },
-    }),
-  };
 }
 
 /** Per-route setting that runs the strip script on a public route. */

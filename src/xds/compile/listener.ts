@@ -1,6 +1,6 @@
 import type { IRInternal, IRListener } from '../../ir/types.js';
 import { extAuthzFilter } from './ext-authz.js';
-import { luaStripFilter } from './identity-strip.js';
+import { luaFilter } from './lua-filter.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import {
@@ -87,8 +87,10 @@ function hostScopedRoutes(): ProtoObject {
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
  * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
- * timeouts. With authorization the chain is ext_authz, a Lua filter that only public routes
- * enable (to strip credentials there), then the router.
+ * timeouts. The chain is a Lua filter (public routes run it to strip credentials; under per-host
+ * routes it lower-cases the host of a request that found no scope, then Envoy routes it again),
+ * ext_authz when authorization is on (after the Lua filter, so it sees the final route), then the
+ * router.
  */
 export function httpConnectionManager(
   listener: IRListener,
@@ -103,7 +105,8 @@ export function httpConnectionManager(
       ? { rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE } }
       : { scoped_routes: hostScopedRoutes() }),
     http_filters: [
-      ...(internal === undefined ? [] : [extAuthzFilter(internal), luaStripFilter(cookieName)]),
+      ...optional(luaFilter(internal === undefined ? undefined : cookieName, scoping === 'per-host')),
+      ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
       { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },
     ],
     use_remote_address: wrapped(true),
@@ -152,4 +155,9 @@ function downstreamTls(certificates: readonly { certPem: string; keyPem: string 
       },
     }),
   };
+}
+
+/** `[value]`, or `[]` when it is undefined. */
+function optional<T>(value: T | undefined): T[] {
+  return value === undefined ? [] : [value];
 }

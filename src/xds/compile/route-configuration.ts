@@ -1,11 +1,12 @@
 import { CATCH_ALL_VHOST, type IR, type IRRoute, type IRVirtualHost } from '../../ir/types.js';
 import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
-import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
+import { HTTP_FILTER_LUA, hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import type { CompiledResource } from './compile.js';
 import type { RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
-import { HTTP_FILTER_LUA, publicRouteLuaConfig } from './identity-strip.js';
+import { publicRouteLuaConfig } from './identity-strip.js';
+import { LUA_OFF_FOR_ROUTE_CONFIGURATION } from './host-case.js';
 
 /**
  * IR virtual hosts -> the one `route.v3.RouteConfiguration` the listener fetches over RDS.
@@ -105,7 +106,10 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);
       compiled.perHost = {
-        routeConfiguration: { name, message: routeConfiguration(name, [compiled.virtualHost], ir) },
+        routeConfiguration: {
+          name,
+          message: routeConfiguration(name, [compiled.virtualHost], ir, LUA_OFF_FOR_ROUTE_CONFIGURATION),
+        },
         scope: {
           name,
           message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
@@ -121,19 +125,27 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
 /** The global response headers as header options, made once per IR (shared by every host's table). */
 const globalHeaderOptions = new WeakMap<object, ProtoObject[]>();
 
-function routeConfiguration(name: string, virtualHosts: ProtoObject[], ir: IR): ProtoObject {
+/** A RouteConfiguration; `perFilter` is its `typed_per_filter_config` (per-host tables switch Lua off). */
+function routeConfiguration(
+  name: string,
+  virtualHosts: ProtoObject[],
+  ir: IR,
+  perFilter?: ProtoObject,
+): ProtoObject {
   let headers = globalHeaderOptions.get(ir.responseHeaders);
   if (headers === undefined) {
     headers = headerOptions(ir.responseHeaders);
     globalHeaderOptions.set(ir.responseHeaders, headers);
   }
-  return {
+  const out: ProtoObject = {
     name,
     virtual_hosts: virtualHosts,
     response_headers_to_add: headers,
     most_specific_header_mutations_wins: true,
     validate_clusters: sharedWrapped(false),
   };
+  if (perFilter !== undefined) out.typed_per_filter_config = perFilter;
+  return out;
 }
 
 /** `publicRouteHeadersToRemove` per IR authorize settings: made once per compile, not per host. */

@@ -16,6 +16,8 @@ function render(document: Record<string, unknown>): {
   listener: Json;
   hcm: Json;
   routes: Json;
+  /** Each RouteConfiguration as compiled (one per host under per-host delivery). */
+  tables: Json[];
   clusters: Json[];
   compiledRoutes: Json;
 } {
@@ -45,6 +47,7 @@ function render(document: Record<string, unknown>): {
     listener,
     hcm,
     routes: merged(rendered.routes as Json[]),
+    tables: rendered.routes as Json[],
     clusters: rendered.clusters as Json[],
     compiledRoutes: merged(
       compiled['envoy.config.route.v3.RouteConfiguration'].map((resource) => resource.message as Json),
@@ -65,7 +68,8 @@ const config = {
     },
   ],
 };
-const { listener, hcm, routes, clusters } = render(config);
+const rendered = render(config);
+const { listener, hcm, routes, clusters } = rendered;
 
 test('paths are normalized, slashes merged, escaped slashes rejected', () => {
   assert.equal(hcm.normalize_path, true);
@@ -136,16 +140,16 @@ test('listener and cluster connection buffers are 32 KiB', () => {
   for (const cluster of clusters) assert.equal(cluster.per_connection_buffer_limit_bytes, 32768);
 });
 
-test('ext_authz runs right before the router, fails closed with 503, over gRPC with a timeout, no body', () => {
+test('ext_authz runs right before the router and after the Lua filter, fails closed with 503, over gRPC with a timeout, no body', () => {
   const names = hcm.http_filters.map((filter: Json) => filter.name);
+  // Lua first: under per-host routes it may lower-case the host and re-route a request that found
+  // no scope, and ext_authz must see the route Envoy finally picked (CVE-2023-33189).
   assert.deepEqual(names, [
-    'envoy.filters.http.ext_authz',
     'envoy.filters.http.lua',
+    'envoy.filters.http.ext_authz',
     'envoy.filters.http.router',
   ]);
-  const lua = hcm.http_filters[1].typed_config;
-  assert.equal(lua.default_source_code, undefined, 'Lua runs only where a public route enables it');
-  const extAuthz = hcm.http_filters[0].typed_config;
+  const extAuthz = hcm.http_filters[1].typed_config;
   assert.equal(extAuthz.failure_mode_allow ?? false, false);
   assert.equal(extAuthz.status_on_error.code, 'ServiceUnavailable');
   assert.equal(extAuthz.grpc_service.envoy_grpc.cluster_name, 'portcullis-authorize');
@@ -153,6 +157,23 @@ test('ext_authz runs right before the router, fails closed with 503, over gRPC w
   assert.equal(extAuthz.with_request_body, undefined);
   assert.equal(extAuthz.transport_api_version, 'V3');
   assert.ok(clusters.some((cluster) => cluster.name === 'portcullis-authorize'));
+});
+
+test('Lua runs only where a public route names it, or on a request no per-host scope matched', () => {
+  const lua = hcm.http_filters[0].typed_config;
+  assert.match(
+    lua.default_source_code.inline_string,
+    /string\.lower\(host\)/,
+    'per-host: lower-cases a host',
+  );
+  assert.match(lua.default_source_code.inline_string, /clearRouteCache\(\)/, 'then routes it again');
+  assert.ok(rendered.tables.length > 1, 'per-host delivery');
+  for (const table of rendered.tables) {
+    assert.equal(table.typed_per_filter_config?.['envoy.filters.http.lua']?.disabled, true, table.name);
+  }
+  const single = render({ ...config, routes: [{ from: 'https://*.wild.test', to: 'http://10.0.0.1:8080' }] });
+  assert.equal(single.hcm.http_filters[0].typed_config.default_source_code, undefined, 'no default code');
+  assert.equal(single.routes.typed_per_filter_config, undefined);
 });
 
 test('every protected route names itself to ext_authz with a unique route id; public routes skip it', () => {
