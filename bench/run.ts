@@ -399,7 +399,7 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
     ],
     [
       'authz: added p50 / p99 with the decision fixed (the ext_authz hop alone)',
-      `${fmt(e.addedP50FixedDecisionUs.median)} / ${fmt(e.addedP99FixedDecisionUs.median)} us (real decision: ${fmt(e.addedP50Us.median)} / ${fmt(e.addedP99Us.median)} us); server CPU per Check at one connection ${fmt(e.cpuPerCheckFixedDecisionOneConnectionUs.median)} vs ${fmt(e.cpuPerCheckOneConnectionUs.median)} us`,
+      `${fmt(e.addedP50FixedDecisionUs.median)} / ${fmt(e.addedP99FixedDecisionUs.median)} us (real decision: ${fmt(e.addedP50Us.median)} / ${fmt(e.addedP99Us.median)} us); the decision's share, authz - fixed per repetition: ${fmt(e.decisionShareP50Us.median)} us at p50; server CPU per Check at one connection ${fmt(e.cpuPerCheckFixedDecisionOneConnectionUs.median)} vs ${fmt(e.cpuPerCheckOneConnectionUs.median)} us`,
     ],
     [
       'authz: Check in-process (decode + decide + encode) p50 / p99',

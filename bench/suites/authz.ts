@@ -75,6 +75,8 @@ export interface AuthzEndToEndResult {
   /** fixed decision - bare at one connection, per repetition: the hop without the decision. */
   readonly addedP50FixedDecisionUs: Summary;
   readonly addedP99FixedDecisionUs: Summary;
+  /** authz - fixed decision at one connection, per repetition: the decision's share (paired runs). */
+  readonly decisionShareP50Us: Summary;
   readonly cpuPerCheckUs: Summary;
   readonly cpuPerCheckSystemUs: Summary;
   readonly cpuPerCheckOneConnectionUs: Summary;
@@ -249,6 +251,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       addedP99Us: of((r) => r.authzOneConnection.p99Us - r.bareOneConnection.p99Us),
       addedP50FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p50Us - r.bareOneConnection.p50Us),
       addedP99FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p99Us - r.bareOneConnection.p99Us),
+      decisionShareP50Us: of((r) => r.authzOneConnection.p50Us - r.fixedDecisionOneConnection.p50Us),
       cpuPerCheckUs: of((r) => r.cpuPerCheckUs),
       cpuPerCheckSystemUs: of((r) => r.cpuPerCheckSystemUs),
       cpuPerCheckOneConnectionUs: of((r) => r.cpuPerCheckOneConnectionUs),
