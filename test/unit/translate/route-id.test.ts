@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
-import { routeIdentityText } from '../../../src/translate/translate.js';
+import { routeId, routeIdentityText } from '../../../src/translate/translate.js';
+import { shortHash } from '../../../src/shared/hash.js';
 
 test('routeIdentityText is the canonical JSON of from, matcher and destinations', () => {
   const routes: Record<string, unknown>[] = [
@@ -17,6 +18,8 @@ test('routeIdentityText is the canonical JSON of from, matcher and destinations'
     { from: 'https://*.example.com', path: '/exact "quoted" \\ path', to: 'http://10.0.0.2' },
     { from: 'https://c.example.com', regex: '^/v[0-9]+/\u00e9t\u00e9$', to: ['http://x.test/base/'] },
     { from: 'https://d.example.com', prefix: '/', path: undefined, to: 'http://10.0.0.3:81' },
+    { from: 'https://e.example.com', regex: '^/\u{1F600}/\t$', to: 'http://10.0.0.4' },
+    { from: 'https://f.example.com', prefix: `/${'long/'.repeat(2000)}`, to: 'http://10.0.0.5,2' },
   ];
   const config = parseConfig({
     document: { insecure_server: true, address: ':8080', routes },
@@ -34,5 +37,6 @@ test('routeIdentityText is the canonical JSON of from, matcher and destinations'
       to: route.to.map(({ url, weight }) => (weight === undefined ? url.href : `${url.href},${weight}`)),
     });
     assert.equal(routeIdentityText(route), expected);
+    assert.equal(routeId(route), shortHash(expected), 'the id hashes exactly that text');
   }
 });
