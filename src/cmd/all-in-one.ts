@@ -81,7 +81,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const ads = new AdsServer({ source: store, logger });
   const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
   ads.register(server);
-  const authorizer = (options.wrapAuthorizer ?? ((own: Authorizer) => own))(authorize.authorizer());
+  const ownAuthorizer = authorize.authorizer();
+  const authorizer = options.wrapAuthorizer?.(ownAuthorizer) ?? ownAuthorizer;
   authorize.register(server, authorizer);
   const { host, port } = splitHostPort(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
