@@ -37,21 +37,24 @@ export function createAuthorizer(
   return (request) => {
     const state = deps.state();
     const route = request.routeId === undefined ? undefined : state.routes.get(request.routeId);
-    const kind = clientKind(request.headers);
     if (route === undefined && request.routeId === undefined && request.path === JWKS_PATH)
       return jwksResponse(state);
     if (route === undefined)
-      return denyResponse(404, 'No route matches this request.', request.requestId, kind, [
-        'route-not-found',
-      ]);
+      return denyResponse(
+        404,
+        'No route matches this request.',
+        request.requestId,
+        clientKind(request.headers),
+        ['route-not-found'],
+      );
     const credentials = readCredentials(request.headers, state.cookieName);
     const sessionId = credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
     const found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
     // No named closure per request: the tsx/esbuild loader wraps each one in a `__name` call that
     // redefines the function's name, which showed in profiles of the one-connection Check path.
     return found instanceof Promise
-      ? found.then((session) => decide(deps, state, route, request, kind, credentials, session, warnedLarge))
-      : decide(deps, state, route, request, kind, credentials, found, warnedLarge);
+      ? found.then((session) => decide(deps, state, route, request, credentials, session, warnedLarge))
+      : decide(deps, state, route, request, credentials, found, warnedLarge);
   };
 }
 
@@ -60,13 +63,15 @@ function decide(
   state: AuthzState,
   route: RouteAuthz,
   request: AuthorizeRequest,
-  kind: ReturnType<typeof clientKind>,
   credentials: RequestCredentials,
   session: Session | undefined,
   warnedLarge: Set<string>,
 ): Decision | Promise<Decision> {
   const outcome = route.policy({ request, session });
+  // How the client wants errors is read only when the answer is one: an allowed request (the
+  // common case) never parses its Accept header.
   if (outcome.unauthenticated) {
+    const kind = clientKind(request.headers);
     const reasons = [...outcome.allowReasons, ...outcome.denyReasons];
     if (kind === 'browser') return signInRedirect(signInUrl(state, request), reasons);
     return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
@@ -76,7 +81,7 @@ function decide(
       403,
       'Access to this page is denied by policy.',
       request.requestId,
-      kind,
+      clientKind(request.headers),
       outcome.denyReasons,
     );
   }
@@ -85,7 +90,7 @@ function decide(
       403,
       'You are not allowed to access this page.',
       request.requestId,
-      kind,
+      clientKind(request.headers),
       outcome.allowReasons,
     );
   }
