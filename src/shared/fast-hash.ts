@@ -48,8 +48,16 @@ export function hashLanes(bytes: Uint8Array): void {
 
 /** `lastLanes` as 16 lowercase hex digits, in one string allocation. */
 export function lanesHex(): string {
-  const a = lastLanes[0] as number;
-  const b = lastLanes[1] as number;
+  return hex64(lastLanes[0] as number, lastLanes[1] as number);
+}
+
+/**
+ * Two 32-bit words as 16 lower-case hex digits, `high` first, in one flat string (no slices or
+ * concatenations that V8 would keep as cons strings).
+ */
+export function hex64(high: number, low: number): string {
+  const a = high >>> 0;
+  const b = low >>> 0;
   return String.fromCharCode(
     hexDigit(a >>> 28),
     hexDigit((a >>> 24) & 15),

@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { hex64 } from './fast-hash.js';
 
 /**
  * Short, stable content hash used for resource names and xDS versions. Names must be derived from
@@ -12,22 +13,19 @@ export function shortHash(input: string | Uint8Array): string {
   // Buffer per call (measured: 0.7 against 1.7 us per id), and not a slice of the 64-character hex
   // digest, which would keep the whole digest alive behind every id.
   const digest = hash('sha256', input, 'binary');
-  // prettier-ignore
-  return String.fromCharCode(
-    hexDigit(digest, 0, 4), hexDigit(digest, 0, 0), hexDigit(digest, 1, 4), hexDigit(digest, 1, 0),
-    hexDigit(digest, 2, 4), hexDigit(digest, 2, 0), hexDigit(digest, 3, 4), hexDigit(digest, 3, 0),
-    hexDigit(digest, 4, 4), hexDigit(digest, 4, 0), hexDigit(digest, 5, 4), hexDigit(digest, 5, 0),
-    hexDigit(digest, 6, 4), hexDigit(digest, 6, 0), hexDigit(digest, 7, 4), hexDigit(digest, 7, 0),
+  return hex64(wordAt(digest, 0), wordAt(digest, 4));
+}
+
+/** Bytes `at` to `at + 3` of a latin1 `digest` as a big-endian 32-bit word. */
+function wordAt(digest: string, at: number): number {
+  return (
+    ((digest.charCodeAt(at) << 24) |
+      (digest.charCodeAt(at + 1) << 16) |
+      (digest.charCodeAt(at + 2) << 8) |
+      digest.charCodeAt(at + 3)) >>>
+    0
   );
 }
-
-/** The character code of the hex digit for 4 bits of byte `at` of a latin1 `digest`. */
-function hexDigit(digest: string, at: number, shift: number): number {
-  return HEX_CODES[(digest.charCodeAt(at) >> shift) & 15] as number;
-}
-
-/** Character codes of the 16 lower-case hex digits. */
-const HEX_CODES = Uint8Array.from('0123456789abcdef', (digit) => digit.charCodeAt(0));
 
 /** Full SHA-256 hex digest, for versions of whole snapshots. */
 export function fullHash(input: string | Uint8Array): string {
