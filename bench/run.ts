@@ -346,7 +346,11 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
       measured: e.addedP50Us.median,
       unit: 'us',
       pass: e.addedP50Us.median < 200,
-      note: `bare p50 ${fmt(e.bareP50Us.median)} us, authz p50 ${fmt(e.authzP50Us.median)} us`,
+      note: `bare p50 ${fmt(e.bareP50Us.median)} us, authz p50 ${fmt(e.authzP50Us.median)} us${
+        e.addedP50FloorUs === undefined || e.aboveFloorP50Us === undefined
+          ? ''
+          : `; a do-nothing native Check server adds ${fmt(e.addedP50FloorUs.median)} us on this host in the same repetitions (the floor), Portcullis ${fmt(e.aboveFloorP50Us.median)} us above it`
+      }`,
     },
     {
       name: 'added latency p99, one connection',
@@ -382,7 +386,7 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
   ];
   writeResultFile('authz', {
     description:
-      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz, one-connection fixed decision (the authz route copied to another host whose Checks get the first decision made for it again: the hop without the work of deciding). Added latency = authz - bare per repetition (fixed decision - bare for the hop alone). CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
+      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz, one-connection fixed decision (the authz route copied to another host whose Checks get the first decision made for it again: the hop without the work of deciding), then the floor: one-connection bare and authz routes of a second, static Envoy (same binary, concurrency 2, the ext_authz settings Portcullis compiles) whose ext_authz calls a native do-nothing responder (bench/lib/floor-responder.c) answering with the allow Portcullis gave. Added latency = authz - bare per repetition (fixed decision - bare for the hop alone). CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
     environment: settings.environment,
     targets,
     endToEnd,
@@ -401,6 +405,14 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
       'authz: added p50 / p99 with the decision fixed (the ext_authz hop alone)',
       `${fmt(e.addedP50FixedDecisionUs.median)} / ${fmt(e.addedP99FixedDecisionUs.median)} us (real decision: ${fmt(e.addedP50Us.median)} / ${fmt(e.addedP99Us.median)} us); the decision's share, authz - fixed per repetition: ${fmt(e.decisionShareP50Us.median)} us at p50; server CPU per Check at one connection ${fmt(e.cpuPerCheckFixedDecisionOneConnectionUs.median)} vs ${fmt(e.cpuPerCheckOneConnectionUs.median)} us`,
     ],
+    ...(e.addedP50FloorUs === undefined || e.addedP99FloorUs === undefined || e.aboveFloorP50Us === undefined
+      ? []
+      : [
+          [
+            'authz: the floor, added p50 / p99 through a do-nothing native Check server (static Envoy, same binary and ext_authz settings)',
+            `${fmt(e.addedP50FloorUs.median)} / ${fmt(e.addedP99FloorUs.median)} us (per repetition: ${e.addedP50FloorUs.runs.map(fmt).join(', ')} us at p50); Portcullis above the floor at p50, per repetition: ${e.aboveFloorP50Us.runs.map(fmt).join(', ')} us (median ${fmt(e.aboveFloorP50Us.median)})`,
+          ] as [string, string],
+        ]),
     [
       'authz: Check in-process (decode + decide + encode) p50 / p99',
       `${fmt(decision.check.p50Us)} / ${fmt(decision.check.p99Us)} us`,

@@ -13,6 +13,12 @@
  * first decision the server made for it: the ext_authz hop with the decision's own work (session
  * lookup, policy, assertion cache) taken out, to show how much of the added latency is the hop.
  *
+ * The floor (`--floor`, on by default for the first transport): a second, static Envoy (same binary,
+ * same concurrency, Portcullis's ext_authz settings) whose ext_authz calls a native responder that
+ * does no work and answers every Check with the allow Portcullis gave (`authz-floor.ts`). Each
+ * repetition also runs its bare and authz routes at one connection; their difference is what any
+ * Check server, however fast, adds on this host.
+ *
  * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
  * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
  *
@@ -21,14 +27,16 @@
  * with those transports after the first, each with its own Portcullis and Envoy, and reports them
  * in `comparisons`. `--profile=<dir>` writes CPU profiles of the Portcullis processes there.
  *
- *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16 [--compare=grpc-js]
+ *   node --import tsx bench/suites/authz.ts --reps=5 --seconds=4 --connections=16 [--compare=grpc-js] [--floor=0]
  */
 import { fork } from 'node:child_process';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ASSERTION_HEADER } from '../../src/contract/authz.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { numberArg, parseArgs, progress, REPO_ROOT } from '../lib/child.js';
 import { AUTHZ_HOST, BARE_HOST, FIXED_DECISION_HOST } from '../lib/authz-config.js';
+import { FLOOR_AUTHZ_HOST, FLOOR_BARE_HOST, startAuthzFloor, type AuthzFloor } from '../lib/authz-floor.js';
 import type { AuthzServerMessage } from '../lib/authz-server.js';
 import { runWrk, type WrkResult } from '../lib/authz-wrk.js';
 import { writeResult } from '../lib/output.js';
@@ -42,6 +50,9 @@ interface Repetition {
   readonly authzOneConnection: WrkResult;
   /** One connection to the fixed-decision route (the hop without the decision's work). */
   readonly fixedDecisionOneConnection: WrkResult;
+  /** One connection to the floor Envoy's bare and authz routes (absent without the floor). */
+  readonly floorBareOneConnection?: WrkResult;
+  readonly floorAuthzOneConnection?: WrkResult;
   /** Server CPU (user + system, us) per Check in the loaded authz run and in the one-connection run. */
   readonly cpuPerCheckUs: number;
   /** The kernel (system) part of `cpuPerCheckUs`: socket reads and writes, epoll. */
@@ -77,6 +88,11 @@ export interface AuthzEndToEndResult {
   readonly addedP99FixedDecisionUs: Summary;
   /** authz - fixed decision at one connection, per repetition: the decision's share (paired runs). */
   readonly decisionShareP50Us: Summary;
+  /** floor authz - floor bare at one connection, per repetition: a do-nothing Check server's hop. */
+  readonly addedP50FloorUs?: Summary;
+  readonly addedP99FloorUs?: Summary;
+  /** authz added - floor added at one connection, per repetition: what Portcullis adds over the floor. */
+  readonly aboveFloorP50Us?: Summary;
   readonly cpuPerCheckUs: Summary;
   readonly cpuPerCheckSystemUs: Summary;
   readonly cpuPerCheckOneConnectionUs: Summary;
@@ -85,6 +101,9 @@ export interface AuthzEndToEndResult {
   /** The same measurement with the `--compare` transports, run after this one in the same run. */
   readonly comparisons?: readonly AuthzEndToEndResult[];
 }
+
+/** ext_authz's gRPC timeout as Portcullis compiles it for the benchmark's config (no `grpc_client_timeout`). */
+const AUTHORIZE_TIMEOUT_MS = 10_000;
 
 async function extAuthzOk(adminUrl: string): Promise<number> {
   const filter = encodeURIComponent('^http\\.ingress\\.ext_authz\\.ok$');
@@ -101,11 +120,19 @@ interface Settings {
   readonly extraRoutes: number;
   readonly profileDir: string | undefined;
   readonly upstreamPort: number;
+  /** The identity headers the upstream last received on the authz route (for the floor's answer). */
+  readonly lastIdentityHeaders: () => readonly (readonly [string, string])[];
 }
 
 async function main(): Promise<void> {
   const args = parseArgs();
+  let identityHeaders: (readonly [string, string])[] = [];
   const upstream = createServer((req, res) => {
+    // The routes rewrite Host to the upstream's address, so the assertion is what marks an authz request.
+    if (req.headers[ASSERTION_HEADER] !== undefined)
+      identityHeaders = Object.entries(req.headers)
+        .filter(([name]) => name.startsWith('x-portcullis-'))
+        .map(([name, value]) => [name, String(value)] as const);
     req.resume();
     res.writeHead(200, { 'content-type': 'text/plain', 'content-length': 2 });
     res.end('ok');
@@ -119,12 +146,13 @@ async function main(): Promise<void> {
     extraRoutes: numberArg(args, 'routes', 0),
     profileDir: args.get('profile'),
     upstreamPort: (upstream.address() as AddressInfo).port,
+    lastIdentityHeaders: () => identityHeaders,
   };
   try {
-    const primary = await measure(args.get('transport') ?? 'h2c', settings);
+    const primary = await measure(args.get('transport') ?? 'h2c', settings, args.get('floor') !== '0');
     const comparisons: AuthzEndToEndResult[] = [];
     for (const transport of (args.get('compare') ?? '').split(',').filter((name) => name !== '')) {
-      comparisons.push(await measure(transport, settings));
+      comparisons.push(await measure(transport, settings, false));
     }
     writeResult(args, comparisons.length === 0 ? primary : { ...primary, comparisons });
   } finally {
@@ -132,8 +160,15 @@ async function main(): Promise<void> {
   }
 }
 
-/** Starts Portcullis with `transport` serving Checks, measures bare vs authorized, stops it. */
-async function measure(transport: string, settings: Settings): Promise<AuthzEndToEndResult> {
+/**
+ * Starts Portcullis with `transport` serving Checks, measures bare vs authorized (and, with
+ * `withFloor`, the floor Envoy's routes in the same repetitions), stops everything it started.
+ */
+async function measure(
+  transport: string,
+  settings: Settings,
+  withFloor: boolean,
+): Promise<AuthzEndToEndResult> {
   const { reps, seconds, connections, sessions, extraRoutes, profileDir, upstreamPort } = settings;
   const started = performance.now();
   const server = fork(
@@ -161,6 +196,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
   });
   const next = (): Promise<AuthzServerMessage> =>
     new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+  let floor: AuthzFloor | undefined;
   try {
     const ready = await next();
     if (ready.type !== 'ready') throw new Error('authz server: expected ready');
@@ -181,8 +217,13 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
     const bareHeaders = { Host: BARE_HOST };
     const authzHeaders = { Host: AUTHZ_HOST, Cookie: ready.cookie };
     const fixedDecisionHeaders = { Host: FIXED_DECISION_HOST, Cookie: ready.cookie };
-    const load = (headers: Record<string, string>, conns: number, durationS: number): Promise<WrkResult> =>
-      runWrk({ url, headers, connections: conns, threads: 1, durationS }).then((result) => {
+    const load = (
+      headers: Record<string, string>,
+      conns: number,
+      durationS: number,
+      target = url,
+    ): Promise<WrkResult> =>
+      runWrk({ url: target, headers, connections: conns, threads: 1, durationS }).then((result) => {
         if (result.errors > 0)
           throw new Error(`${headers.Host ?? ''}: ${result.errors} errors or non-2xx responses`);
         return result;
@@ -206,6 +247,21 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
     await load(bareHeaders, connections, 1);
     await load(authzHeaders, connections, 2);
     await load(fixedDecisionHeaders, 1, 1);
+    if (withFloor) {
+      if (settings.lastIdentityHeaders().length === 0)
+        throw new Error('floor: the upstream saw no assertion');
+      floor = await startAuthzFloor({
+        upstreamPort,
+        allowHeaders: settings.lastIdentityHeaders(),
+        timeoutMs: AUTHORIZE_TIMEOUT_MS,
+      });
+      progress(
+        'authz',
+        `floor Envoy ready (${settings.lastIdentityHeaders().length} identity headers in its allow)`,
+      );
+      await load({ Host: FLOOR_BARE_HOST }, 1, 1, floor.url);
+      await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, 1, floor.url);
+    }
     const repetitions: Repetition[] = [];
     for (let rep = 0; rep < reps; rep++) {
       const idleBefore = await cpu();
@@ -215,12 +271,18 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       const bareOne = await load(bareHeaders, 1, seconds);
       const authzOne = await measured(1);
       const fixedOne = await measured(1, fixedDecisionHeaders);
+      const floorBareOne = floor && (await load({ Host: FLOOR_BARE_HOST }, 1, seconds, floor.url));
+      const floorAuthzOne =
+        floor && (await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, seconds, floor.url));
       repetitions.push({
         bare,
         authz: authz.result,
         bareOneConnection: bareOne,
         authzOneConnection: authzOne.result,
         fixedDecisionOneConnection: fixedOne.result,
+        ...(floorBareOne && floorAuthzOne
+          ? { floorBareOneConnection: floorBareOne, floorAuthzOneConnection: floorAuthzOne }
+          : {}),
         cpuPerCheckUs: authz.cpuPerCheckUs,
         cpuPerCheckSystemUs: authz.systemPerCheckUs,
         cpuPerCheckOneConnectionUs: authzOne.cpuPerCheckUs,
@@ -229,10 +291,24 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       });
       progress(
         'authz',
-        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} (fixed decision ${fixedOne.result.p50Us}) us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
+        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} (fixed decision ${fixedOne.result.p50Us}${floorBareOne && floorAuthzOne ? `; floor ${floorBareOne.p50Us} vs ${floorAuthzOne.p50Us}` : ''}) us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
       );
     }
     const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
+    const floorAdded = (r: Repetition, pick: (w: WrkResult) => number): number =>
+      r.floorAuthzOneConnection && r.floorBareOneConnection
+        ? pick(r.floorAuthzOneConnection) - pick(r.floorBareOneConnection)
+        : NaN;
+    const floorSummaries =
+      floor === undefined
+        ? {}
+        : {
+            addedP50FloorUs: of((r) => floorAdded(r, (w) => w.p50Us)),
+            addedP99FloorUs: of((r) => floorAdded(r, (w) => w.p99Us)),
+            aboveFloorP50Us: of(
+              (r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us - floorAdded(r, (w) => w.p50Us),
+            ),
+          };
     return {
       transport,
       sessions,
@@ -252,6 +328,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       addedP50FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p50Us - r.bareOneConnection.p50Us),
       addedP99FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p99Us - r.bareOneConnection.p99Us),
       decisionShareP50Us: of((r) => r.authzOneConnection.p50Us - r.fixedDecisionOneConnection.p50Us),
+      ...floorSummaries,
       cpuPerCheckUs: of((r) => r.cpuPerCheckUs),
       cpuPerCheckSystemUs: of((r) => r.cpuPerCheckSystemUs),
       cpuPerCheckOneConnectionUs: of((r) => r.cpuPerCheckOneConnectionUs),
@@ -259,6 +336,7 @@ async function measure(transport: string, settings: Settings): Promise<AuthzEndT
       startupMs,
     };
   } finally {
+    await floor?.stop();
     server.send({ type: 'stop' });
     await new Promise((resolve) => {
       const timer = setTimeout(() => {

@@ -1,0 +1,243 @@
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { promisify } from 'node:util';
+import { encodeCheckResponse } from '../../src/authorize/ext-authz/check-codec.js';
+import { locateEnvoy } from '../../src/envoy/locate.js';
+import { freePort } from '../../test/support/ports.js';
+import { REPO_ROOT } from './child.js';
+import { pollUntil200 } from './poll.js';
+
+/** Hosts of the floor Envoy's two routes, as in the main measurement. */
+export const FLOOR_BARE_HOST = 'bare.floor.test';
+export const FLOOR_AUTHZ_HOST = 'authz.floor.test';
+
+/** A running floor: a static Envoy whose ext_authz calls the do-nothing native responder. */
+export interface AuthzFloor {
+  /** The floor Envoy's listener, for wrk. */
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** What the floor needs from the benchmark. */
+export interface AuthzFloorOptions {
+  /** The upstream both floor routes forward to (the main measurement's). */
+  readonly upstreamPort: number;
+  /** The headers Portcullis's allow set on the upstream request, so the floor answers the same. */
+  readonly allowHeaders: readonly (readonly [string, string])[];
+  /** ext_authz's gRPC timeout, as Portcullis compiles it. */
+  readonly timeoutMs: number;
+}
+
+/**
+ * The static bootstrap of the floor Envoy: one listener, the bare route (ext_authz off per route,
+ * as Portcullis compiles public routes) and the authz route, and the ext_authz filter with the
+ * settings `extAuthzFilter` compiles (gRPC over `envoy_grpc`, V3, fail closed, 503 on error, the
+ * same timeout) pointing at the responder over HTTP/2. Written by hand because Envoy reads
+ * Durations in JSON only in their string form.
+ */
+function floorBootstrap(
+  ports: { listener: number; admin: number; responder: number; upstream: number },
+  timeoutMs: number,
+): string {
+  const cluster = (name: string, port: number, http2: boolean): object => ({
+    name,
+    type: 'STATIC',
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [
+        {
+          lb_endpoints: [
+            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
+          ],
+        },
+      ],
+    },
+    ...(http2
+      ? {
+          typed_extension_protocol_options: {
+            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
+              '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+              explicit_http_config: { http2_protocol_options: {} },
+            },
+          },
+        }
+      : {}),
+  });
+  const extAuthzOff = {
+    'envoy.filters.http.ext_authz': {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
+      disabled: true,
+    },
+  };
+  return JSON.stringify({
+    admin: { address: { socket_address: { address: '127.0.0.1', port_value: ports.admin } } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'floor',
+          address: { socket_address: { address: '127.0.0.1', port_value: ports.listener } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.http_connection_manager',
+                  typed_config: {
+                    '@type':
+                      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                    stat_prefix: 'floor',
+                    http_filters: [
+                      {
+                        name: 'envoy.filters.http.ext_authz',
+                        typed_config: {
+                          '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+                          grpc_service: {
+                            envoy_grpc: { cluster_name: 'floor-authorize' },
+                            timeout: `${timeoutMs / 1000}s`,
+                          },
+                          transport_api_version: 'V3',
+                          failure_mode_allow: false,
+                          status_on_error: { code: 503 },
+                        },
+                      },
+                      {
+                        name: 'envoy.filters.http.router',
+                        typed_config: {
+                          '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
+                        },
+                      },
+                    ],
+                    route_config: {
+                      virtual_hosts: [
+                        {
+                          name: 'bare',
+                          domains: [FLOOR_BARE_HOST],
+                          routes: [
+                            {
+                              match: { prefix: '/' },
+                              route: { cluster: 'floor-upstream' },
+                              typed_per_filter_config: extAuthzOff,
+                            },
+                          ],
+                        },
+                        {
+                          name: 'authz',
+                          domains: [FLOOR_AUTHZ_HOST],
+                          routes: [{ match: { prefix: '/' }, route: { cluster: 'floor-upstream' } }],
+                        },
+                      ],
+                    },
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: [
+        cluster('floor-upstream', ports.upstream, false),
+        cluster('floor-authorize', ports.responder, true),
+      ],
+    },
+  });
+}
+
+/** Resolves with the first line `child` prints on stdout; rejects if it exits first. */
+function firstLine(child: ChildProcess, what: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    if (child.stdout === null) {
+      reject(new Error(`${what}: no stdout`));
+      return;
+    }
+    const lines = createInterface({ input: child.stdout });
+    lines.once('line', (line) => {
+      lines.close();
+      resolve(line.trim());
+    });
+    child.once('exit', (code) =>
+      reject(new Error(`${what} exited with ${String(code)} before it was ready`)),
+    );
+  });
+}
+
+function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+/**
+ * Builds and starts the floor of the authorization benchmark: `floor-responder.c` compiled with the
+ * system C compiler (`cc`), answering every Check with the allow Portcullis gave (same headers),
+ * behind a second Envoy (same binary, same concurrency) whose ext_authz settings are Portcullis's.
+ * Added latency through it is what any Check server pays on this host: Envoy's ext_authz work,
+ * the loopback round trip, the scheduling. Rejects with the step that failed (no compiler, no
+ * Envoy, a route that never answers 200); everything started is stopped again then.
+ */
+export async function startAuthzFloor(options: AuthzFloorOptions): Promise<AuthzFloor> {
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-bench-floor-'));
+  const children: ChildProcess[] = [];
+  const stop = async (): Promise<void> => {
+    await Promise.all(children.map(stopChild));
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    const binary = join(dir, 'floor-responder');
+    try {
+      await promisify(execFile)('cc', [
+        '-O2',
+        '-pthread',
+        '-o',
+        binary,
+        `${REPO_ROOT}bench/lib/floor-responder.c`,
+      ]);
+    } catch (err) {
+      throw new Error(
+        `floor: compiling bench/lib/floor-responder.c with cc failed: ${(err as Error).message}`,
+      );
+    }
+    const responseFile = join(dir, 'check-response.bin');
+    writeFileSync(
+      responseFile,
+      encodeCheckResponse({
+        kind: 'allow',
+        setHeaders: options.allowHeaders,
+        removeHeaders: ['cookie'],
+        reasons: [],
+      }),
+    );
+    const responder = spawn(binary, [responseFile], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(responder);
+    const responderPort = Number(await firstLine(responder, 'floor-responder'));
+    const [listener, admin] = [await freePort(), await freePort()];
+    const configPath = join(dir, 'floor-envoy.json');
+    writeFileSync(
+      configPath,
+      floorBootstrap(
+        { listener, admin, responder: responderPort, upstream: options.upstreamPort },
+        options.timeoutMs,
+      ),
+    );
+    const envoy = spawn(
+      (await locateEnvoy()).path,
+      ['-c', configPath, '--concurrency', '2', '--disable-hot-restart', '-l', 'error'],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
+    children.push(envoy);
+    await pollUntil200(listener, FLOOR_BARE_HOST, { intervalMs: 50, timeoutMs: 20_000 });
+    await pollUntil200(listener, FLOOR_AUTHZ_HOST, { intervalMs: 50, timeoutMs: 5_000 });
+    return { url: `http://127.0.0.1:${listener}/`, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
