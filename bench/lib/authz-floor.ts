@@ -5,7 +5,10 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { encodeCheckResponse } from '../../src/authorize/ext-authz/check-codec.js';
+import { HTTP_FILTER_EXT_AUTHZ, HTTP_FILTER_LUA } from '../../src/contract/names.js';
 import { locateEnvoy } from '../../src/envoy/locate.js';
+import { publicRouteLuaConfig } from '../../src/xds/compile/identity-strip.js';
+import { luaFilter } from '../../src/xds/compile/lua-filter.js';
 import { freePort } from '../../test/support/ports.js';
 import { REPO_ROOT } from './child.js';
 import { pollUntil200 } from './poll.js';
@@ -29,18 +32,21 @@ export interface AuthzFloorOptions {
   readonly allowHeaders: readonly (readonly [string, string])[];
   /** ext_authz's gRPC timeout, as Portcullis compiles it. */
   readonly timeoutMs: number;
+  /** The session cookie's name, for the credential-strip script public routes run. */
+  readonly cookieName: string;
 }
 
 /**
- * The static bootstrap of the floor Envoy: one listener, the bare route (ext_authz off per route,
- * as Portcullis compiles public routes) and the authz route, and the ext_authz filter with the
- * settings `extAuthzFilter` compiles (gRPC over `envoy_grpc`, V3, fail closed, 503 on error, the
- * same timeout) pointing at the responder over HTTP/2. Written by hand because Envoy reads
- * Durations in JSON only in their string form.
+ * The static bootstrap of the floor Envoy: one listener, the bare route and the authz route, with
+ * the per-request work Portcullis compiles for them: the bare route is public (ext_authz off, the
+ * compiler's own Lua credential-strip script on), and the ext_authz filter has the settings
+ * `extAuthzFilter` compiles (gRPC over `envoy_grpc`, V3, fail closed, 503 on error, the same
+ * timeout), pointing at the responder over HTTP/2. The Lua parts are the compiler's objects; the
+ * rest is written here because Envoy reads Durations in JSON only in their string form.
  */
 function floorBootstrap(
   ports: { listener: number; admin: number; responder: number; upstream: number },
-  timeoutMs: number,
+  options: AuthzFloorOptions,
 ): string {
   const cluster = (name: string, port: number, http2: boolean): object => ({
     name,
@@ -67,11 +73,12 @@ function floorBootstrap(
         }
       : {}),
   });
-  const extAuthzOff = {
-    'envoy.filters.http.ext_authz': {
+  const publicRoute = {
+    [HTTP_FILTER_EXT_AUTHZ]: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
       disabled: true,
     },
+    [HTTP_FILTER_LUA]: publicRouteLuaConfig(),
   };
   return JSON.stringify({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: ports.admin } } },
@@ -90,13 +97,14 @@ function floorBootstrap(
                       'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
                     stat_prefix: 'floor',
                     http_filters: [
+                      luaFilter(options.cookieName, false),
                       {
-                        name: 'envoy.filters.http.ext_authz',
+                        name: HTTP_FILTER_EXT_AUTHZ,
                         typed_config: {
                           '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
                           grpc_service: {
                             envoy_grpc: { cluster_name: 'floor-authorize' },
-                            timeout: `${timeoutMs / 1000}s`,
+                            timeout: `${options.timeoutMs / 1000}s`,
                           },
                           transport_api_version: 'V3',
                           failure_mode_allow: false,
@@ -119,7 +127,7 @@ function floorBootstrap(
                             {
                               match: { prefix: '/' },
                               route: { cluster: 'floor-upstream' },
-                              typed_per_filter_config: extAuthzOff,
+                              typed_per_filter_config: publicRoute,
                             },
                           ],
                         },
@@ -222,10 +230,7 @@ export async function startAuthzFloor(options: AuthzFloorOptions): Promise<Authz
     const configPath = join(dir, 'floor-envoy.json');
     writeFileSync(
       configPath,
-      floorBootstrap(
-        { listener, admin, responder: responderPort, upstream: options.upstreamPort },
-        options.timeoutMs,
-      ),
+      floorBootstrap({ listener, admin, responder: responderPort, upstream: options.upstreamPort }, options),
     );
     const envoy = spawn(
       (await locateEnvoy()).path,

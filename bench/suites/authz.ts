@@ -104,6 +104,8 @@ export interface AuthzEndToEndResult {
 
 /** ext_authz's gRPC timeout as Portcullis compiles it for the benchmark's config (no `grpc_client_timeout`). */
 const AUTHORIZE_TIMEOUT_MS = 10_000;
+/** The session cookie's name in the benchmark's config (the default). */
+const SESSION_COOKIE_NAME = '_portcullis';
 
 async function extAuthzOk(adminUrl: string): Promise<number> {
   const filter = encodeURIComponent('^http\\.ingress\\.ext_authz\\.ok$');
@@ -254,6 +256,7 @@ async function measure(
         upstreamPort,
         allowHeaders: settings.lastIdentityHeaders(),
         timeoutMs: AUTHORIZE_TIMEOUT_MS,
+        cookieName: SESSION_COOKIE_NAME,
       });
       progress(
         'authz',
