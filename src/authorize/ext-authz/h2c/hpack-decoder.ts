@@ -1,5 +1,5 @@
 import { HpackError } from './hpack-error.js';
-import { decodeHuffman } from './hpack-huffman.js';
+import { decodeHuffmanRecent } from './hpack-huffman.js';
 import { HPACK_STATIC_TABLE } from './hpack-static-table.js';
 
 /** Per-entry overhead counted in the dynamic table size (RFC 7541 section 4.1). */
@@ -146,7 +146,7 @@ function readString(reader: Reader): string {
   const end = start + length;
   if (end > reader.end) throw new HpackError('string literal past the end of the block');
   reader.pos = end;
-  if (huffman) return decodeHuffman(reader.block, start, end);
+  if (huffman) return decodeHuffmanRecent(reader.block, start, end);
   return length === 0 ? '' : reader.block.latin1Slice(start, end);
 }
 

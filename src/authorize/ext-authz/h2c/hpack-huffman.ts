@@ -126,3 +126,46 @@ export function decodeHuffman(source: Uint8Array, start: number, end: number): s
   }
   return scratch.latin1Slice(0, written);
 }
+
+/** How many recent Huffman strings `decodeHuffmanRecent` remembers, and the longest it keeps. */
+const RECENT_SLOTS = 8;
+const RECENT_MAX_BYTES = 256;
+
+/** One remembered decode: the coded octets and what they decoded to. */
+interface RecentDecode {
+  readonly coded: Uint8Array;
+  readonly text: string;
+}
+
+const recent: (RecentDecode | undefined)[] = new Array<RecentDecode | undefined>(RECENT_SLOTS);
+let nextSlot = 0;
+
+function sameOctets(coded: Uint8Array, source: Uint8Array, start: number): boolean {
+  for (let index = 0; index < coded.length; index++) {
+    if (coded[index] !== source[start + index]) return false;
+  }
+  return true;
+}
+
+/**
+ * `decodeHuffman`, remembering the last few strings it decoded: the same coded octets give the
+ * same text without decoding them again. Envoy's HPACK encoder sends some values as Huffman
+ * literals on every request, never indexed (the `:path` of each ext_authz Check), and decoding
+ * them bit by bit was a few percent of the Check server's CPU. Comparing octets costs less.
+ * Errors are never remembered, so malformed input throws every time.
+ */
+export function decodeHuffmanRecent(source: Uint8Array, start: number, end: number): string {
+  const length = end - start;
+  for (let slot = 0; slot < RECENT_SLOTS; slot++) {
+    const entry = recent[slot];
+    if (entry !== undefined && entry.coded.length === length && sameOctets(entry.coded, source, start))
+      return entry.text;
+  }
+  const text = decodeHuffman(source, start, end);
+  if (length <= RECENT_MAX_BYTES) {
+    // A copy: `source` may be a view into a buffer that is reused for later reads.
+    recent[nextSlot] = { coded: new Uint8Array(source.subarray(start, end)), text };
+    nextSlot = (nextSlot + 1) % RECENT_SLOTS;
+  }
+  return text;
+}
