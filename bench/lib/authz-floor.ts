@@ -13,8 +13,9 @@ import { freePort } from '../../test/support/ports.js';
 import { REPO_ROOT } from './child.js';
 import { pollUntil200 } from './poll.js';
 
-/** Hosts of the floor Envoy's two routes, as in the main measurement. */
+/** Host of the floor Envoy's public route (ext_authz off), the floor's bare baseline. */
 export const FLOOR_BARE_HOST = 'bare.floor.test';
+/** Host of the floor Envoy's protected route, whose Checks the do-nothing responder answers. */
 export const FLOOR_AUTHZ_HOST = 'authz.floor.test';
 
 /** A running floor: a static Envoy whose ext_authz calls the do-nothing native responder. */

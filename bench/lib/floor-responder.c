@@ -121,7 +121,9 @@ int main(int argc, char **argv) {
   FILE *file = fopen(argv[1], "rb");
   if (file == NULL) { perror(argv[1]); return 2; }
   message_bytes = (int)fread(message, 1, sizeof message, file);
+  int longer = fgetc(file) != EOF;
   fclose(file);
+  if (longer) { fprintf(stderr, "floor-responder: %s is over %zu octets\n", argv[1], sizeof message); return 2; }
   int server = socket(AF_INET, SOCK_STREAM, 0);
   struct sockaddr_in address = {0};
   address.sin_family = AF_INET;
