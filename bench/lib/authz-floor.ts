@@ -5,11 +5,16 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { encodeCheckResponse } from '../../src/authorize/ext-authz/check-codec.js';
-import { HTTP_FILTER_EXT_AUTHZ, HTTP_FILTER_LUA } from '../../src/contract/names.js';
+import {
+  HTTP_FILTER_EXT_AUTHZ,
+  HTTP_FILTER_LUA,
+  HTTP_PROTOCOL_OPTIONS_KEY,
+} from '../../src/contract/names.js';
 import { locateEnvoy } from '../../src/envoy/locate.js';
 import { publicRouteLuaConfig } from '../../src/xds/compile/identity-strip.js';
 import { luaFilter } from '../../src/xds/compile/lua-filter.js';
 import { freePort } from '../../test/support/ports.js';
+import { ROUTER_FILTER, staticHttpListener, staticLoopbackCluster } from '../../test/support/static-envoy.js';
 import { REPO_ROOT } from './child.js';
 import { pollUntil200 } from './poll.js';
 
@@ -49,31 +54,14 @@ function floorBootstrap(
   ports: { listener: number; admin: number; responder: number; upstream: number },
   options: AuthzFloorOptions,
 ): string {
-  const cluster = (name: string, port: number, http2: boolean): object => ({
-    name,
-    type: 'STATIC',
-    connect_timeout: '1s',
-    load_assignment: {
-      cluster_name: name,
-      endpoints: [
-        {
-          lb_endpoints: [
-            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } },
-          ],
-        },
-      ],
+  const http2 = {
+    typed_extension_protocol_options: {
+      [HTTP_PROTOCOL_OPTIONS_KEY]: {
+        '@type': `type.googleapis.com/${HTTP_PROTOCOL_OPTIONS_KEY}`,
+        explicit_http_config: { http2_protocol_options: {} },
+      },
     },
-    ...(http2
-      ? {
-          typed_extension_protocol_options: {
-            'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
-              '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
-              explicit_http_config: { http2_protocol_options: {} },
-            },
-          },
-        }
-      : {}),
-  });
+  };
   const publicRoute = {
     [HTTP_FILTER_EXT_AUTHZ]: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
@@ -81,74 +69,42 @@ function floorBootstrap(
     },
     [HTTP_FILTER_LUA]: publicRouteLuaConfig(),
   };
+  const extAuthz = {
+    name: HTTP_FILTER_EXT_AUTHZ,
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+      grpc_service: {
+        envoy_grpc: { cluster_name: 'floor-authorize' },
+        timeout: `${options.timeoutMs / 1000}s`,
+      },
+      transport_api_version: 'V3',
+      failure_mode_allow: false,
+      status_on_error: { code: 503 },
+    },
+  };
+  const route = { match: { prefix: '/' }, route: { cluster: 'floor-upstream' } };
   return JSON.stringify({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: ports.admin } } },
     static_resources: {
       listeners: [
-        {
-          name: 'floor',
-          address: { socket_address: { address: '127.0.0.1', port_value: ports.listener } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type':
-                      'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'floor',
-                    http_filters: [
-                      luaFilter(options.cookieName, false),
-                      {
-                        name: HTTP_FILTER_EXT_AUTHZ,
-                        typed_config: {
-                          '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
-                          grpc_service: {
-                            envoy_grpc: { cluster_name: 'floor-authorize' },
-                            timeout: `${options.timeoutMs / 1000}s`,
-                          },
-                          transport_api_version: 'V3',
-                          failure_mode_allow: false,
-                          status_on_error: { code: 503 },
-                        },
-                      },
-                      {
-                        name: 'envoy.filters.http.router',
-                        typed_config: {
-                          '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
-                        },
-                      },
-                    ],
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'bare',
-                          domains: [FLOOR_BARE_HOST],
-                          routes: [
-                            {
-                              match: { prefix: '/' },
-                              route: { cluster: 'floor-upstream' },
-                              typed_per_filter_config: publicRoute,
-                            },
-                          ],
-                        },
-                        {
-                          name: 'authz',
-                          domains: [FLOOR_AUTHZ_HOST],
-                          routes: [{ match: { prefix: '/' }, route: { cluster: 'floor-upstream' } }],
-                        },
-                      ],
-                    },
-                  },
-                },
-              ],
-            },
-          ],
-        },
+        staticHttpListener('floor', ports.listener, {
+          stat_prefix: 'floor',
+          http_filters: [luaFilter(options.cookieName, false), extAuthz, ROUTER_FILTER],
+          route_config: {
+            virtual_hosts: [
+              {
+                name: 'bare',
+                domains: [FLOOR_BARE_HOST],
+                routes: [{ ...route, typed_per_filter_config: publicRoute }],
+              },
+              { name: 'authz', domains: [FLOOR_AUTHZ_HOST], routes: [route] },
+            ],
+          },
+        }),
       ],
       clusters: [
-        cluster('floor-upstream', ports.upstream, false),
-        cluster('floor-authorize', ports.responder, true),
+        staticLoopbackCluster('floor-upstream', ports.upstream),
+        staticLoopbackCluster('floor-authorize', ports.responder, http2),
       ],
     },
   });

@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Bootstrap } from '../../src/envoy/bootstrap.js';
+import { ROUTER_FILTER, staticHttpListener, staticLoopbackCluster } from '../support/static-envoy.js';
 
 /**
  * Returns a copy of `bootstrap` with a static HTTP listener on 127.0.0.1:`listenPort` routing
@@ -17,62 +18,29 @@ export function addStaticHttpRoute(
   const copy = structuredClone(bootstrap) as Bootstrap & {
     static_resources: { clusters: unknown[]; listeners?: unknown[] };
   };
-  copy.static_resources.clusters.push({
-    name: 'test-upstream',
-    type: 'STATIC',
-    connect_timeout: '1s',
-    ...(options.healthCheckPath === undefined
-      ? {}
-      : { health_checks: [fastHealthCheck(options.healthCheckPath)] }),
-    load_assignment: {
-      cluster_name: 'test-upstream',
-      endpoints: [
-        {
-          lb_endpoints: [
-            { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } },
-          ],
-        },
-      ],
-    },
-  });
+  copy.static_resources.clusters.push(
+    staticLoopbackCluster(
+      'test-upstream',
+      upstreamPort,
+      options.healthCheckPath === undefined
+        ? {}
+        : { health_checks: [fastHealthCheck(options.healthCheckPath)] },
+    ),
+  );
   copy.static_resources.listeners = [
-    {
-      name: 'test-ingress',
-      address: { socket_address: { address: '127.0.0.1', port_value: listenPort } },
-      filter_chains: [
-        {
-          filters: [
-            {
-              name: 'envoy.filters.network.http_connection_manager',
-              typed_config: {
-                '@type':
-                  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                stat_prefix: 'test_ingress',
-                route_config: {
-                  virtual_hosts: [
-                    {
-                      name: 'all',
-                      domains: ['*'],
-                      routes: [
-                        { match: { prefix: '/' }, route: { cluster: 'test-upstream', timeout: '10s' } },
-                      ],
-                    },
-                  ],
-                },
-                http_filters: [
-                  {
-                    name: 'envoy.filters.http.router',
-                    typed_config: {
-                      '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router',
-                    },
-                  },
-                ],
-              },
-            },
-          ],
-        },
-      ],
-    },
+    staticHttpListener('test-ingress', listenPort, {
+      stat_prefix: 'test_ingress',
+      route_config: {
+        virtual_hosts: [
+          {
+            name: 'all',
+            domains: ['*'],
+            routes: [{ match: { prefix: '/' }, route: { cluster: 'test-upstream', timeout: '10s' } }],
+          },
+        ],
+      },
+      http_filters: [ROUTER_FILTER],
+    }),
   ];
   return copy;
 }
