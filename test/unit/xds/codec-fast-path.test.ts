@@ -162,6 +162,32 @@ describe('fast encoder matches protobufjs byte for byte', () => {
     });
   });
 
+  it('encodes many values across several shared blocks, hand-overs included, as one by one', () => {
+    // ~1 KB each, so the batch spans many blocks; values protobufjs must convert sit first, last
+    // and in between, and a run of them fills the end of a block.
+    const values: ProtoObject[] = [];
+    for (let i = 0; i < 400; i++) {
+      const handOver = i === 0 || i === 399 || i % 37 === 0 || (i >= 130 && i < 134);
+      values.push({
+        name: `cluster-${i}`,
+        type: 'EDS',
+        ...(handOver ? { per_connection_buffer_limit_bytes: { value: String(1000 + i) } } : {}),
+        alt_stat_name: 'x'.repeat(1000 + i),
+      });
+    }
+    const batched = encodeMessages('envoy.config.cluster.v3.Cluster', values);
+    assert.equal(batched.length, values.length);
+    const blocks = new Set(batched.map((bytes) => (bytes as Uint8Array).buffer));
+    assert.ok(blocks.size > 3, `expected several blocks, got ${blocks.size}`);
+    values.forEach((value, i) => {
+      assert.deepEqual(
+        Buffer.from(batched[i] as Uint8Array),
+        Buffer.from(encodeMessageReference('envoy.config.cluster.v3.Cluster', value)),
+        `value ${i}`,
+      );
+    });
+  });
+
   it('reuses the bytes of a constant typed config, and the result does not change', () => {
     const options = constantMessage({
       key: typed('envoy.extensions.upstreams.http.v3.HttpProtocolOptions', {
