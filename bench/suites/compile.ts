@@ -13,13 +13,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { forgetEarlierLoads, loadConfigFile } from '../../src/config/load-file.js';
+import { buildFromConfig } from '../../src/runtime/build-pipeline.js';
 import type { Config } from '../../src/config/types.js';
 import { translate } from '../../src/translate/translate.js';
 import { encodeMessageReference } from '../../src/xds/codec/codec.js';
 import { RESOURCE_TYPES, ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
-import { checkConsistency } from '../../src/xds/snapshot/consistency.js';
 import { numberArg, parseArgs, progress } from '../lib/child.js';
 import { COMPILE_SHAPE, configYaml, generatedRoutes } from '../lib/config-gen.js';
 import { writeResult } from '../lib/output.js';
@@ -62,20 +62,17 @@ export interface CompileResult {
   readonly encodersAgree: boolean;
 }
 
+/**
+ * One pass of the reload pipeline's stages after parsing (`buildFromConfig`, the very function a
+ * reload runs, with its consistency check's state kept between passes as in production).
+ */
 function onePass(config: Config): Pass {
   const t0 = performance.now();
-  const translated = translate(config, TRANSLATE_OPTIONS);
-  if (translated.ir === undefined)
-    throw new Error(`translate failed: ${JSON.stringify(translated.problems.slice(0, 3))}`);
-  const t1 = performance.now();
-  const compiled = compile(translated.ir);
-  const t2 = performance.now();
-  const problems = checkConsistency(compiled);
-  if (problems.length > 0) throw new Error(`inconsistent: ${JSON.stringify(problems.slice(0, 3))}`);
-  const t3 = performance.now();
-  buildSnapshot(compiled);
-  const t4 = performance.now();
-  return { translate: t1 - t0, compile: t2 - t1, consistency: t3 - t2, snapshot: t4 - t3, total: t4 - t0 };
+  const built = buildFromConfig(config, TRANSLATE_OPTIONS);
+  const total = performance.now() - t0;
+  if (!built.ok) throw new Error(`${built.stage} failed: ${JSON.stringify(built.problems.slice(0, 3))}`);
+  const { translate, compile, check, snapshot } = built.timingsMs;
+  return { translate, compile, consistency: check, snapshot, total };
 }
 
 /** How long a pass waits after the full GC before it starts (see `freshConfig`). */

@@ -69,12 +69,19 @@ function allRoutes(ir: IR): Map<string, RouteAuthz> {
   return routes;
 }
 
+/**
+ * At most this many virtual hosts may leave or arrive for the incremental path: it copies the
+ * previous map and edits it per change, which for a change of most hosts (a cold rebuild) costs
+ * more than building the map afresh.
+ */
+const MAX_CHANGED_HOSTS = 256;
+
 /** The previous routes map with the changed virtual hosts applied; undefined: build in full. */
 function changedRoutes(previous: BuiltAuthzState, ir: IR): Map<string, RouteAuthz> | undefined {
   // Virtual hosts are sorted by name but for the catch-all, always last: compare it on its own.
   const [before, beforeLast] = splitUnsortedLast(previous.ir.virtualHosts);
   const [after, afterLast] = splitUnsortedLast(ir.virtualHosts);
-  const changes = sortedChanges(before, after, () => false);
+  const changes = sortedChanges(before, after, () => false, MAX_CHANGED_HOSTS);
   if (changes === undefined) return undefined;
   const removed = [...changes.removed];
   const added = [...changes.added];

@@ -9,13 +9,15 @@ export interface SortedChanges<T> {
  * one merge walk: a run of items that are `before`'s own objects, in order (what reloads hand
  * unchanged items on as), costs no string comparison at all; items that `unchanged` accepts cost
  * a comparison or two. Undefined when `after` is not strictly sorted by
- * name, so the caller redoes its work in full. Used by the reload stages that keep indexes across
- * builds and apply only what changed.
+ * name, or when more than `limit` items left and arrived in all (a change that large is cheaper
+ * redone in full, and stopping early spares walking the rest), so the caller redoes its work in
+ * full. Used by the reload stages that keep indexes across builds and apply only what changed.
  */
 export function sortedChanges<T extends { readonly name: string }>(
   before: readonly T[],
   after: readonly T[],
   unchanged: (old: T, now: T) => boolean,
+  limit = Number.POSITIVE_INFINITY,
 ): SortedChanges<T> | undefined {
   const removed: T[] = [];
   const added: T[] = [];
@@ -45,7 +47,9 @@ export function sortedChanges<T extends { readonly name: string }>(
     } else {
       added.push(now);
     }
+    if (removed.length + added.length > limit) return undefined;
   }
+  if (removed.length + added.length + (before.length - i) > limit) return undefined;
   while (i < before.length) removed.push(before[i++] as T);
   return { removed, added };
 }

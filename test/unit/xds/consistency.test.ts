@@ -79,3 +79,52 @@ test('the incremental check agrees with the full check over 600 random reloads',
   assert.ok(checker.quickChecks > 100, `the quick path answered ${checker.quickChecks} times`);
   t.diagnostic(`${failures} failing steps, ${checker.quickChecks} answered from the change alone`);
 });
+
+test('a change of hundreds of resources is checked in full; the next small one is quick again', () => {
+  // Per-host shape at 400 routes: cluster + endpoints + table + scope per host.
+  const build = (generation: number, hosts: number): CompiledResources => {
+    const names = Array.from({ length: hosts }, (_, i) => `h${String(i).padStart(4, '0')}`);
+    const compiled = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
+      ResourceType,
+      CompiledResource[]
+    >;
+    compiled[CDS as ResourceType] = names.map((name) => ({
+      name,
+      message: { name, type: 'EDS', generation },
+    }));
+    compiled[EDS as ResourceType] = names.map((name) => ({
+      name,
+      message: { cluster_name: name, generation },
+    }));
+    compiled[RDS as ResourceType] = names.map((name) => ({
+      name,
+      message: { name, virtual_hosts: [{ name, routes: [{ route: { cluster: name } }] }] },
+    }));
+    compiled[SRDS as ResourceType] = names.map((name) => ({
+      name,
+      message: { name, route_configuration_name: name },
+    }));
+    return compiled as CompiledResources;
+  };
+  const checker = new IncrementalConsistencyCheck();
+  assert.deepEqual(checker.check(build(0, 400)), []);
+  // Every cluster and endpoint message is new (a cold rebuild): the full path answers.
+  const rebuilt = build(1, 400);
+  assert.deepEqual(checker.check(rebuilt), []);
+  assert.equal(checker.quickChecks, 0, 'a 400-resource change must not take the quick path');
+  // One cluster changed: quick, from the state the full check rebuilt.
+  const oneChanged = { ...rebuilt } as Record<ResourceType, CompiledResource[]>;
+  oneChanged[CDS as ResourceType] = [...rebuilt[CDS as ResourceType]];
+  oneChanged[CDS as ResourceType][7] = {
+    name: 'h0007',
+    message: { name: 'h0007', type: 'EDS', generation: 2 },
+  };
+  assert.deepEqual(checker.check(oneChanged as CompiledResources), []);
+  assert.equal(checker.quickChecks, 1);
+  // A large change that breaks a reference is still reported, exactly as the full check does.
+  const broken = build(3, 400) as Record<ResourceType, CompiledResource[]>;
+  broken[EDS as ResourceType] = broken[EDS as ResourceType].slice(1);
+  const full = checkConsistency(broken as CompiledResources);
+  assert.equal(full.length, 1);
+  assert.deepEqual(checker.check(broken as CompiledResources), full);
+});
