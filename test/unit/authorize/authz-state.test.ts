@@ -52,6 +52,27 @@ test('state built from the previous build equals a build from scratch over 200 r
   }
 });
 
+test('a change of hundreds of hosts builds the same state as from scratch', () => {
+  const translator = new Translator();
+  const routes = (generation: number): Record<string, unknown>[] =>
+    Array.from({ length: 300 }, (_, i) => ({
+      from: `https://h${i}.test`,
+      to: `http://10.${generation}.${i % 250}.1:8080`,
+      allow_any_authenticated_user: true,
+    }));
+  const first = irOf(translator, routes(0));
+  const previous: BuiltAuthzState = { ir: first, state: buildAuthzState(first) };
+  // Every host's route changed (a new upstream): more than the incremental path takes.
+  const second = irOf(translator, routes(1));
+  const incremental = buildAuthzState(second, previous);
+  const full = buildAuthzState(second);
+  assert.equal(incremental.routes.size, 300);
+  assert.deepEqual([...incremental.routes.keys()].sort(), [...full.routes.keys()].sort());
+  for (const [id, compiled] of full.routes) assert.equal(incremental.routes.get(id), compiled, id);
+  for (const vhost of first.virtualHosts)
+    for (const route of vhost.routes) assert.equal(incremental.routes.has(route.id), false, 'old ids gone');
+});
+
 test('the holder keeps the routes a config dropped for one more config, no longer', () => {
   const translator = new Translator();
   const r = (host: string): Record<string, unknown> => ({
