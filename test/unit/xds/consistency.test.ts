@@ -14,6 +14,54 @@ const LDS = 'envoy.config.listener.v3.Listener';
 const RDS = 'envoy.config.route.v3.RouteConfiguration';
 const SRDS = 'envoy.config.route.v3.ScopedRouteConfiguration';
 
+/**
+ * The full check written the plain way (a name set per type, every reference looked up), as an
+ * oracle for `checkConsistency`, which avoids the sets when the lists are sorted.
+ */
+function referenceProblems(
+  compiled: Record<string, CompiledResource[]>,
+): { path: string; message: string }[] {
+  const names = (type: string): Set<string> =>
+    new Set((compiled[type] ?? []).map((resource) => resource.name));
+  const clusters = names(CDS);
+  const endpoints = names(EDS);
+  const tables = names(RDS);
+  const problems: { path: string; message: string }[] = [];
+  for (const { name, message } of compiled[CDS] ?? [])
+    if (message.type === 'EDS' && !endpoints.has(name))
+      problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
+  for (const { message } of compiled[RDS] ?? [])
+    for (const vhost of (message.virtual_hosts ?? []) as {
+      name: string;
+      routes: { route?: { cluster?: string } }[];
+    }[])
+      for (const route of vhost.routes) {
+        const cluster = route.route?.cluster;
+        if (cluster !== undefined && !clusters.has(cluster))
+          problems.push({
+            path: `routes.${vhost.name}`,
+            message: `route points at unknown cluster ${cluster}`,
+          });
+      }
+  for (const scope of compiled[SRDS] ?? []) {
+    const target = scope.message.route_configuration_name as string | undefined;
+    if (target === undefined || !tables.has(target))
+      problems.push({
+        path: `scopes.${scope.name}`,
+        message: `scope references unknown route configuration ${target ?? '(none)'}`,
+      });
+  }
+  for (const { name, message } of compiled[LDS] ?? []) {
+    const rds = (message.rds as { route_config_name?: string } | undefined)?.route_config_name;
+    if (rds !== undefined && !tables.has(rds))
+      problems.push({
+        path: `listeners.${name}`,
+        message: `listener references unknown route configuration ${rds}`,
+      });
+  }
+  return problems;
+}
+
 test('the incremental check agrees with the full check over 600 random reloads', (t) => {
   const next = seededRandom(20261122);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
@@ -72,6 +120,7 @@ test('the incremental check agrees with the full check over 600 random reloads',
     ];
     if (next() < 0.03) compiled[CDS as ResourceType].reverse(); // out of order: full check
     const full = checkConsistency(compiled as CompiledResources);
+    assert.deepEqual(full, referenceProblems(compiled), `full check at step ${step}`);
     assert.deepEqual(checker.check(compiled as CompiledResources), full, `step ${step}`);
     if (full.length > 0) failures++;
   }
