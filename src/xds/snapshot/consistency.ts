@@ -7,7 +7,7 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
-import { isSortedByName } from './sorted-by-name.js';
+import { findSortedByName, isSortedByName } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
 /** The parts of a compiled RouteConfiguration message the checks read. */
@@ -140,23 +140,11 @@ function everyKeyNamed(uses: ReadonlyMap<string, number>, list: readonly Compile
   return found === uses.size;
 }
 
-/** The resource named `name` in `list`, sorted by strictly increasing name: a binary search. */
-function findByName(list: readonly CompiledResource[], name: string): CompiledResource | undefined {
-  let low = 0;
-  let high = list.length - 1;
-  while (low <= high) {
-    const middle = (low + high) >>> 1;
-    const resource = list[middle] as CompiledResource;
-    if (resource.name === name) return resource;
-    if (resource.name < name) low = middle + 1;
-    else high = middle - 1;
-  }
-  return undefined;
-}
-
 /** Whether `list` holds a resource named `name`: a binary search when it is sorted, else a scan. */
 function hasName(list: readonly CompiledResource[], name: string, sorted: boolean): boolean {
-  return sorted ? findByName(list, name) !== undefined : list.some((resource) => resource.name === name);
+  return sorted
+    ? findSortedByName(list, name) !== undefined
+    : list.some((resource) => resource.name === name);
 }
 
 function listenerProblems(compiled: CompiledResources, hasRouteConfig: (name: string) => boolean): Problem[] {
@@ -260,11 +248,11 @@ export class IncrementalConsistencyCheck {
     // From here the state is edited in place; any failure drops it (the full check rebuilds it).
     // The new lists are sorted (`sortedChanges` checked what it did not find unchanged).
     this.state = undefined;
-    const isCluster = (name: string): boolean => findByName(compiled[CLUSTER_TYPE], name) !== undefined;
+    const isCluster = (name: string): boolean => findSortedByName(compiled[CLUSTER_TYPE], name) !== undefined;
     const isRouteConfig = (name: string): boolean =>
-      findByName(compiled[ROUTE_CONFIGURATION_TYPE], name) !== undefined;
+      findSortedByName(compiled[ROUTE_CONFIGURATION_TYPE], name) !== undefined;
     const hasEndpoints = (name: string): boolean =>
-      findByName(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE], name) !== undefined;
+      findSortedByName(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE], name) !== undefined;
     for (const { message } of routes.removed) {
       everyClusterReference(message, (_, cluster) => {
         count(state.clusterUses, cluster, -1);
@@ -297,7 +285,7 @@ export class IncrementalConsistencyCheck {
       if (message.type === 'EDS' && !hasEndpoints(name)) return undefined;
     for (const { name } of endpoints.removed) {
       if (hasEndpoints(name)) continue;
-      const cluster = findByName(compiled[CLUSTER_TYPE], name);
+      const cluster = findSortedByName(compiled[CLUSTER_TYPE], name);
       if (cluster?.message.type === 'EDS') return undefined;
     }
     if (listenerProblems(compiled, isRouteConfig).length > 0) return undefined;

@@ -20,17 +20,7 @@ export class SortedResourceMap implements ReadonlyMap<string, EncodedResource> {
   }
 
   get(name: string): EncodedResource | undefined {
-    const items = this.items;
-    let low = 0;
-    let high = items.length - 1;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      const item = items[middle] as EncodedResource;
-      if (item.name === name) return item;
-      if (item.name < name) low = middle + 1;
-      else high = middle - 1;
-    }
-    return undefined;
+    return findSortedByName(this.items, name);
   }
 
   has(name: string): boolean {
@@ -67,4 +57,21 @@ export function isSortedByName(items: readonly { readonly name: string }[]): boo
     if (!((items[i - 1] as { name: string }).name < (items[i] as { name: string }).name)) return false;
   }
   return true;
+}
+
+/** The item named `name` in `items`, sorted by strictly increasing name (`isSortedByName`): a binary search. */
+export function findSortedByName<T extends { readonly name: string }>(
+  items: readonly T[],
+  name: string,
+): T | undefined {
+  let low = 0;
+  let high = items.length - 1;
+  while (low <= high) {
+    const middle = (low + high) >>> 1;
+    const item = items[middle] as T;
+    if (item.name === name) return item;
+    if (item.name < name) low = middle + 1;
+    else high = middle - 1;
+  }
+  return undefined;
 }
