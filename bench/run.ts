@@ -201,7 +201,7 @@ async function servingSuite(settings: Settings): Promise<SuiteReport> {
   return { name: 'change-to-serving', targets, facts };
 }
 
-/** A reload's stage medians as `parse 4.1 / translate 2.0 / ...` (empty when none was logged). */
+/** A reload's stage medians as `parse 4.1 / translate 2.0 / ... ms`, or `not logged`. */
 function stagesText(stages: Readonly<Record<string, number>>): string {
   const parts = Object.entries(stages).map(([stage, ms]) => `${stage} ${fmt(ms)}`);
   return parts.length === 0 ? 'not logged' : `${parts.join(' / ')} ms`;

@@ -67,7 +67,7 @@ export interface ServingResult {
   readonly publish: Summary;
   readonly publishToServe: Summary;
   readonly publishToRdsApplied: Summary | undefined;
-  /** Per reload stage (parse, translate, compile, snapshot, publish), the median over iterations. */
+  /** Per reload stage (parse, translate, compile, check, snapshot, publish), the median over iterations. */
   readonly reloadStages: Readonly<Record<string, number>>;
   readonly startupMs: number;
 }
@@ -75,9 +75,9 @@ export interface ServingResult {
 /** Set once measuring is over, so Envoy's shutdown chatter does not look like a problem. */
 let stopping = false;
 
-/** Errors and warnings to stderr; the rest is dropped so logging does not skew the timings. */
 /** The stage timings of the last `config reloaded` log line (kept to print per iteration). */
 let lastReloadMs: Readonly<Record<string, number>> | undefined;
+/** Errors and warnings to stderr; the rest is dropped so logging does not skew the timings. */
 const logger: Logger = {
   debug: () => {},
   info: (obj, msg) => {
