@@ -356,6 +356,10 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
         e.addedP50FloorUs === undefined || e.aboveFloorP50Us === undefined
           ? ''
           : `; a do-nothing native Check server adds ${fmt(e.addedP50FloorUs.median)} us on this host in the same repetitions (the floor), Portcullis ${fmt(e.aboveFloorP50Us.median)} us above it`
+      }${
+        e.addedP50NodeFloorUs === undefined || e.aboveNodeFloorP50Us === undefined
+          ? ''
+          : `; the same do-nothing server in Node.js adds ${fmt(e.addedP50NodeFloorUs.median)} us, Portcullis ${fmt(e.aboveNodeFloorP50Us.median)} us above it`
       }`,
     },
     {
@@ -392,7 +396,7 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
   ];
   writeResultFile('authz', {
     description:
-      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz, one-connection fixed decision (the authz route copied to another host whose Checks get the first decision made for it again: the hop without the work of deciding), then the floor: one-connection bare and authz routes of a second, static Envoy (same binary, concurrency 2, the ext_authz settings Portcullis compiles) whose ext_authz calls a native do-nothing responder (bench/lib/floor-responder.c) answering with the allow Portcullis gave. Added latency = authz - bare per repetition (fixed decision - bare for the hop alone). CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
+      'Same Envoy (concurrency 2), same upstream (fixed 2-byte 200), one run: a public route (no ext_authz) vs the same route through Portcullis ext_authz (served by the h2c Check server on the shared gRPC port; `comparisons` repeats everything with grpc-js serving Check) with a valid session cookie and the signed assertion (pass_identity_headers). Portcullis in its own process with 100,000 sessions; load from wrk (HTTP/1.1 keep-alive). Per repetition: loaded bare, loaded authz, one-connection bare, one-connection authz, one-connection fixed decision (the authz route copied to another host whose Checks get the first decision made for it again: the hop without the work of deciding), then the floor: one-connection bare and authz routes of a second, static Envoy (same binary, concurrency 2, the ext_authz settings Portcullis compiles) whose ext_authz calls a native do-nothing responder (bench/lib/floor-responder.c) answering with the allow Portcullis gave, and the authz route on a second listener of the same Envoy whose ext_authz calls the same do-nothing responder written in Node.js (bench/lib/floor-responder-node.ts, its own process). Added latency = authz - bare per repetition (fixed decision - bare for the hop alone). CPU = process.cpuUsage() delta of the Portcullis process / http.ingress.ext_authz.ok delta. decision = in-process, 10,000 routes + 100,000 sessions, AuthorizeRequest -> Decision per request (assertion from the cache), and CheckRequest bytes -> CheckResponse bytes.',
     environment: settings.environment,
     targets,
     endToEnd,
@@ -417,6 +421,14 @@ async function authzSuite(settings: Settings): Promise<SuiteReport> {
           [
             'authz: the floor, added p50 / p99 through a do-nothing native Check server (static Envoy, same binary and ext_authz settings)',
             `${fmt(e.addedP50FloorUs.median)} / ${fmt(e.addedP99FloorUs.median)} us (per repetition: ${e.addedP50FloorUs.runs.map(fmt).join(', ')} us at p50); Portcullis above the floor at p50, per repetition: ${e.aboveFloorP50Us.runs.map(fmt).join(', ')} us (median ${fmt(e.aboveFloorP50Us.median)})`,
+          ] as [string, string],
+        ]),
+    ...(e.addedP50NodeFloorUs === undefined || e.aboveNodeFloorP50Us === undefined
+      ? []
+      : [
+          [
+            'authz: the Node.js floor, added p50 through the same do-nothing Check server in Node.js (same floor Envoy, its second listener)',
+            `${fmt(e.addedP50NodeFloorUs.median)} us (per repetition: ${e.addedP50NodeFloorUs.runs.map(fmt).join(', ')} us); Portcullis above it at p50, per repetition: ${e.aboveNodeFloorP50Us.runs.map(fmt).join(', ')} us (median ${fmt(e.aboveNodeFloorP50Us.median)})`,
           ] as [string, string],
         ]),
     [

@@ -23,10 +23,15 @@ export const FLOOR_BARE_HOST = 'bare.floor.test';
 /** Host of the floor Envoy's protected route, whose Checks the do-nothing responder answers. */
 export const FLOOR_AUTHZ_HOST = 'authz.floor.test';
 
-/** A running floor: a static Envoy whose ext_authz calls the do-nothing native responder. */
+/**
+ * A running floor: a static Envoy with two listeners, the same routes on each, whose ext_authz
+ * calls the do-nothing native responder on one and the do-nothing Node.js responder on the other.
+ */
 export interface AuthzFloor {
-  /** The floor Envoy's listener, for wrk. */
+  /** The listener whose ext_authz calls the native responder (`floor-responder.c`), for wrk. */
   readonly url: string;
+  /** The listener whose ext_authz calls the Node.js responder (`floor-responder-node.ts`). */
+  readonly nodeUrl: string;
   stop(): Promise<void>;
 }
 
@@ -43,7 +48,8 @@ export interface AuthzFloorOptions {
 }
 
 /**
- * The static bootstrap of the floor Envoy: one listener, the bare route and the authz route, with
+ * The static bootstrap of the floor Envoy: two listeners with the same bare route and authz route,
+ * the first calling the native responder, the second the Node.js one, with
  * the per-request work Portcullis compiles for them: the bare route is public (ext_authz off, the
  * compiler's own Lua credential-strip script on), and the ext_authz filter has the settings
  * `extAuthzFilter` compiles (gRPC over `envoy_grpc`, V3, fail closed, 503 on error, the same
@@ -51,7 +57,14 @@ export interface AuthzFloorOptions {
  * rest is written here because Envoy reads Durations in JSON only in their string form.
  */
 function floorBootstrap(
-  ports: { listener: number; admin: number; responder: number; upstream: number },
+  ports: {
+    listener: number;
+    nodeListener: number;
+    admin: number;
+    responder: number;
+    nodeResponder: number;
+    upstream: number;
+  },
   options: AuthzFloorOptions,
 ): string {
   const http2 = {
@@ -69,42 +82,46 @@ function floorBootstrap(
     },
     [HTTP_FILTER_LUA]: publicRouteLuaConfig(),
   };
-  const extAuthz = {
+  const extAuthz = (cluster: string): Record<string, unknown> => ({
     name: HTTP_FILTER_EXT_AUTHZ,
     typed_config: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
       grpc_service: {
-        envoy_grpc: { cluster_name: 'floor-authorize' },
+        envoy_grpc: { cluster_name: cluster },
         timeout: `${options.timeoutMs / 1000}s`,
       },
       transport_api_version: 'V3',
       failure_mode_allow: false,
       status_on_error: { code: 503 },
     },
-  };
+  });
   const route = { match: { prefix: '/' }, route: { cluster: 'floor-upstream' } };
+  const listener = (name: string, port: number, authorizeCluster: string): Record<string, unknown> =>
+    staticHttpListener(name, port, {
+      stat_prefix: name,
+      http_filters: [luaFilter(options.cookieName, false), extAuthz(authorizeCluster), ROUTER_FILTER],
+      route_config: {
+        virtual_hosts: [
+          {
+            name: 'bare',
+            domains: [FLOOR_BARE_HOST],
+            routes: [{ ...route, typed_per_filter_config: publicRoute }],
+          },
+          { name: 'authz', domains: [FLOOR_AUTHZ_HOST], routes: [route] },
+        ],
+      },
+    });
   return JSON.stringify({
     admin: { address: { socket_address: { address: '127.0.0.1', port_value: ports.admin } } },
     static_resources: {
       listeners: [
-        staticHttpListener('floor', ports.listener, {
-          stat_prefix: 'floor',
-          http_filters: [luaFilter(options.cookieName, false), extAuthz, ROUTER_FILTER],
-          route_config: {
-            virtual_hosts: [
-              {
-                name: 'bare',
-                domains: [FLOOR_BARE_HOST],
-                routes: [{ ...route, typed_per_filter_config: publicRoute }],
-              },
-              { name: 'authz', domains: [FLOOR_AUTHZ_HOST], routes: [route] },
-            ],
-          },
-        }),
+        listener('floor', ports.listener, 'floor-authorize'),
+        listener('floor-node', ports.nodeListener, 'floor-authorize-node'),
       ],
       clusters: [
         staticLoopbackCluster('floor-upstream', ports.upstream),
         staticLoopbackCluster('floor-authorize', ports.responder, http2),
+        staticLoopbackCluster('floor-authorize-node', ports.nodeResponder, http2),
       ],
     },
   });
@@ -145,7 +162,9 @@ function stopChild(child: ChildProcess): Promise<void> {
  * system C compiler (`cc`), answering every Check with the allow Portcullis gave (same headers),
  * behind a second Envoy (same binary, same concurrency) whose ext_authz settings are Portcullis's.
  * Added latency through it is what any Check server pays on this host: Envoy's ext_authz work,
- * the loopback round trip, the scheduling. Rejects with the step that failed (no compiler, no
+ * the loopback round trip, the scheduling. The same Envoy's second listener calls
+ * `floor-responder-node.ts`, the same responder in Node.js (its own process), for what a Node.js
+ * event loop adds to that. Rejects with the step that failed (no compiler, no
  * Envoy, a route that never answers 200); everything started is stopped again then.
  */
 export async function startAuthzFloor(options: AuthzFloorOptions): Promise<AuthzFloor> {
@@ -183,11 +202,28 @@ export async function startAuthzFloor(options: AuthzFloorOptions): Promise<Authz
     const responder = spawn(binary, [responseFile], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(responder);
     const responderPort = Number(await firstLine(responder, 'floor-responder'));
-    const [listener, admin] = [await freePort(), await freePort()];
+    const nodeResponder = spawn(
+      process.execPath,
+      ['--import', 'tsx', `${REPO_ROOT}bench/lib/floor-responder-node.ts`, responseFile],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
+    children.push(nodeResponder);
+    const nodeResponderPort = Number(await firstLine(nodeResponder, 'floor-responder-node'));
+    const [listener, nodeListener, admin] = [await freePort(), await freePort(), await freePort()];
     const configPath = join(dir, 'floor-envoy.json');
     writeFileSync(
       configPath,
-      floorBootstrap({ listener, admin, responder: responderPort, upstream: options.upstreamPort }, options),
+      floorBootstrap(
+        {
+          listener,
+          nodeListener,
+          admin,
+          responder: responderPort,
+          nodeResponder: nodeResponderPort,
+          upstream: options.upstreamPort,
+        },
+        options,
+      ),
     );
     const envoy = spawn(
       (await locateEnvoy()).path,
@@ -197,7 +233,8 @@ export async function startAuthzFloor(options: AuthzFloorOptions): Promise<Authz
     children.push(envoy);
     await pollUntil200(listener, FLOOR_BARE_HOST, { intervalMs: 50, timeoutMs: 20_000 });
     await pollUntil200(listener, FLOOR_AUTHZ_HOST, { intervalMs: 50, timeoutMs: 5_000 });
-    return { url: `http://127.0.0.1:${listener}/`, stop };
+    await pollUntil200(nodeListener, FLOOR_AUTHZ_HOST, { intervalMs: 50, timeoutMs: 5_000 });
+    return { url: `http://127.0.0.1:${listener}/`, nodeUrl: `http://127.0.0.1:${nodeListener}/`, stop };
   } catch (err) {
     await stop();
     throw err;

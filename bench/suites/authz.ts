@@ -17,7 +17,11 @@
  * same concurrency, Portcullis's ext_authz settings) whose ext_authz calls a native responder that
  * does no work and answers every Check with the allow Portcullis gave (`authz-floor.ts`). Each
  * repetition also runs its bare and authz routes at one connection; their difference is what any
- * Check server, however fast, adds on this host.
+ * Check server, however fast, adds on this host. The same Envoy has a second listener whose
+ * ext_authz calls the same do-nothing responder written in Node.js (`floor-responder-node.ts`):
+ * its authz route at one connection, against the same bare route, is what answering from a
+ * Node.js event loop adds before any decision work, so Portcullis's added latency minus it is
+ * Portcullis's own code.
  *
  * ext_authz CPU per request = the server process's `process.cpuUsage()` delta (user + system)
  * over an authz run, divided by the Checks Envoy counted (`http.ingress.ext_authz.ok`) in it.
@@ -53,6 +57,8 @@ interface Repetition {
   /** One connection to the floor Envoy's bare and authz routes (absent without the floor). */
   readonly floorBareOneConnection?: WrkResult;
   readonly floorAuthzOneConnection?: WrkResult;
+  /** One connection to the floor Envoy's authz route on its Node.js responder's listener. */
+  readonly floorNodeAuthzOneConnection?: WrkResult;
   /** Server CPU (user + system, us) per Check in the loaded authz run and in the one-connection run. */
   readonly cpuPerCheckUs: number;
   /** The kernel (system) part of `cpuPerCheckUs`: socket reads and writes, epoll. */
@@ -93,6 +99,10 @@ export interface AuthzEndToEndResult {
   readonly addedP99FloorUs?: Summary;
   /** authz added - floor added at one connection, per repetition: what Portcullis adds over the floor. */
   readonly aboveFloorP50Us?: Summary;
+  /** Node.js floor authz - floor bare at one connection, per repetition: a do-nothing Node.js Check server's hop. */
+  readonly addedP50NodeFloorUs?: Summary;
+  /** authz added - Node.js floor added, per repetition: what Portcullis's own code adds over answering from Node.js. */
+  readonly aboveNodeFloorP50Us?: Summary;
   readonly cpuPerCheckUs: Summary;
   readonly cpuPerCheckSystemUs: Summary;
   readonly cpuPerCheckOneConnectionUs: Summary;
@@ -264,6 +274,7 @@ async function measure(
         });
         await load({ Host: FLOOR_BARE_HOST }, 1, 1, floor.url);
         await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, 1, floor.url);
+        await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, 1, floor.nodeUrl);
         progress(
           'authz',
           `floor ready (${settings.lastIdentityHeaders().length} identity headers in its allow)`,
@@ -286,14 +297,20 @@ async function measure(
       const floorBareOne = floor && (await load({ Host: FLOOR_BARE_HOST }, 1, seconds, floor.url));
       const floorAuthzOne =
         floor && (await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, seconds, floor.url));
+      const floorNodeAuthzOne =
+        floor && (await load({ Host: FLOOR_AUTHZ_HOST, Cookie: ready.cookie }, 1, seconds, floor.nodeUrl));
       repetitions.push({
         bare,
         authz: authz.result,
         bareOneConnection: bareOne,
         authzOneConnection: authzOne.result,
         fixedDecisionOneConnection: fixedOne.result,
-        ...(floorBareOne && floorAuthzOne
-          ? { floorBareOneConnection: floorBareOne, floorAuthzOneConnection: floorAuthzOne }
+        ...(floorBareOne && floorAuthzOne && floorNodeAuthzOne
+          ? {
+              floorBareOneConnection: floorBareOne,
+              floorAuthzOneConnection: floorAuthzOne,
+              floorNodeAuthzOneConnection: floorNodeAuthzOne,
+            }
           : {}),
         cpuPerCheckUs: authz.cpuPerCheckUs,
         cpuPerCheckSystemUs: authz.systemPerCheckUs,
@@ -303,7 +320,7 @@ async function measure(
       });
       progress(
         'authz',
-        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} (fixed decision ${fixedOne.result.p50Us}${floorBareOne && floorAuthzOne ? `; floor ${floorBareOne.p50Us} vs ${floorAuthzOne.p50Us}` : ''}) us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
+        `${transport} rep ${rep + 1}/${reps}: ${Math.round(bare.requestsPerSecond)} vs ${Math.round(authz.result.requestsPerSecond)} req/s; p50 ${bareOne.p50Us} vs ${authzOne.result.p50Us} (fixed decision ${fixedOne.result.p50Us}${floorBareOne && floorAuthzOne ? `; floor ${floorBareOne.p50Us} vs ${floorAuthzOne.p50Us}, Node.js ${floorNodeAuthzOne?.p50Us ?? '?'}` : ''}) us, p99 ${bareOne.p99Us} vs ${authzOne.result.p99Us} us; ${authz.cpuPerCheckUs} us CPU/Check`,
       );
     }
     const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
@@ -311,15 +328,20 @@ async function measure(
       r.floorAuthzOneConnection && r.floorBareOneConnection
         ? pick(r.floorAuthzOneConnection) - pick(r.floorBareOneConnection)
         : NaN;
+    const nodeFloorAdded = (r: Repetition): number =>
+      r.floorNodeAuthzOneConnection && r.floorBareOneConnection
+        ? r.floorNodeAuthzOneConnection.p50Us - r.floorBareOneConnection.p50Us
+        : NaN;
+    const addedP50 = (r: Repetition): number => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us;
     const floorSummaries =
       floor === undefined
         ? {}
         : {
             addedP50FloorUs: of((r) => floorAdded(r, (w) => w.p50Us)),
             addedP99FloorUs: of((r) => floorAdded(r, (w) => w.p99Us)),
-            aboveFloorP50Us: of(
-              (r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us - floorAdded(r, (w) => w.p50Us),
-            ),
+            aboveFloorP50Us: of((r) => addedP50(r) - floorAdded(r, (w) => w.p50Us)),
+            addedP50NodeFloorUs: of(nodeFloorAdded),
+            aboveNodeFloorP50Us: of((r) => addedP50(r) - nodeFloorAdded(r)),
           };
     return {
       transport,
@@ -335,7 +357,7 @@ async function measure(
       bareP99Us: of((r) => r.bareOneConnection.p99Us),
       authzP50Us: of((r) => r.authzOneConnection.p50Us),
       authzP99Us: of((r) => r.authzOneConnection.p99Us),
-      addedP50Us: of((r) => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us),
+      addedP50Us: of(addedP50),
       addedP99Us: of((r) => r.authzOneConnection.p99Us - r.bareOneConnection.p99Us),
       addedP50FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p50Us - r.bareOneConnection.p50Us),
       addedP99FixedDecisionUs: of((r) => r.fixedDecisionOneConnection.p99Us - r.bareOneConnection.p99Us),
