@@ -48,9 +48,9 @@ export interface AuthzFloorOptions {
 }
 
 /**
- * The static bootstrap of the floor Envoy: two listeners with the same bare route and authz route,
- * the first calling the native responder, the second the Node.js one, with
- * the per-request work Portcullis compiles for them: the bare route is public (ext_authz off, the
+ * The static bootstrap of the floor Envoy: two listeners with the same bare route and authz route
+ * (the first calling the native responder, the second the Node.js one), with the per-request
+ * work Portcullis compiles for them: the bare route is public (ext_authz off, the
  * compiler's own Lua credential-strip script on), and the ext_authz filter has the settings
  * `extAuthzFilter` compiles (gRPC over `envoy_grpc`, V3, fail closed, 503 on error, the same
  * timeout), pointing at the responder over HTTP/2. The Lua parts are the compiler's objects; the
@@ -164,8 +164,8 @@ function stopChild(child: ChildProcess): Promise<void> {
  * Added latency through it is what any Check server pays on this host: Envoy's ext_authz work,
  * the loopback round trip, the scheduling. The same Envoy's second listener calls
  * `floor-responder-node.ts`, the same responder in Node.js (its own process), for what a Node.js
- * event loop adds to that. Rejects with the step that failed (no compiler, no
- * Envoy, a route that never answers 200); everything started is stopped again then.
+ * event loop adds to that. Rejects with the step that failed (no compiler, no Envoy, a route
+ * that never answers 200); everything started is stopped again then.
  */
 export async function startAuthzFloor(options: AuthzFloorOptions): Promise<AuthzFloor> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-bench-floor-'));

@@ -2,11 +2,12 @@
  * The authorization benchmark's Node.js floor: `floor-responder.c` again, in Node.js. It speaks
  * the same minimal cleartext HTTP/2 (preface skipped, SETTINGS and PING acknowledged, windows
  * opened wide, request headers not decoded) and answers every request stream with the same unary
- * gRPC response, one socket write per read, on the same socket API Portcullis's h2c Check server
- * uses (`net`, a 'data' listener, `socket.write`), with that server's own frame builders
- * (`h2c/frame.ts`, `unaryOkResponse`), so it writes the bytes Portcullis writes. So what Envoy adds through it, minus what it
- * adds through the native responder, is the cost of answering from a Node.js event loop before
- * any decision work; Portcullis's own code is what it adds above this floor.
+ * gRPC response, one socket write per read. It reads and writes through the socket API the h2c
+ * Check server uses (`net`, a 'data' listener, `socket.write`) and builds its frames with that
+ * server's own builders (`h2c/frame.ts`, `unaryOkResponse`), so its bytes are Portcullis's. What
+ * Envoy adds through it, minus what it adds through the native responder, is the cost of
+ * answering from a Node.js event loop before any decision work; what Portcullis adds above it is
+ * Portcullis's own code.
  *
  *   node --import tsx bench/lib/floor-responder-node.ts <check-response-file>
  *     listens on 127.0.0.1, an ephemeral port, printed as a line
