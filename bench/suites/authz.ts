@@ -324,14 +324,17 @@ async function measure(
       );
     }
     const of = (pick: (r: Repetition) => number): Summary => summarize(repetitions.map(pick));
+    /** What a floor authz run added over the floor Envoy's bare run, in the same repetition. */
+    const overFloorBare = (
+      r: Repetition,
+      authzRun: WrkResult | undefined,
+      pick: (w: WrkResult) => number,
+    ): number =>
+      authzRun && r.floorBareOneConnection ? pick(authzRun) - pick(r.floorBareOneConnection) : NaN;
     const floorAdded = (r: Repetition, pick: (w: WrkResult) => number): number =>
-      r.floorAuthzOneConnection && r.floorBareOneConnection
-        ? pick(r.floorAuthzOneConnection) - pick(r.floorBareOneConnection)
-        : NaN;
+      overFloorBare(r, r.floorAuthzOneConnection, pick);
     const nodeFloorAdded = (r: Repetition): number =>
-      r.floorNodeAuthzOneConnection && r.floorBareOneConnection
-        ? r.floorNodeAuthzOneConnection.p50Us - r.floorBareOneConnection.p50Us
-        : NaN;
+      overFloorBare(r, r.floorNodeAuthzOneConnection, (w) => w.p50Us);
     const addedP50 = (r: Repetition): number => r.authzOneConnection.p50Us - r.bareOneConnection.p50Us;
     const floorSummaries =
       floor === undefined
