@@ -19,6 +19,7 @@ import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
 import { ROUTED_LOG } from '../../src/authorize/ext-authz/h2c/shared-grpc-listener.js';
 import { adminRequest } from '../../src/envoy/admin.js';
+import { editableCompiled } from '../support/editable-compiled.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -217,7 +218,7 @@ describe('authorize through Envoy', () => {
   test('an ext_authz outage gives 503, never an open door', async () => {
     const good = portcullis.running.reloader.lastGoodBuild();
     assert.ok(good);
-    const broken = structuredClone(good.compiled) as typeof good.compiled;
+    const broken = editableCompiled(good.compiled);
     const authorize = broken[CLUSTER_TYPE].find((cluster) => cluster.name === 'portcullis-authorize');
     assert.ok(authorize);
     const deadPort = await freePort();

@@ -86,7 +86,7 @@ const PUBLIC_ROUTE_AUTHZ = frozen({
  * Identity headers a public route removes itself, since no ext_authz answer strips them there:
  * the assertion and every configured claim header (`X-Portcullis-Claim-*` or custom names).
  */
-export function publicRouteHeadersToRemove(ir: IR): string[] {
+export function publicRouteHeadersToRemove(ir: Pick<IR, 'authorize'>): string[] {
   const claimHeaders = Object.keys(ir.authorize.claimHeaders).map((header) => header.toLowerCase());
   return [...new Set([ASSERTION_HEADER, `${ASSERTION_HEADER}-for`, ...claimHeaders])].sort();
 }

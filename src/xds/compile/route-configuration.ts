@@ -3,6 +3,8 @@ import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
 import { HTTP_FILTER_LUA, hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import type { CompiledResource } from './compile.js';
+import { LazyResource } from './lazy-resource.js';
+import { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../codec/type-urls.js';
 import type { RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { publicRouteLuaConfig } from './identity-strip.js';
@@ -17,18 +19,66 @@ import { LUA_OFF_FOR_ROUTE_CONFIGURATION } from './host-case.js';
 export function compileRouteConfiguration(ir: IR): ProtoObject {
   return routeConfiguration(
     INGRESS_ROUTE_CONFIG,
-    compileHosts(ir).map((host) => host.virtualHost),
+    compileHosts(ir).map((host) => (host.virtualHost ??= compileVirtualHost(host.vhost, ir))),
     ir,
   );
+}
+
+/** The IR-wide inputs of a host's table: held by lazy resources instead of the whole IR. */
+type RouteContext = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
+
+/**
+ * One host's RouteConfiguration under per-host delivery, built when read (see LazyResource): the
+ * host's virtual host alone, with the global response headers, and Lua switched off.
+ */
+class HostRouteConfiguration extends LazyResource {
+  constructor(
+    name: string,
+    private readonly vhost: IRVirtualHost,
+    private readonly routeContext: RouteContext,
+  ) {
+    super(name, ROUTE_CONFIGURATION_TYPE);
+  }
+
+  get message(): ProtoObject {
+    return routeConfiguration(
+      this.name,
+      [compileVirtualHost(this.vhost, this.routeContext)],
+      this.routeContext,
+      LUA_OFF_FOR_ROUTE_CONFIGURATION,
+    );
+  }
+}
+
+/** The scope that selects a host's RouteConfiguration by the request's host, built when read. */
+class HostScope extends LazyResource {
+  constructor(
+    name: string,
+    private readonly host: string,
+  ) {
+    super(name, SCOPED_ROUTE_CONFIGURATION_TYPE);
+  }
+
+  get message(): ProtoObject {
+    return {
+      name: this.name,
+      route_configuration_name: this.name,
+      key: { fragments: [{ string_key: this.host }] },
+    };
+  }
 }
 
 /** One virtual host's compiled forms, remembered across reloads while its routes stay the same. */
 interface CompiledHost {
   readonly vhost: IRVirtualHost;
   readonly context: string;
-  readonly virtualHost: ProtoObject;
+  /**
+   * Single delivery: the virtual host's message, made on first use and kept, so a reload
+   * rebuilds only the changed hosts of the one table. Per-host delivery keeps no message.
+   */
+  virtualHost?: ProtoObject;
   /** Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). */
-  perHost?: { readonly routeConfiguration: CompiledResource; readonly scope: CompiledResource };
+  perHost?: { readonly routeConfiguration: HostRouteConfiguration; readonly scope: HostScope };
 }
 
 /** The previous compile's hosts, in IR order (sorted by name, the catch-all last). */
@@ -44,7 +94,8 @@ function hostPrecedes(a: string, b: string): boolean {
  * Each virtual host's compiled form, reusing the previous compile's when the host holds the very
  * same IR routes (translate hands unchanged routes, and unchanged hosts, the same objects) and the
  * IR-wide inputs (authorization wiring, claim headers, global response headers) are unchanged.
- * Unchanged hosts then keep their message objects, which the snapshot does not encode again.
+ * Unchanged hosts then keep their resource objects (and, for the single table, their virtual host
+ * messages), which the snapshot does not encode again.
  * Found by one merge walk beside the previous compile's hosts; an unchanged host object at the
  * walk's position costs no name comparison.
  */
@@ -69,11 +120,7 @@ function compileHosts(ir: IR): readonly CompiledHost[] {
         (old.vhost.routes.length === vhost.routes.length &&
           old.vhost.routes.every((route, index) => route === vhost.routes[index])));
     out[i] =
-      reusable && old !== undefined
-        ? old.vhost === vhost
-          ? old
-          : { ...old, vhost }
-        : { vhost, context, virtualHost: compileVirtualHost(vhost, ir) };
+      reusable && old !== undefined ? (old.vhost === vhost ? old : { ...old, vhost }) : { vhost, context };
   }
   compiledHosts = out;
   return out;
@@ -100,20 +147,19 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
     };
   const routeConfigurations: CompiledResource[] = [];
   const scopes: CompiledResource[] = [];
+  const routeContext: RouteContext = {
+    internal: ir.internal,
+    authorize: ir.authorize,
+    responseHeaders: ir.responseHeaders,
+  };
   for (const compiled of compileHosts(ir)) {
     const vhost = compiled.vhost;
     if (compiled.perHost === undefined) {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);
       compiled.perHost = {
-        routeConfiguration: {
-          name,
-          message: routeConfiguration(name, [compiled.virtualHost], ir, LUA_OFF_FOR_ROUTE_CONFIGURATION),
-        },
-        scope: {
-          name,
-          message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
-        },
+        routeConfiguration: new HostRouteConfiguration(name, vhost, routeContext),
+        scope: new HostScope(name, host),
       };
     }
     routeConfigurations.push(compiled.perHost.routeConfiguration);
@@ -129,7 +175,7 @@ const globalHeaderOptions = new WeakMap<object, ProtoObject[]>();
 function routeConfiguration(
   name: string,
   virtualHosts: ProtoObject[],
-  ir: IR,
+  ir: RouteContext,
   perFilter?: ProtoObject,
 ): ProtoObject {
   let headers = globalHeaderOptions.get(ir.responseHeaders);
@@ -155,7 +201,7 @@ const publicRemovalsByAuthorize = new WeakMap<object, readonly string[]>();
  * One virtual host. With authorization on, the JWKS route comes first, every route carries its
  * ext_authz settings, and public routes strip identity headers themselves.
  */
-function compileVirtualHost(vhost: IRVirtualHost, ir: IR): ProtoObject {
+function compileVirtualHost(vhost: IRVirtualHost, ir: RouteContext): ProtoObject {
   const internal = ir.internal;
   if (internal === undefined)
     return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };

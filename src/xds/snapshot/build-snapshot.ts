@@ -1,10 +1,12 @@
 import { hashLanes, lanesHex, lastLanes } from '../../shared/fast-hash.js';
 import { fullHash } from '../../shared/hash.js';
-import { encodeMessages } from '../codec/codec.js';
+import { encodeMessages, type ProtoObject } from '../codec/codec.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
+import { LazyResource, sameCompiledResource } from '../compile/lazy-resource.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedByName, SortedResourceMap } from './sorted-by-name.js';
+import { ShapeKeeper } from './shape-keeper.js';
 
 /**
  * A resource as snapshots hold it, plus the two 30-bit halves it adds to its type's version
@@ -59,12 +61,13 @@ interface TypeBuild {
 /**
  * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
  * bytes, each type's version a hash over its resources' names and versions (`typeVersion`), the
- * snapshot's over the types. A resource whose message object the previous build encoded under the
- * same name is not encoded again (compile hands unchanged routes the same message objects), so a
- * reload encodes only what changed; the rest are batch-encoded per type (`encodeMessages`).
+ * snapshot's over the types. A resource the previous build encoded is not built or encoded again
+ * (compile hands unchanged routes the same resource objects; see `sameCompiledResource`), so a
+ * reload encodes only what changed; the rest are built and encoded in batches (`encodeFresh`).
  * Unchanged resources are found by walking each list beside the previous build's (both sorted by
- * name, as compile emits them) and comparing message objects: no per-object lookup table, whose
- * 40,000 insertions were a visible share of a cold build.
+ * name, as compile emits them) and comparing resource objects: no per-object lookup table, whose
+ * 40,000 insertions were a visible share of a cold build. Run it before the consistency check:
+ * encoding keeps the facts the check reads (see LazyResource).
  */
 export function buildSnapshot(compiled: CompiledResources): Snapshot {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
@@ -73,19 +76,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
     const entries = reusedEntries(list, previousBuild[type]);
-    const fresh: number[] = [];
-    for (let i = 0; i < list.length; i++) if (entries[i] === undefined) fresh.push(i);
-    if (fresh.length > 0) {
-      const encoded = encodeMessages(
-        type,
-        fresh.map((index) => (list[index] as CompiledResource).message),
-      );
-      for (let at = 0; at < fresh.length; at++) {
-        const index = fresh[at] as number;
-        const resource = list[index] as CompiledResource;
-        entries[index] = entryFor(resource.name, encoded[at] as Uint8Array);
-      }
-    }
+    encodeFresh(type, list, entries);
     const items: EncodedEntry[] = new Array<EncodedEntry>(list.length);
     const before = previousBuild[type];
     let same = before !== undefined && before.entries.length === list.length;
@@ -95,7 +86,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
       const { name } = list[i] as CompiledResource;
       let entry = entries[i] as EncodedEntry;
       // The same entry object as the last build's, so an unchanged resource costs no allocation
-      // here and is recognised downstream by identity. (A message object reused under another
+      // here and is recognised downstream by identity. (A message object held under another
       // name gets an entry of its own.)
       if (entry.name !== name) {
         entry = renamedEntry(entry, name);
@@ -121,9 +112,60 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
   return { version, typeVersions, resources };
 }
 
+/** How many fresh messages are built and encoded at a time (see `encodeFresh`). */
+const ENCODE_BATCH = 256;
+
+/** Per type, the sample of encoded messages that keeps their shapes alive (see ShapeKeeper). */
+const shapeKeepers = new Map<ResourceType, ShapeKeeper>();
+
+/** How many messages each type's ShapeKeeper holds. */
+const SHAPES_KEPT_PER_TYPE = 64;
+
+/**
+ * Fills each missing entry of `entries` by building the resource's message and encoding it, a
+ * batch at a time (`encodeMessages`): the batch's messages are dropped as soon as they are
+ * encoded, so a cold build never holds every message of a type at once (they would survive, and
+ * be copied by, each young-generation collection the build runs). The first message of each batch
+ * is kept a while longer, to keep its shape (see ShapeKeeper). A lazy resource also keeps the
+ * facts the consistency check reads from the message it was just built into.
+ */
+function encodeFresh(
+  type: ResourceType,
+  list: readonly CompiledResource[],
+  entries: (EncodedEntry | undefined)[],
+): void {
+  const indexes: number[] = [];
+  const messages: ProtoObject[] = [];
+  let keeper = shapeKeepers.get(type);
+  if (keeper === undefined) {
+    keeper = new ShapeKeeper(SHAPES_KEPT_PER_TYPE);
+    shapeKeepers.set(type, keeper);
+  }
+  const flush = (): void => {
+    const encoded = encodeMessages(type, messages);
+    for (let at = 0; at < indexes.length; at++) {
+      const index = indexes[at] as number;
+      entries[index] = entryFor((list[index] as CompiledResource).name, encoded[at] as Uint8Array);
+    }
+    indexes.length = 0;
+    messages.length = 0;
+  };
+  for (let i = 0; i < list.length; i++) {
+    if (entries[i] !== undefined) continue;
+    const resource = list[i] as CompiledResource;
+    const message = resource.message;
+    if (resource instanceof LazyResource) resource.noteMessage(message);
+    if (messages.length === 0) keeper.keep(message);
+    indexes.push(i);
+    messages.push(message);
+    if (messages.length === ENCODE_BATCH) flush();
+  }
+  if (messages.length > 0) flush();
+}
+
 /**
  * Each resource's entry from the previous build, or undefined where it must be encoded: a merge
- * walk beside `previous` (same name, same message object).
+ * walk beside `previous` (the same resource, see `sameCompiledResource`).
  */
 function reusedEntries(
   list: readonly CompiledResource[],
@@ -142,7 +184,7 @@ function reusedEntries(
     }
     while (j < before.length && (before[j] as CompiledResource).name < resource.name) j++;
     const old = before[j];
-    if (old !== undefined && old.message === resource.message && old.name === resource.name) {
+    if (old !== undefined && sameCompiledResource(old, resource)) {
       entries[i] = previous?.entries[j];
       j++;
     }

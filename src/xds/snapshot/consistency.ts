@@ -7,16 +7,9 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
+import { factsOf, sameCompiledResource } from '../compile/lazy-resource.js';
 import { findSortedByName, isSortedByName } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
-
-/** The parts of a compiled RouteConfiguration message the checks read. */
-interface RouteConfigurationShape {
-  readonly virtual_hosts?: readonly {
-    readonly name: string;
-    readonly routes: readonly { readonly route?: { readonly cluster?: string } }[];
-  }[];
-}
 
 /** The names of `resources`, as a set. */
 function namesOf(resources: readonly CompiledResource[]): Set<string> {
@@ -26,24 +19,28 @@ function namesOf(resources: readonly CompiledResource[]): Set<string> {
 }
 
 /**
- * Calls `visit` with each (virtual host, cluster) a RouteConfiguration message points at, until
- * it returns false; true when every call returned true. Walked in place each time: no list of
- * references per message (10,000 of them on a cold build), and a per-message memo cost more (one
- * table insertion per route configuration) than it saved (a reload looks at the few that changed).
+ * Calls `visit` with each (virtual host, cluster) a RouteConfiguration points at (its facts, see
+ * `factsOf`), until it returns false; true when every call returned true.
  */
-function everyClusterReference(message: object, visit: (vhost: string, cluster: string) => boolean): boolean {
-  for (const vhost of (message as RouteConfigurationShape).virtual_hosts ?? []) {
-    for (const route of vhost.routes) {
-      const cluster = route.route?.cluster;
-      if (cluster !== undefined && !visit(vhost.name, cluster)) return false;
-    }
+function everyClusterReference(
+  routeConfiguration: CompiledResource,
+  visit: (vhost: string, cluster: string) => boolean,
+): boolean {
+  const references = factsOf(ROUTE_CONFIGURATION_TYPE, routeConfiguration).references;
+  for (let i = 0; i + 1 < references.length; i += 2) {
+    if (!visit(references[i] as string, references[i + 1] as string)) return false;
   }
   return true;
 }
 
 /** The RouteConfiguration a scope names (undefined: none). */
 function scopeTarget(scope: CompiledResource): string | undefined {
-  return scope.message.route_configuration_name as string | undefined;
+  return factsOf(SCOPED_ROUTE_CONFIGURATION_TYPE, scope).references[0];
+}
+
+/** Whether a compiled cluster is an EDS cluster (needs a ClusterLoadAssignment). */
+function isEdsCluster(cluster: CompiledResource): boolean {
+  return factsOf(CLUSTER_TYPE, cluster).eds;
 }
 
 /**
@@ -76,8 +73,9 @@ function fullCheck(compiled: CompiledResources): {
   const sorted = sortedLists(compiled);
   const endpointNames = sorted ? undefined : namesOf(endpoints);
   let next = 0;
-  for (const { name, message } of clusters) {
-    if (message.type !== 'EDS') continue;
+  for (const cluster of clusters) {
+    if (!isEdsCluster(cluster)) continue;
+    const name = cluster.name;
     let found: boolean;
     if (endpointNames === undefined) {
       while (next < endpoints.length && (endpoints[next] as CompiledResource).name < name) next++;
@@ -87,16 +85,16 @@ function fullCheck(compiled: CompiledResources): {
       problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
   }
   const clusterUses = new Map<string, number>();
-  for (const { message } of routeConfigs) {
-    everyClusterReference(message, (_, cluster) => {
+  for (const routeConfig of routeConfigs) {
+    everyClusterReference(routeConfig, (_, cluster) => {
       count(clusterUses, cluster, 1);
       return true;
     });
   }
   if (!sorted || !everyKeyNamed(clusterUses, clusters)) {
     const clusterNames = namesOf(clusters);
-    for (const { message } of routeConfigs) {
-      everyClusterReference(message, (vhost, cluster) => {
+    for (const routeConfig of routeConfigs) {
+      everyClusterReference(routeConfig, (vhost, cluster) => {
         if (!clusterNames.has(cluster))
           problems.push({ path: `routes.${vhost}`, message: `route points at unknown cluster ${cluster}` });
         return true;
@@ -174,14 +172,15 @@ type ListChange = SortedChanges<CompiledResource>;
 const MAX_QUICK_CHANGES = 256;
 
 /**
- * The change of one list since the last check (see `sortedChanges`); same message, unchanged.
+ * The change of one list since the last check (see `sortedChanges`); the same resource (see
+ * `sameCompiledResource`) is unchanged.
  * Undefined also when more than `MAX_QUICK_CHANGES` resources left and arrived.
  */
 function listChange(
   before: readonly CompiledResource[],
   after: readonly CompiledResource[],
 ): ListChange | undefined {
-  return sortedChanges(before, after, (old, now) => old.message === now.message, MAX_QUICK_CHANGES);
+  return sortedChanges(before, after, sameCompiledResource, MAX_QUICK_CHANGES);
 }
 
 /**
@@ -253,14 +252,14 @@ export class IncrementalConsistencyCheck {
       findSortedByName(compiled[ROUTE_CONFIGURATION_TYPE], name) !== undefined;
     const hasEndpoints = (name: string): boolean =>
       findSortedByName(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE], name) !== undefined;
-    for (const { message } of routes.removed) {
-      everyClusterReference(message, (_, cluster) => {
+    for (const routeConfig of routes.removed) {
+      everyClusterReference(routeConfig, (_, cluster) => {
         count(state.clusterUses, cluster, -1);
         return true;
       });
     }
-    for (const { message } of routes.added) {
-      const known = everyClusterReference(message, (_, cluster) => {
+    for (const routeConfig of routes.added) {
+      const known = everyClusterReference(routeConfig, (_, cluster) => {
         if (!isCluster(cluster)) return false;
         count(state.clusterUses, cluster, 1);
         return true;
@@ -281,12 +280,12 @@ export class IncrementalConsistencyCheck {
       if (!isCluster(name) && state.clusterUses.has(name)) return undefined;
     for (const { name } of routes.removed)
       if (!isRouteConfig(name) && state.routeConfigUses.has(name)) return undefined;
-    for (const { name, message } of clusters.added)
-      if (message.type === 'EDS' && !hasEndpoints(name)) return undefined;
+    for (const cluster of clusters.added)
+      if (isEdsCluster(cluster) && !hasEndpoints(cluster.name)) return undefined;
     for (const { name } of endpoints.removed) {
       if (hasEndpoints(name)) continue;
       const cluster = findSortedByName(compiled[CLUSTER_TYPE], name);
-      if (cluster?.message.type === 'EDS') return undefined;
+      if (cluster !== undefined && isEdsCluster(cluster)) return undefined;
     }
     if (listenerProblems(compiled, isRouteConfig).length > 0) return undefined;
     this.state = { ...state, compiled };

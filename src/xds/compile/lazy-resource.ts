@@ -1,0 +1,109 @@
+import type { ProtoObject } from '../codec/codec.js';
+import {
+  CLUSTER_TYPE,
+  ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
+  type ResourceType,
+} from '../codec/type-urls.js';
+import type { CompiledResource } from './compile.js';
+
+/**
+ * What the consistency check reads of a compiled message, and nothing more: small enough to keep
+ * for every resource when the message itself is not kept.
+ */
+export interface ResourceFacts {
+  /** Clusters: an EDS cluster, which needs a ClusterLoadAssignment of its name. */
+  readonly eds: boolean;
+  /**
+   * RouteConfigurations: each (virtual host, cluster) a route points at, flat and in message
+   * order (`[vhost, cluster, vhost, cluster, ...]`). Scopes: the RouteConfiguration they name
+   * (one item; none when the message names none). Other types: empty.
+   */
+  readonly references: readonly string[];
+}
+
+/** The facts of a message with none to report (endpoints, listeners): shared, never mutated. */
+const NO_FACTS: ResourceFacts = Object.freeze({
+  eds: false,
+  references: Object.freeze([]) as readonly string[],
+});
+
+/** The parts of a RouteConfiguration message the facts are read from. */
+interface RouteConfigurationShape {
+  readonly virtual_hosts?: readonly {
+    readonly name: string;
+    readonly routes: readonly { readonly route?: { readonly cluster?: string } }[];
+  }[];
+}
+
+/** Reads the facts of a `type` message (see ResourceFacts). */
+export function factsOfMessage(type: ResourceType, message: ProtoObject): ResourceFacts {
+  if (type === CLUSTER_TYPE) return message.type === 'EDS' ? EDS_FACTS : NO_FACTS;
+  if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) {
+    const target = message.route_configuration_name;
+    return typeof target === 'string' ? { eds: false, references: [target] } : NO_FACTS;
+  }
+  if (type !== ROUTE_CONFIGURATION_TYPE) return NO_FACTS;
+  const references: string[] = [];
+  for (const vhost of (message as RouteConfigurationShape).virtual_hosts ?? []) {
+    for (const route of vhost.routes) {
+      const cluster = route.route?.cluster;
+      if (cluster !== undefined) references.push(vhost.name, cluster);
+    }
+  }
+  return references.length === 0 ? NO_FACTS : { eds: false, references };
+}
+
+const EDS_FACTS: ResourceFacts = Object.freeze({ eds: true, references: NO_FACTS.references });
+
+/**
+ * A compiled resource whose message is built when it is read, every time, and not kept. A cold
+ * build at 10,000 routes holds 40,000 of these instead of 40,000 message trees (~28 MB): the
+ * snapshot builds each message just before encoding it, in small batches, so the trees die young
+ * instead of being copied by every young-generation collection the build runs, and the control
+ * plane does not keep a second copy of what the encoded bytes already say. Reuse across builds is
+ * by identity of these objects (compile hands an unchanged route the same one), never by message.
+ * The consistency check's facts are read from the message once, when the snapshot encodes it (or
+ * on first use), and kept.
+ */
+export abstract class LazyResource implements CompiledResource {
+  #facts: ResourceFacts | undefined;
+
+  constructor(
+    readonly name: string,
+    private readonly type: ResourceType,
+  ) {}
+
+  /** A fresh message on every read; callers that need it twice keep the object themselves. */
+  abstract get message(): ProtoObject;
+
+  /** The facts of this resource's message (built once for them, unless `noteMessage` came first). */
+  get facts(): ResourceFacts {
+    this.#facts ??= factsOfMessage(this.type, this.message);
+    return this.#facts;
+  }
+
+  /** Hands over a message just built from this resource, so its facts need no build of their own. */
+  noteMessage(message: ProtoObject): void {
+    this.#facts ??= factsOfMessage(this.type, message);
+  }
+}
+
+/**
+ * The facts of any compiled resource: kept ones for a lazy resource, read from the message for one
+ * that holds its message (the listener, the authorize cluster, a single RouteConfiguration, tests).
+ */
+export function factsOf(type: ResourceType, resource: CompiledResource): ResourceFacts {
+  return resource instanceof LazyResource ? resource.facts : factsOfMessage(type, resource.message);
+}
+
+/**
+ * Whether `now` compiles to the same message as `old`, judged without building either: the same
+ * object, or two resources that hold the very same message object under the same name. Two lazy
+ * resources are the same only as one object (their messages are fresh on every read).
+ */
+export function sameCompiledResource(old: CompiledResource, now: CompiledResource): boolean {
+  if (old === now) return true;
+  if (old instanceof LazyResource || now instanceof LazyResource) return false;
+  return old.name === now.name && old.message === now.message;
+}

@@ -1,0 +1,195 @@
+// Compile's per-route resources build their messages when read and keep none: the snapshot builds
+// each new message once (and the consistency check then reads the facts kept from it, not a second
+// build), an unchanged resource is neither built nor encoded again, and the bytes are the ones the
+// same messages encode to when built and held up front.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { IR } from '../../../src/ir/types.js';
+import { parseConfig } from '../../../src/config/parse-config.js';
+import { translate } from '../../../src/translate/translate.js';
+import { compile, type CompiledResources } from '../../../src/xds/compile/compile.js';
+import {
+  factsOf,
+  factsOfMessage,
+  LazyResource,
+  sameCompiledResource,
+} from '../../../src/xds/compile/lazy-resource.js';
+import { encodeMessage, type ProtoObject } from '../../../src/xds/codec/codec.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE,
+  CLUSTER_TYPE,
+  RESOURCE_TYPES,
+  ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
+} from '../../../src/xds/codec/type-urls.js';
+import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
+import { ShapeKeeper } from '../../../src/xds/snapshot/shape-keeper.js';
+import { checkConsistency, IncrementalConsistencyCheck } from '../../../src/xds/snapshot/consistency.js';
+
+/** The IR of `count` exact-host routes (per-host delivery), with authorization wired in. */
+function irOf(count: number, suffix = ''): IR {
+  const parsed = parseConfig({
+    document: {
+      insecure_server: true,
+      routes: Array.from({ length: count }, (_, index) => ({
+        from: `https://app-${index}${suffix}.test`,
+        to: [`http://10.0.0.${(index % 250) + 1}:8080,3`, `http://10.0.1.${(index % 250) + 1}:8080,1`],
+        allow_any_authenticated_user: true,
+      })),
+    },
+    env: {},
+    readText: () => '',
+  });
+  assert.ok(parsed.config, JSON.stringify(parsed.problems));
+  const { ir, problems } = translate(parsed.config, {
+    systemCaFile: '/ca.pem',
+    internal: {
+      authorize: { host: '127.0.0.1', port: 5443 },
+      authorizeTimeoutMs: 1000,
+      jwksJson: '{"keys":[]}',
+    },
+  });
+  assert.ok(ir, JSON.stringify(problems));
+  return ir;
+}
+
+/** Counts the message builds of every lazy resource in `compiled` (by wrapping each one's getter). */
+function countBuilds(compiled: CompiledResources): Map<string, number> {
+  const builds = new Map<string, number>();
+  for (const type of RESOURCE_TYPES) {
+    for (const resource of compiled[type]) {
+      if (!(resource instanceof LazyResource)) continue;
+      const getter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(resource), 'message')?.get;
+      assert.ok(getter, `${type} ${resource.name} builds its message in a getter`);
+      Object.defineProperty(resource, 'message', {
+        get(): ProtoObject {
+          const key = `${type} ${resource.name}`;
+          builds.set(key, (builds.get(key) ?? 0) + 1);
+          return getter.call(resource) as ProtoObject;
+        },
+      });
+    }
+  }
+  return builds;
+}
+
+test("compile's per-route resources are lazy: a fresh, equal message on every read", () => {
+  const compiled = compile(irOf(3));
+  for (const type of [
+    CLUSTER_TYPE,
+    CLUSTER_LOAD_ASSIGNMENT_TYPE,
+    ROUTE_CONFIGURATION_TYPE,
+    SCOPED_ROUTE_CONFIGURATION_TYPE,
+  ] as const) {
+    const lazy = compiled[type].filter((resource) => resource instanceof LazyResource);
+    assert.equal(lazy.length, 3, `${type}: one lazy resource per route`);
+    for (const resource of lazy) {
+      const first = resource.message;
+      const second = resource.message;
+      assert.notEqual(first, second, 'not kept');
+      assert.deepEqual(first, second, 'the same content');
+      assert.equal(first.name ?? first.cluster_name, resource.name);
+    }
+  }
+});
+
+test('a snapshot builds each new message once, the check after it builds none, and a rebuild builds none', () => {
+  const ir = irOf(4);
+  const compiled = compile(ir);
+  const builds = countBuilds(compiled);
+  const snapshot = buildSnapshot(compiled);
+  const lazyCount = RESOURCE_TYPES.reduce(
+    (sum, type) => sum + compiled[type].filter((resource) => resource instanceof LazyResource).length,
+    0,
+  );
+  assert.equal(lazyCount, 16, 'cluster, endpoints, table and scope per route');
+  assert.equal(builds.size, lazyCount, 'every lazy resource was built');
+  assert.ok(
+    [...builds.values()].every((count) => count === 1),
+    JSON.stringify([...builds]),
+  );
+  assert.deepEqual(new IncrementalConsistencyCheck().check(compiled), []);
+  assert.deepEqual(checkConsistency(compiled), []);
+  assert.ok(
+    [...builds.values()].every((count) => count === 1),
+    'the checks read kept facts',
+  );
+
+  const again = compile(ir);
+  for (const type of RESOURCE_TYPES) {
+    again[type].forEach((resource, index) => {
+      if (resource instanceof LazyResource)
+        assert.equal(resource, compiled[type][index], `${type} ${resource.name}: the same object`);
+    });
+  }
+  const rebuilt = buildSnapshot(again);
+  assert.ok(
+    [...builds.values()].every((count) => count === 1),
+    'nothing unchanged is built again',
+  );
+  for (const type of RESOURCE_TYPES) {
+    for (const [name, entry] of snapshot.resources[type]) {
+      if (compiled[type].find((resource) => resource.name === name) instanceof LazyResource)
+        assert.equal(rebuilt.resources[type].get(name), entry, `${type} ${name} reused`);
+    }
+  }
+});
+
+test('the snapshot encodes exactly the bytes of the messages built and held up front', () => {
+  const compiled = compile(irOf(300, '-bytes')); // more than one encoding batch per type
+  const snapshot = buildSnapshot(compiled);
+  for (const type of RESOURCE_TYPES) {
+    assert.equal(snapshot.resources[type].size, compiled[type].length, type);
+    for (const resource of compiled[type]) {
+      const bytes = snapshot.resources[type].get(resource.name)?.bytes;
+      assert.ok(bytes, `${type} ${resource.name}`);
+      assert.deepEqual(Buffer.from(bytes), Buffer.from(encodeMessage(type, resource.message)), resource.name);
+    }
+  }
+});
+
+test('kept facts are those of the message: EDS clusters, each route table reference, each scope target', () => {
+  const compiled = compile(irOf(2, '-facts'));
+  for (const type of RESOURCE_TYPES) {
+    for (const resource of compiled[type]) {
+      assert.deepEqual(
+        factsOf(type, resource),
+        factsOfMessage(type, resource.message),
+        `${type} ${resource.name}`,
+      );
+    }
+  }
+  const table = compiled[ROUTE_CONFIGURATION_TYPE][0];
+  assert.ok(table);
+  const references = factsOf(ROUTE_CONFIGURATION_TYPE, table).references;
+  assert.equal(references.length % 2, 0, 'pairs');
+  assert.ok(references.includes('portcullis-authorize'), 'the JWKS route');
+  assert.ok(compiled[CLUSTER_TYPE].some((cluster) => factsOf(CLUSTER_TYPE, cluster).eds));
+  const scope = compiled[SCOPED_ROUTE_CONFIGURATION_TYPE][0];
+  assert.ok(scope);
+  assert.deepEqual(factsOf(SCOPED_ROUTE_CONFIGURATION_TYPE, scope).references, [scope.name]);
+  assert.deepEqual(
+    factsOfMessage(SCOPED_ROUTE_CONFIGURATION_TYPE, { name: 'x' }).references,
+    [],
+    'names none',
+  );
+  assert.equal(factsOfMessage(CLUSTER_TYPE, { name: 'x', type: 'STRICT_DNS' }).eds, false);
+});
+
+test('two resources holding one message object are the same; lazy ones only as one object', () => {
+  const message = { name: 'a' };
+  assert.ok(sameCompiledResource({ name: 'a', message }, { name: 'a', message }));
+  assert.ok(!sameCompiledResource({ name: 'a', message }, { name: 'b', message }), 'another name');
+  assert.ok(!sameCompiledResource({ name: 'a', message }, { name: 'a', message: { name: 'a' } }));
+  const [first, second] = compile(irOf(2, '-same'))[CLUSTER_TYPE].filter((r) => r instanceof LazyResource);
+  assert.ok(first && second);
+  assert.ok(sameCompiledResource(first, first));
+  assert.ok(!sameCompiledResource(first, { name: first.name, message: first.message }));
+});
+
+test('a ShapeKeeper holds at most its size, however many messages it is handed', () => {
+  const keeper = new ShapeKeeper(4);
+  assert.equal(keeper.size, 0);
+  for (let index = 0; index < 10; index++) keeper.keep({ index });
+  assert.equal(keeper.size, 4);
+});
