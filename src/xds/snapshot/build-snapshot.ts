@@ -125,8 +125,8 @@ const SHAPES_KEPT_PER_TYPE = 64;
  * Fills each missing entry of `entries` by building the resource's message and encoding it, a
  * batch at a time (`encodeMessages`): the batch's messages are dropped as soon as they are
  * encoded, so a cold build never holds every message of a type at once (they would survive, and
- * be copied by, each young-generation collection the build runs). The first message of each batch
- * is kept a while longer, to keep its shape (see ShapeKeeper). A lazy resource also keeps the
+ * be copied by, each young-generation collection the build runs). The first lazily built message
+ * of each batch is kept a while longer, to keep its shape (see ShapeKeeper). A lazy resource also keeps the
  * facts the consistency check reads from the message it was just built into.
  */
 function encodeFresh(
@@ -136,6 +136,7 @@ function encodeFresh(
 ): void {
   const indexes: number[] = [];
   const messages: ProtoObject[] = [];
+  let keptFromBatch = false;
   let keeper = shapeKeepers.get(type);
   if (keeper === undefined) {
     keeper = new ShapeKeeper(SHAPES_KEPT_PER_TYPE);
@@ -149,13 +150,19 @@ function encodeFresh(
     }
     indexes.length = 0;
     messages.length = 0;
+    keptFromBatch = false;
   };
   for (let i = 0; i < list.length; i++) {
     if (entries[i] !== undefined) continue;
     const resource = list[i] as CompiledResource;
     const message = resource.message;
-    if (resource instanceof LazyResource) resource.noteMessage(message);
-    if (messages.length === 0) keeper.keep(message);
+    if (resource instanceof LazyResource) {
+      resource.noteMessage(message);
+      // Only lazily built messages: one held by its resource keeps its shape already, and may be
+      // large (the single RouteConfiguration holds every host).
+      if (!keptFromBatch) keeper.keep(message);
+      keptFromBatch = true;
+    }
     indexes.push(i);
     messages.push(message);
     if (messages.length === ENCODE_BATCH) flush();

@@ -7,8 +7,8 @@ import type { ProtoObject } from '../codec/codec.js';
  * and the next build makes them again from scratch. Measured on a cold build of 1,000 routes after
  * a full collection: the snapshot stage took 10-31 ms (median ~17) instead of 10-11, its encoder
  * running slowly while the new shapes settle. One kept message per shape is enough, and messages
- * of a type mostly share a few shapes, so a small ring of them per type (the first message of each
- * encoding batch) costs a few hundred kilobytes at most, whatever the route count.
+ * of a type mostly share a few shapes, so a small ring of them per type (the first lazily built
+ * message of each encoding batch) costs a few hundred kilobytes at most, whatever the route count.
  */
 export class ShapeKeeper {
   readonly #ring: (ProtoObject | undefined)[];
