@@ -4,6 +4,8 @@
 // same messages encode to when built and held up front.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { IR } from '../../../src/ir/types.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
 import { translate } from '../../../src/translate/translate.js';
@@ -192,4 +194,21 @@ test('a ShapeKeeper holds at most its size, however many messages it is handed',
   assert.equal(keeper.size, 0);
   for (let index = 0; index < 10; index++) keeper.keep({ index });
   assert.equal(keeper.size, 4);
+});
+
+test('the snapshot keeps no message held by its own resource once a later build replaced it', async () => {
+  setFlagsFromString('--expose-gc');
+  const collect = runInNewContext('gc') as () => void;
+  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as CompiledResources;
+  let table: ProtoObject | undefined = { name: 'ingress', virtual_hosts: [] };
+  const held = new WeakRef(table);
+  buildSnapshot({ ...empty, [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: table }] });
+  table = undefined;
+  buildSnapshot({
+    ...empty,
+    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'ingress', message: { name: 'ingress' } }],
+  });
+  await new Promise((resolve) => setImmediate(resolve));
+  collect();
+  assert.equal(held.deref(), undefined, 'collected: not kept for its shape');
 });
