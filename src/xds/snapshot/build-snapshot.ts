@@ -35,18 +35,6 @@ function entryFor(name: string, bytes: Uint8Array): EncodedEntry {
   };
 }
 
-/** `entry` under another name (same bytes and version, its own line hash). */
-function renamedEntry(entry: EncodedEntry, name: string): EncodedEntry {
-  nameHashes(name);
-  return {
-    name,
-    version: entry.version,
-    bytes: entry.bytes,
-    high: (Number.parseInt(entry.version.slice(0, 8), 16) ^ (nameLanes[0] as number)) & HALF_MASK,
-    low: (Number.parseInt(entry.version.slice(8, 16), 16) ^ (nameLanes[1] as number)) & HALF_MASK,
-  };
-}
-
 /** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
 let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
 
@@ -77,22 +65,16 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
     const list = compiled[type];
     const entries = reusedEntries(list, previousBuild[type]);
     encodeFresh(type, list, entries);
-    const items: EncodedEntry[] = new Array<EncodedEntry>(list.length);
+    // Every entry is now filled: the previous build's own object for an unchanged resource (reused
+    // by identity, so under the same name; it costs no allocation here and is recognised
+    // downstream by identity), a fresh one for the rest.
+    const items = entries as EncodedEntry[];
     const before = previousBuild[type];
     let same = before !== undefined && before.entries.length === list.length;
     let high = 0;
     let low = 0;
-    for (let i = 0; i < list.length; i++) {
-      const { name } = list[i] as CompiledResource;
-      let entry = entries[i] as EncodedEntry;
-      // The same entry object as the last build's, so an unchanged resource costs no allocation
-      // here and is recognised downstream by identity. (A message object held under another
-      // name gets an entry of its own.)
-      if (entry.name !== name) {
-        entry = renamedEntry(entry, name);
-        entries[i] = entry;
-      }
-      items[i] = entry;
+    for (let i = 0; i < items.length; i++) {
+      const entry = items[i] as EncodedEntry;
       if (same && entry !== before?.entries[i]) same = false;
       high = (high + entry.high) & HALF_MASK;
       low = (low + entry.low) & HALF_MASK;
@@ -105,7 +87,7 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
           ? new SortedResourceMap(items)
           : new Map(items.map((item) => [item.name, item]));
     typeVersions[type] = typeVersion(high, low, items.length);
-    builds[type] = { list, entries: entries as EncodedEntry[], resources: resources[type] };
+    builds[type] = { list, entries: items, resources: resources[type] };
   }
   previousBuild = builds;
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
