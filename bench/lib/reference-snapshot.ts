@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { encodeMessageReference } from '../../src/xds/codec/codec.js';
 import { RESOURCE_TYPES } from '../../src/xds/codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from '../../src/xds/compile/compile.js';
+import type { CompiledResources } from '../../src/xds/compile/compile.js';
 
 /**
  * The snapshot build as it was before the performance work: protobufjs `fromObject` + `encode` per
@@ -22,17 +22,4 @@ export function referenceSnapshotBytes(compiled: CompiledResources): number {
     createHash('sha256').update(versionInput.join('\n')).digest('hex');
   }
   return total;
-}
-
-/**
- * `compiled` with every message built once and held: compile's per-route resources build theirs on
- * each read (LazyResource), and the reference times encoding and hashing alone, as it always has,
- * so it is handed messages built before the clock starts.
- */
-export function withBuiltMessages(compiled: CompiledResources): CompiledResources {
-  const out: Partial<Record<keyof CompiledResources, readonly CompiledResource[]>> = {};
-  for (const type of RESOURCE_TYPES) {
-    out[type] = compiled[type].map((resource) => ({ name: resource.name, message: resource.message }));
-  }
-  return out as CompiledResources;
 }

@@ -24,7 +24,8 @@ import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { numberArg, parseArgs, progress } from '../lib/child.js';
 import { COMPILE_SHAPE, configYaml, generatedRoutes } from '../lib/config-gen.js';
 import { writeResult } from '../lib/output.js';
-import { referenceSnapshotBytes, withBuiltMessages } from '../lib/reference-snapshot.js';
+import { referenceSnapshotBytes } from '../lib/reference-snapshot.js';
+import { withBuiltMessages } from '../../src/xds/compile/lazy-resource.js';
 import { summarize, type Summary } from '../lib/stats.js';
 
 /** As the runtime compiles: with authorization (ext_authz filter, per-route settings, JWKS route). */

@@ -1,11 +1,12 @@
 import type { ProtoObject } from '../codec/codec.js';
 import {
   CLUSTER_TYPE,
+  RESOURCE_TYPES,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../codec/type-urls.js';
-import type { CompiledResource } from './compile.js';
+import type { CompiledResource, CompiledResources } from './compile.js';
 
 /**
  * What the consistency check reads of a compiled message, and nothing more: small enough to keep
@@ -106,4 +107,18 @@ export function sameCompiledResource(old: CompiledResource, now: CompiledResourc
   if (old === now) return true;
   if (old instanceof LazyResource || now instanceof LazyResource) return false;
   return old.name === now.name && old.message === now.message;
+}
+
+/**
+ * `compiled` with every message built once and held (plain `{name, message}` resources): for
+ * callers that read messages more than once or edit them, such as the benchmark's reference
+ * encoder (which times encoding alone) and tests that break a resource on purpose. The messages
+ * still share frozen constants; copy them before editing.
+ */
+export function withBuiltMessages(compiled: CompiledResources): CompiledResources {
+  const out: Partial<Record<keyof CompiledResources, readonly CompiledResource[]>> = {};
+  for (const type of RESOURCE_TYPES) {
+    out[type] = compiled[type].map((resource) => ({ name: resource.name, message: resource.message }));
+  }
+  return out as CompiledResources;
 }
