@@ -18,6 +18,8 @@ export interface HostPlacement {
 /** Places a lower-cased `from` hostname (no port: the listener strips ports before matching). */
 export function placeHost(hostname: string): HostPlacement {
   const host = hostname.toLowerCase();
+  // Most hosts have no wildcard: no split (an array per route) to count none.
+  if (!host.includes('*')) return { vhost: host, domains: [host], authorityRegex: undefined };
   const stars = host.split('*').length - 1;
   if (stars === 0) return { vhost: host, domains: [host], authorityRegex: undefined };
   if (stars === 1 && (host.startsWith('*') || host.endsWith('*'))) {

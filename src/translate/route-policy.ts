@@ -8,7 +8,7 @@ import type { RouteSettings } from '../config/types.js';
  * by id or email), then the route's own `policy` rules. A route with no access settings gets no
  * rules, which allows nobody (403, without a sign-in prompt).
  */
-export function assembleRoutePolicy(route: RouteSettings): PolicyRule[] {
+export function assembleRoutePolicy(route: RouteSettings): readonly PolicyRule[] {
   const at = route.source_path;
   const or: Criterion[] = [];
   if (route.allow_public_unauthenticated_access)
@@ -19,7 +19,9 @@ export function assembleRoutePolicy(route: RouteSettings): PolicyRule[] {
   route.allowed_domains.forEach((domain, index) =>
     or.push({ kind: 'domain', matcher: { is: domain }, path: `${at}.allowed_domains[${index}]` }),
   );
-  for (const [claim, values] of Object.entries(route.allowed_idp_claims)) {
+  // for-in, not Object.entries: no array per route for the usual empty claims.
+  for (const claim in route.allowed_idp_claims) {
+    const values = route.allowed_idp_claims[claim] ?? [];
     values.forEach((value, index) =>
       or.push({
         kind: 'claim',
@@ -33,7 +35,7 @@ export function assembleRoutePolicy(route: RouteSettings): PolicyRule[] {
     const path = `${at}.allowed_users[${index}]`;
     or.push({ kind: 'user', matcher: { is: user }, path }, { kind: 'email', matcher: { is: user }, path });
   });
-  const shortcuts: PolicyRule[] =
-    or.length === 0 ? [] : [{ action: 'allow', and: [], or, not: [], nor: [], path: at }];
-  return [...shortcuts, ...route.policy];
+  // No shortcuts: the route's own rules, the same (immutable) list, not a copy per route.
+  if (or.length === 0) return route.policy;
+  return [{ action: 'allow', and: [], or, not: [], nor: [], path: at }, ...route.policy];
 }

@@ -9,15 +9,16 @@ import type {
   IRRoute,
   IRVirtualHost,
   IRPathMatch,
+  IRHostRewrite,
 } from '../ir/types.js';
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { applyRouteChanges, type TranslatedRoute, type TranslatedRoutes } from './route-changes.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { IncrementalSorter } from '../shared/incremental-sorter.js';
+import { orderByRouteId, routeIdLead } from './route-id-order.js';
 
 const vhostOrder = new IncrementalSorter();
-const clusterOrder = new IncrementalSorter();
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -50,8 +51,7 @@ export class Translator {
 
   translate(config: Config, options: TranslateOptions): TranslateResult {
     const result = translateFrom(this.last, config, options);
-    if (this.last !== undefined && result.state !== undefined && result.state.ids === this.last.ids)
-      this.fromChanges += 1;
+    if (result.fromChanges) this.fromChanges += 1;
     // A failed translation keeps the last good one: the reload that fixes the config starts from it.
     if (result.state !== undefined) this.last = result.state;
     return { ir: result.ir, problems: result.problems };
@@ -69,7 +69,7 @@ function translateFrom(
   lastTranslation: TranslatedRoutes | undefined,
   config: Config,
   options: TranslateOptions,
-): TranslateResult & { readonly state: TranslatedRoutes | undefined } {
+): TranslateResult & { readonly state: TranslatedRoutes | undefined; readonly fromChanges?: boolean } {
   const context = routeContext(config, options);
   const changed =
     lastTranslation === undefined
@@ -85,21 +85,39 @@ function translateFrom(
       ir: assemble(config, options, changed.virtualHosts, changed.clusters),
       problems: [],
       state: changed,
+      fromChanges: true,
     };
   }
   // Unchanged routes (the parse cache hands them the same RouteSettings objects) keep their
   // translation from the last good one; a first translation has nothing to look up.
   const reuse =
     lastTranslation !== undefined && lastTranslation.context === context
-      ? translationsBySettings(lastTranslation)
+      ? new EarlierTranslations(lastTranslation, config.routes.length)
       : undefined;
   const problems: Problem[] = [];
-  const seen = new Map<string, string>();
+  // The route (index into `config.routes`) each problem is about, to report them in config order.
+  const problemRoutes: number[] = [];
+  // Everything later steps need from a route is gathered while its translation is at hand (in
+  // cache): at 10,000 routes, each further pass over the route objects costs a cache miss each.
+  const translatedRoutes: TranslatedRoute[] = [];
+  const clustersInRouteOrder: IRCluster[] = [];
+  const leads = new Int32Array(config.routes.length);
+  /** Each translated route's index in `config.routes`. */
+  const routeIndexes = new Int32Array(config.routes.length);
   const vhosts = new Map<string, { domains: readonly string[]; routes: IRRoute[] }>();
-  const clusters: IRCluster[] = [];
-  const translatedRoutesInOrder: TranslatedRoute[] = [];
-  for (const settings of config.routes) {
-    if (!served(settings)) {
+  for (let index = 0; index < config.routes.length; index++) {
+    const settings = config.routes[index] as RouteSettings;
+    if (served(settings)) {
+      const translated = reuse?.find(settings, index) ?? translateRoute(settings, config, options, problems);
+      leads[translatedRoutes.length] = translated.idLead;
+      routeIndexes[translatedRoutes.length] = index;
+      translatedRoutes.push(translated);
+      clustersInRouteOrder.push(translated.cluster);
+      const vhost = vhosts.get(translated.vhost);
+      if (vhost === undefined)
+        vhosts.set(translated.vhost, { domains: translated.domains, routes: [translated.route] });
+      else vhost.routes.push(translated.route);
+    } else {
       const what =
         settings.kind === 'tcp'
           ? 'TCP routes'
@@ -110,50 +128,119 @@ function translateFrom(
         path: settings.source_path,
         message: `${what} are valid configuration but not served by this version yet`,
       });
-      continue;
     }
-    const translated = reuse?.get(settings) ?? translateRoute(settings, config, options, problems);
-    const earlier = seen.get(translated.id);
-    if (earlier !== undefined) {
-      problems.push({
-        path: settings.source_path,
-        message: `duplicates ${earlier} (same from, matcher and to); remove one or change its matcher`,
-      });
-      continue;
-    }
-    seen.set(translated.id, settings.source_path);
-    translatedRoutesInOrder.push(translated);
-    const vhost = vhosts.get(translated.vhost);
-    if (vhost === undefined)
-      vhosts.set(translated.vhost, { domains: translated.domains, routes: [translated.route] });
-    else vhost.routes.push(translated.route);
-    clusters.push(translated.cluster);
+    while (problemRoutes.length < problems.length) problemRoutes.push(index);
   }
-  if (problems.length > 0) return { ir: undefined, problems, state: undefined };
-  // Sorted by name, the catch-all last; the sorters reuse the previous reload's order.
+  const idOrder = orderByRouteId(
+    leads.subarray(0, translatedRoutes.length),
+    (at) => (translatedRoutes[at] as TranslatedRoute).id,
+  );
+  reportDuplicateIds(translatedRoutes, leads, routeIndexes, idOrder, problems, problemRoutes);
+  if (problems.length > 0)
+    return { ir: undefined, problems: inRouteOrder(problems, problemRoutes), state: undefined };
+  // Sorted by name, the catch-all last; the sorter reuses the previous reload's order unless no
+  // route was reused (then the names are all new strings).
   const catchAll = vhosts.get(CATCH_ALL_VHOST);
   vhosts.delete(CATCH_ALL_VHOST);
-  const virtualHosts: IRVirtualHost[] = vhostOrder.sort(vhosts).map((name) => {
+  const fresh = reuse === undefined || !reuse.anyFound;
+  const virtualHosts: IRVirtualHost[] = vhostOrder.sort(vhosts, fresh).map((name) => {
     const vhost = vhosts.get(name) as { domains: readonly string[]; routes: IRRoute[] };
     return { name, domains: vhost.domains, routes: vhost.routes };
   });
   if (catchAll !== undefined) virtualHosts.push({ name: CATCH_ALL_VHOST, ...catchAll });
-  const clustersByName = new Map(clusters.map((cluster) => [cluster.name, cluster]));
-  const sortedClusters = clusterOrder
-    .sort(clustersByName)
-    .map((name) => clustersByName.get(name) as IRCluster);
+  // Cluster names are `route-<id>`: in id order, they are sorted by name.
+  const sortedClusters = new Array<IRCluster>(idOrder.length);
+  for (let k = 0; k < idOrder.length; k++)
+    sortedClusters[k] = clustersInRouteOrder[idOrder[k] as number] as IRCluster;
   return {
     ir: assemble(config, options, virtualHosts, sortedClusters),
     problems: [],
     state: {
       context,
       settings: config.routes,
-      translated: translatedRoutesInOrder,
-      ids: seen,
+      translated: translatedRoutes,
       virtualHosts,
       clusters: sortedClusters,
     },
   };
+}
+
+/**
+ * Reports each route whose id an earlier route already has (same from, matcher and to), naming the
+ * first route with that id. `order` lists the routes in id order, so equal ids are adjacent,
+ * earliest first; ids are compared only where their leading words (`leads`) are equal.
+ * `routeIndexes[i]` is route i's index in the config's list (unserved routes included).
+ */
+function reportDuplicateIds(
+  routes: readonly TranslatedRoute[],
+  leads: Int32Array,
+  routeIndexes: Int32Array,
+  order: Int32Array,
+  problems: Problem[],
+  problemRoutes: number[],
+): void {
+  const idAt = (k: number): string => (routes[order[k] as number] as TranslatedRoute).id;
+  for (let k = 1; k < order.length; k++) {
+    if (leads[order[k] as number] !== leads[order[k - 1] as number] || idAt(k) !== idAt(k - 1)) continue;
+    let first = k - 1;
+    while (first > 0 && idAt(first - 1) === idAt(k)) first--;
+    const route = routes[order[k] as number] as TranslatedRoute;
+    const earlier = routes[order[first] as number] as TranslatedRoute;
+    problems.push({
+      path: route.route.sourcePath,
+      message: `duplicates ${earlier.route.sourcePath} (same from, matcher and to); remove one or change its matcher`,
+    });
+    problemRoutes.push(routeIndexes[order[k] as number] as number);
+  }
+}
+
+/** `problems` ordered by the route each is about (`routes[i]`), stable within a route. */
+function inRouteOrder(problems: readonly Problem[], routes: readonly number[]): Problem[] {
+  return problems
+    .map((problem, at) => ({ problem, at }))
+    .sort((a, b) => (routes[a.at] as number) - (routes[b.at] as number) || a.at - b.at)
+    .map(({ problem }) => problem);
+}
+
+/**
+ * The last good translation's routes, found by their settings objects. A route at the same place
+ * as before is found by one comparison; a hash table of every earlier route is built only once a
+ * route is missing from its place while others were found at theirs, or the route count changed
+ * (routes inserted or removed). A freshly parsed config, whose objects no earlier translation can
+ * hold, then costs one comparison per route instead of a table of 10,000 objects. A config that
+ * only reordered its routes is translated afresh: same result, more time.
+ */
+class EarlierTranslations {
+  private table: Map<RouteSettings, TranslatedRoute> | undefined;
+  private found = 0;
+  /** Whether any earlier translation was found (reused). */
+  anyFound = false;
+  private readonly resized: boolean;
+
+  constructor(
+    private readonly last: TranslatedRoutes,
+    count: number,
+  ) {
+    this.resized = count !== last.settings.length;
+  }
+
+  /** The earlier translation of `settings` (now at `index`), if there is one. */
+  find(settings: RouteSettings, index: number): TranslatedRoute | undefined {
+    if (this.last.settings[index] === settings) {
+      this.found++;
+      this.anyFound = true;
+      return this.last.translated[index];
+    }
+    if (this.table === undefined) {
+      if (!this.resized && this.found === 0) return undefined;
+      this.table = new Map();
+      for (let i = 0; i < this.last.settings.length; i++)
+        this.table.set(this.last.settings[i] as RouteSettings, this.last.translated[i] as TranslatedRoute);
+    }
+    const earlier = this.table.get(settings);
+    if (earlier !== undefined) this.anyFound = true;
+    return earlier;
+  }
 }
 
 /** Route kinds this version serves (the others are reported as problems). */
@@ -187,14 +274,6 @@ function routeContext(config: Config, options: TranslateOptions): string {
   return `${config.default_upstream_timeout_ms}|${String(config.pass_identity_headers)}|${options.systemCaFile}`;
 }
 
-/** Each route's translation in `state`, by its settings object. */
-function translationsBySettings(state: TranslatedRoutes): Map<RouteSettings, TranslatedRoute> {
-  const map = new Map<RouteSettings, TranslatedRoute>();
-  for (let i = 0; i < state.settings.length; i++)
-    map.set(state.settings[i] as RouteSettings, state.translated[i] as TranslatedRoute);
-  return map;
-}
-
 /** Translates one route; problems with its upstreams are added to `problems`. */
 function translateRoute(
   settings: RouteSettings,
@@ -208,6 +287,7 @@ function translateRoute(
   const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
   return {
     id,
+    idLead: routeIdLead(id),
     vhost: placement.vhost,
     domains: placement.domains,
     route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
@@ -241,6 +321,10 @@ export function routeIdentityText(route: RouteSettings): string {
   return `${text}]}`;
 }
 
+/** The host rewrites without parameters: one object each for every route (the IR is immutable). */
+const AUTO_HOST: IRHostRewrite = { kind: 'auto' };
+const PRESERVE_HOST: IRHostRewrite = { kind: 'preserve' };
+
 function buildRoute(
   settings: RouteSettings,
   id: string,
@@ -262,7 +346,7 @@ function buildRoute(
   const websockets = settings.allow_websockets;
   return {
     id,
-    name: settings.name ?? `route-${id}`,
+    name: settings.name ?? clusterName,
     sourcePath: settings.source_path,
     match,
     authorityRegex,
@@ -278,8 +362,8 @@ function buildRoute(
       settings.host_rewrite !== undefined
         ? { kind: 'literal', host: settings.host_rewrite }
         : settings.preserve_host_header
-          ? { kind: 'preserve' }
-          : { kind: 'auto' },
+          ? PRESERVE_HOST
+          : AUTO_HOST,
     allowWebsockets: websockets,
     requestHeadersToSet: settings.set_request_headers,
     requestHeadersToRemove: settings.remove_request_headers,

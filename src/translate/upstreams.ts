@@ -23,19 +23,24 @@ export function buildCluster(
     port: url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port),
     weight,
   }));
-  const schemes = new Set(route.to.map(({ url }) => url.protocol));
-  if (schemes.size > 1) {
+  // One pass over the destinations, no set or array per route (10,000 of each on a cold build).
+  const scheme = (route.to[0] as { url: URL }).url.protocol;
+  let mixed = false;
+  for (let i = 1; i < route.to.length; i++)
+    if ((route.to[i] as { url: URL }).url.protocol !== scheme) mixed = true;
+  if (mixed) {
     problems.push({
       path: `${route.source_path}.to`,
       message: 'cannot mix http, https and h2c destinations in one route',
     });
   }
-  const useTls = schemes.has('https:');
-  const upstreamProtocol = schemes.has('h2c:')
-    ? 'http2'
-    : route.allow_websockets || !useTls
-      ? 'http1'
-      : 'alpn';
+  const useTls = scheme === 'https:' || (mixed && hasScheme(route, 'https:'));
+  const upstreamProtocol =
+    scheme === 'h2c:' || (mixed && hasScheme(route, 'h2c:'))
+      ? 'http2'
+      : route.allow_websockets || !useTls
+        ? 'http1'
+        : 'alpn';
   if (upstreamProtocol === 'http2' && route.allow_websockets) {
     problems.push({
       path: `${route.source_path}.allow_websockets`,
@@ -62,6 +67,11 @@ export function buildCluster(
     outlierDetection: route.outlier_detection,
     healthyPanicThreshold: route.healthy_panic_threshold,
   };
+}
+
+/** Whether any of the route's destinations has `scheme` (a module function: no closure per route). */
+function hasScheme(route: RouteSettings, scheme: string): boolean {
+  return route.to.some(({ url }) => url.protocol === scheme);
 }
 
 function upstreamTls(route: RouteSettings, systemCaFile: string): IRUpstreamTls {
