@@ -18,13 +18,16 @@ export function contentHash64(bytes: Uint8Array): string {
  */
 export const lastLanes = new Uint32Array(2);
 
-/** Hashes `bytes` into `lastLanes` (see `contentHash64`). */
-export function hashLanes(bytes: Uint8Array): void {
+/**
+ * Hashes `bytes` (or its bytes `start` to `end`, exactly as that subarray would hash) into
+ * `lastLanes` (see `contentHash64`).
+ */
+export function hashLanes(bytes: Uint8Array, start = 0, end = bytes.length): void {
   let first = 0x9747b28c;
   let second = 0x5bd1e995;
-  const length = bytes.length;
-  const blocks = length & ~3;
-  let i = 0;
+  const length = end - start;
+  const blocks = start + (length & ~3);
+  let i = start;
   for (; i < blocks; i += 4) {
     const block =
       (bytes[i] as number) |

@@ -1,6 +1,8 @@
 import type protobuf from 'protobufjs';
 import { PortcullisError } from '../../shared/errors.js';
-import { fastEncode, fastEncodeMany, registerConstant } from './fast-encode.js';
+import { fastEncode, fastEncodeSpans, registerConstant, type EncodedSpans } from './fast-encode.js';
+
+export type { EncodedSpans };
 import { messageType } from './proto-root.js';
 import { TYPE_PREFIX } from './type-urls.js';
 
@@ -45,16 +47,30 @@ export function encodeMessage(messageName: string, value: ProtoObject): Uint8Arr
 }
 
 /**
- * Encodes many messages of one type, as `encodeMessage` would one by one (same bytes), but into one
- * shared block: the results are views into a single buffer instead of one small allocation and
- * copy each, which matters at 10,000 clusters per snapshot. The views keep the whole block alive,
- * so use this for values that live and die together, like a snapshot's resources of one type.
+ * Encodes many messages of one type, as `encodeMessage` would one by one (same bytes), into a few
+ * shared blocks: value i is bytes `starts[i]` to `ends[i]` of `blocks[blockOf[i]]` (see
+ * EncodedSpans), which matters at 10,000 clusters per snapshot. A value the fast path leaves to
+ * protobufjs gets a block of its own. A block stays alive while any of its values is used, so use
+ * this for values that live and die together, like a snapshot's resources of one type.
  */
-export function encodeMessages(messageName: string, values: readonly ProtoObject[]): Uint8Array[] {
+export function encodeMessageSpans(messageName: string, values: readonly ProtoObject[]): EncodedSpans {
   const type = messageType(messageName);
-  return fastEncodeMany(type, values).map(
-    (bytes, index) => bytes ?? type.encode(type.fromObject(values[index] as ProtoObject)).finish(),
-  );
+  const spans = fastEncodeSpans(type, values);
+  for (let i = 0; i < values.length; i++) {
+    if (spans.blockOf[i] !== -1) continue;
+    const bytes = type.encode(type.fromObject(values[i] as ProtoObject)).finish();
+    spans.blockOf[i] = spans.blocks.length;
+    spans.blocks.push(bytes);
+    spans.starts[i] = 0;
+    spans.ends[i] = bytes.length;
+  }
+  return spans;
+}
+
+/** `encodeMessageSpans` as one view per value (for callers that want them, such as tests). */
+export function encodeMessages(messageName: string, values: readonly ProtoObject[]): Uint8Array[] {
+  const { blocks, blockOf, starts, ends } = encodeMessageSpans(messageName, values);
+  return values.map((_, i) => (blocks[blockOf[i] as number] as Uint8Array).subarray(starts[i], ends[i]));
 }
 
 /** The fast path alone: bytes, or undefined where `encodeMessage` would hand over to protobufjs. For tests. */

@@ -1,39 +1,12 @@
-import { hashLanes, lanesHex, lastLanes } from '../../shared/fast-hash.js';
 import { fullHash } from '../../shared/hash.js';
-import { encodeMessages, type ProtoObject } from '../codec/codec.js';
+import { encodeMessageSpans, type ProtoObject } from '../codec/codec.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import { LazyResource, sameCompiledResource } from '../compile/lazy-resource.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedByName, SortedResourceMap } from './sorted-by-name.js';
 import { ShapeKeeper } from './shape-keeper.js';
-
-/**
- * A resource as snapshots hold it, plus the two 30-bit halves it adds to its type's version
- * (`lineHash`): one object per resource, reused by every build while the message is unchanged.
- * The halves stay below 2^30 so V8 keeps them as small integers, not boxed numbers.
- */
-interface EncodedEntry extends EncodedResource {
-  readonly high: number;
-  readonly low: number;
-}
-
-/**
- * The entry for freshly encoded `bytes` under `name`: its version is a 64-bit hash of the bytes
- * (`hashLanes`; see there why not SHA-256), and its line hash mixes those lanes with the name.
- */
-function entryFor(name: string, bytes: Uint8Array): EncodedEntry {
-  hashLanes(bytes);
-  const version = lanesHex();
-  nameHashes(name);
-  return {
-    name,
-    version,
-    bytes,
-    high: ((lastLanes[0] as number) ^ (nameLanes[0] as number)) & HALF_MASK,
-    low: ((lastLanes[1] as number) ^ (nameLanes[1] as number)) & HALF_MASK,
-  };
-}
+import { HALF_MASK, SnapshotEntry } from './snapshot-entry.js';
 
 /** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
 let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
@@ -41,7 +14,7 @@ let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
 /** One type of one build: the compiled list and, at the same index, each resource's entry. */
 interface TypeBuild {
   readonly list: readonly CompiledResource[];
-  readonly entries: readonly EncodedEntry[];
+  readonly entries: readonly SnapshotEntry[];
   /** The snapshot's map of these entries; the next build reuses it when the type is unchanged. */
   readonly resources: ReadonlyMap<string, EncodedResource>;
 }
@@ -68,13 +41,13 @@ export function buildSnapshot(compiled: CompiledResources): Snapshot {
     // Every entry is now filled: the previous build's own object for an unchanged resource (reused
     // by identity, so under the same name; it costs no allocation here and is recognised
     // downstream by identity), a fresh one for the rest.
-    const items = entries as EncodedEntry[];
+    const items = entries as SnapshotEntry[];
     const before = previousBuild[type];
     let same = before !== undefined && before.entries.length === list.length;
     let high = 0;
     let low = 0;
     for (let i = 0; i < items.length; i++) {
-      const entry = items[i] as EncodedEntry;
+      const entry = items[i] as SnapshotEntry;
       if (same && entry !== before?.entries[i]) same = false;
       high = (high + entry.high) & HALF_MASK;
       low = (low + entry.low) & HALF_MASK;
@@ -105,7 +78,7 @@ const SHAPES_KEPT_PER_TYPE = 64;
 
 /**
  * Fills each missing entry of `entries` by building the resource's message and encoding it, a
- * batch at a time (`encodeMessages`): the batch's messages are dropped as soon as they are
+ * batch at a time (`encodeMessageSpans`): the batch's messages are dropped as soon as they are
  * encoded, so a cold build never holds every message of a type at once (they would survive, and
  * be copied by, each young-generation collection the build runs). The first lazily built message
  * of each batch is kept a while longer, to keep its shape (see ShapeKeeper). A lazy resource also keeps the
@@ -114,7 +87,7 @@ const SHAPES_KEPT_PER_TYPE = 64;
 function encodeFresh(
   type: ResourceType,
   list: readonly CompiledResource[],
-  entries: (EncodedEntry | undefined)[],
+  entries: (SnapshotEntry | undefined)[],
 ): void {
   const indexes: number[] = [];
   const messages: ProtoObject[] = [];
@@ -125,10 +98,15 @@ function encodeFresh(
     shapeKeepers.set(type, keeper);
   }
   const flush = (): void => {
-    const encoded = encodeMessages(type, messages);
+    const { blocks, blockOf, starts, ends } = encodeMessageSpans(type, messages);
     for (let at = 0; at < indexes.length; at++) {
       const index = indexes[at] as number;
-      entries[index] = entryFor((list[index] as CompiledResource).name, encoded[at] as Uint8Array);
+      entries[index] = new SnapshotEntry(
+        (list[index] as CompiledResource).name,
+        blocks[blockOf[at] as number] as Uint8Array,
+        starts[at] as number,
+        ends[at] as number,
+      );
     }
     indexes.length = 0;
     messages.length = 0;
@@ -159,8 +137,8 @@ function encodeFresh(
 function reusedEntries(
   list: readonly CompiledResource[],
   previous: TypeBuild | undefined,
-): (EncodedEntry | undefined)[] {
-  const entries = new Array<EncodedEntry | undefined>(list.length);
+): (SnapshotEntry | undefined)[] {
+  const entries = new Array<SnapshotEntry | undefined>(list.length);
   const before = previous?.list ?? [];
   let j = 0;
   for (let i = 0; i < list.length; i++) {
@@ -179,32 +157,6 @@ function reusedEntries(
     }
   }
   return entries;
-}
-
-/** Keeps a 30-bit half (line hashes and their sums). */
-const HALF_MASK = 0x3fffffff;
-
-/** The two name hashes of the last `nameHashes` call. */
-const nameLanes = new Int32Array(2);
-
-/**
- * What a resource's name adds to its line hash (the two 30-bit halves a resource adds to its
- * type's version): two FNV-style hashes of the name, in one pass, that `entryFor` mixes with the
- * two 32-bit lanes of the version (a 64-bit hash of the bytes), so the same bytes under another
- * name count differently. Computed once per new encoding; no hash object per resource (a SHA-256
- * per name cost tens of milliseconds on a cold 40,000-resource build). The halves are kept below
- * 2^30 so V8 stores them as small integers (see EncodedEntry).
- */
-function nameHashes(name: string): void {
-  let first = 0x811c9dc5;
-  let second = 0x9747b28c;
-  for (let i = 0; i < name.length; i++) {
-    const code = name.charCodeAt(i);
-    first = Math.imul(first ^ code, 0x01000193);
-    second = Math.imul(second ^ code, 0x5bd1e995);
-  }
-  nameLanes[0] = first;
-  nameLanes[1] = second;
 }
 
 /**

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import { contentHash64 } from '../../../src/shared/fast-hash.js';
+import { contentHash64, hashLanes, hex64, lastLanes } from '../../../src/shared/fast-hash.js';
 
 test('contentHash64: its first lane is MurmurHash3 x86 32-bit with seed 0x9747b28c', () => {
   // Published test vectors for that seed.
@@ -24,6 +24,13 @@ test('contentHash64: every tail length, one flipped bit changes it, no collision
       assert.notEqual(contentHash64(flipped), contentHash64(bytes), `tail length ${length}`);
     }
   }
+  // A range hashes exactly as the subarray would, at every start and tail length.
+  for (let start = 0; start < 5; start++)
+    for (let end = start; end <= start + 9; end++) {
+      hashLanes(base, start, end);
+      const ranged = hex64(lastLanes[0] as number, lastLanes[1] as number);
+      assert.equal(ranged, contentHash64(base.subarray(start, end)), `bytes ${start} to ${end}`);
+    }
   const seen = new Set<string>();
   for (let i = 0; i < 100_000; i++) seen.add(contentHash64(randomBytes(8 + (i % 40))));
   assert.equal(seen.size, 100_000);

@@ -7,6 +7,8 @@ import type { CompiledResource, CompiledResources } from '../../../src/xds/compi
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import { isSortedByName, SortedResourceMap } from '../../../src/xds/snapshot/sorted-by-name.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
+import { encodeMessageReference } from '../../../src/xds/codec/codec.js';
+import { contentHash64 } from '../../../src/shared/fast-hash.js';
 
 function resource(name: string): EncodedResource {
   return { name, version: `v-${name}`, bytes: new Uint8Array([name.length]) };
@@ -101,4 +103,26 @@ test('a rebuild reuses the encoded resource of every unchanged message, beside i
   assert.deepEqual([...second.resources[CLUSTER_TYPE].keys()], ['a', 'b', 'e', 'f']);
   const rebuiltFromScratch = buildSnapshot(compiledClusters(['a', 'b', 'e', 'f']));
   assert.equal(second.typeVersions[CLUSTER_TYPE], rebuiltFromScratch.typeVersions[CLUSTER_TYPE]);
+});
+
+test('each entry reads its own bytes out of the shared blocks, and its version is their content hash', () => {
+  // Enough clusters with long names to span several 64 KiB encoding blocks.
+  const names = Array.from(
+    { length: 3000 },
+    (_, index) => `cluster-${String(index).padStart(5, '0')}-${'x'.repeat(40)}`,
+  );
+  const compiled = compiledClusters(names);
+  const snapshot = buildSnapshot(compiled);
+  const blocks = new Set<ArrayBufferLike>();
+  for (const { name, message } of compiled[CLUSTER_TYPE]) {
+    const entry = snapshot.resources[CLUSTER_TYPE].get(name);
+    assert.ok(entry, name);
+    const bytes = entry.bytes;
+    assert.ok(Buffer.from(bytes).equals(Buffer.from(encodeMessageReference(CLUSTER_TYPE, message))), name);
+    assert.ok(Buffer.from(entry.bytes).equals(Buffer.from(bytes)), `${name}: the same bytes on every read`);
+    assert.equal(entry.version, contentHash64(bytes), `${name}: version`);
+    assert.equal(entry.version, entry.version);
+    blocks.add(bytes.buffer);
+  }
+  assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} shared blocks`);
 });
