@@ -18,15 +18,8 @@ import { routeScoping } from './route-scoping.js';
 import type { IRCluster } from '../../ir/types.js';
 import { LazyResource } from './lazy-resource.js';
 
-/** One IR cluster and what it compiled to (its endpoints only for EDS clusters). */
-interface CompiledCluster {
-  readonly cluster: IRCluster;
-  readonly resource: CompiledResource;
-  readonly endpoints: CompiledResource | undefined;
-}
-
 /** The previous compile's clusters, in IR order: what the next compile reuses by identity. */
-let previousClusters: readonly CompiledCluster[] = [];
+let previousClusters: readonly ClusterResource[] = [];
 
 /**
  * A compiled resource before encoding: its name and its proto3-JSON-shaped message. Most of what
@@ -38,10 +31,16 @@ export interface CompiledResource {
   readonly message: ProtoObject;
 }
 
-/** A route's Cluster, built when read (see LazyResource). */
+/**
+ * A route's Cluster, built when read (see LazyResource), with its ClusterLoadAssignment when it
+ * is an EDS cluster: one object per IR cluster for compile to remember, not a record beside it.
+ */
 class ClusterResource extends LazyResource {
-  constructor(private readonly cluster: IRCluster) {
+  readonly endpoints: EndpointsResource | undefined;
+
+  constructor(readonly cluster: IRCluster) {
     super(cluster.name, CLUSTER_TYPE);
+    this.endpoints = cluster.discovery === 'EDS' ? new EndpointsResource(cluster) : undefined;
   }
 
   get message(): ProtoObject {
@@ -64,30 +63,26 @@ class EndpointsResource extends LazyResource {
 export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledResource[]>>;
 
 /**
- * Each IR cluster's compiled cluster and endpoints, reusing the previous compile's objects for the
+ * Each IR cluster's compiled cluster (and endpoints), reusing the previous compile's object for the
  * very same IR cluster (translate hands an unchanged route's cluster over as the same object).
  * Found by one merge walk beside the previous list, both sorted by name as translate emits them;
  * a list out of order only means less reuse, never a wrong one, since reuse needs the same object.
  */
-function compileClusters(clusters: readonly IRCluster[]): readonly CompiledCluster[] {
+function compileClusters(clusters: readonly IRCluster[]): readonly ClusterResource[] {
   const before = previousClusters;
-  const out = new Array<CompiledCluster>(clusters.length);
+  const out = new Array<ClusterResource>(clusters.length);
   let j = 0;
   for (let i = 0; i < clusters.length; i++) {
     const cluster = clusters[i] as IRCluster;
     if (before[j]?.cluster !== cluster)
-      while (j < before.length && (before[j] as CompiledCluster).cluster.name < cluster.name) j++;
+      while (j < before.length && (before[j] as ClusterResource).cluster.name < cluster.name) j++;
     const old = before[j];
     if (old !== undefined && old.cluster === cluster) {
       out[i] = old;
       j++;
       continue;
     }
-    out[i] = {
-      cluster,
-      resource: new ClusterResource(cluster),
-      endpoints: cluster.discovery === 'EDS' ? new EndpointsResource(cluster) : undefined,
-    };
+    out[i] = new ClusterResource(cluster);
   }
   previousClusters = out;
   return out;
@@ -110,7 +105,7 @@ export function compile(ir: IR): CompiledResources {
     ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }];
   const endpoints: CompiledResource[] = [];
   for (const compiled of compiledClusters) {
-    clusters.push(compiled.resource);
+    clusters.push(compiled);
     if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
   }
   return {

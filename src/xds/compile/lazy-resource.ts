@@ -68,7 +68,11 @@ const EDS_FACTS: ResourceFacts = Object.freeze({ eds: true, references: NO_FACTS
  * on first use), and kept.
  */
 export abstract class LazyResource implements CompiledResource {
-  #facts: ResourceFacts | undefined;
+  /**
+   * The facts, kept as their references alone when the resource is not an EDS cluster (all but the
+   * shared EDS_FACTS): one object fewer per resource, 20,000 at 10,000 routes.
+   */
+  #facts: ResourceFacts | readonly string[] | undefined;
 
   constructor(
     readonly name: string,
@@ -80,14 +84,29 @@ export abstract class LazyResource implements CompiledResource {
 
   /** The facts of this resource's message (built once for them, unless `noteMessage` came first). */
   get facts(): ResourceFacts {
-    this.#facts ??= factsOfMessage(this.type, this.message);
+    const kept = this.keptFacts();
+    return isReferenceList(kept) ? { eds: false, references: kept } : kept;
+  }
+
+  /** The facts as kept (see `#facts`); built from a message of their own if none was noted. */
+  keptFacts(): ResourceFacts | readonly string[] {
+    this.#facts ??= compactFacts(factsOfMessage(this.type, this.message));
     return this.#facts;
   }
 
   /** Hands over a message just built from this resource, so its facts need no build of their own. */
   noteMessage(message: ProtoObject): void {
-    this.#facts ??= factsOfMessage(this.type, message);
+    this.#facts ??= compactFacts(factsOfMessage(this.type, message));
   }
+}
+
+/** `facts` as kept by a LazyResource: the shared object, or the references of a non-EDS resource. */
+function compactFacts(facts: ResourceFacts): ResourceFacts | readonly string[] {
+  return facts === EDS_FACTS || facts === NO_FACTS || facts.eds ? facts : facts.references;
+}
+
+function isReferenceList(kept: ResourceFacts | readonly string[]): kept is readonly string[] {
+  return Array.isArray(kept);
 }
 
 /**
@@ -96,6 +115,20 @@ export abstract class LazyResource implements CompiledResource {
  */
 export function factsOf(type: ResourceType, resource: CompiledResource): ResourceFacts {
   return resource instanceof LazyResource ? resource.facts : factsOfMessage(type, resource.message);
+}
+
+/** `factsOf(type, resource).references`, without a facts object made for a lazy resource. */
+export function referencesOf(type: ResourceType, resource: CompiledResource): readonly string[] {
+  if (!(resource instanceof LazyResource)) return factsOfMessage(type, resource.message).references;
+  const kept = resource.keptFacts();
+  return isReferenceList(kept) ? kept : kept.references;
+}
+
+/** `factsOf(type, resource).eds`, without a facts object made for a lazy resource. */
+export function isEdsResource(type: ResourceType, resource: CompiledResource): boolean {
+  if (!(resource instanceof LazyResource)) return factsOfMessage(type, resource.message).eds;
+  const kept = resource.keptFacts();
+  return !isReferenceList(kept) && kept.eds;
 }
 
 /**

@@ -76,9 +76,13 @@ interface CompiledHost {
    * Single delivery: the virtual host's message, made on first use and kept, so a reload
    * rebuilds only the changed hosts of the one table. Per-host delivery keeps no message.
    */
-  virtualHost?: ProtoObject;
-  /** Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). */
-  perHost?: { readonly routeConfiguration: HostRouteConfiguration; readonly scope: HostScope };
+  virtualHost: ProtoObject | undefined;
+  /**
+   * Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). Every
+   * field is set when the record is made, so V8 keeps them inline (no property array per host).
+   */
+  routeConfiguration: HostRouteConfiguration | undefined;
+  scope: HostScope | undefined;
 }
 
 /** The previous compile's hosts, in IR order (sorted by name, the catch-all last). */
@@ -120,7 +124,11 @@ function compileHosts(ir: IR): readonly CompiledHost[] {
         (old.vhost.routes.length === vhost.routes.length &&
           old.vhost.routes.every((route, index) => route === vhost.routes[index])));
     out[i] =
-      reusable && old !== undefined ? (old.vhost === vhost ? old : { ...old, vhost }) : { vhost, context };
+      reusable && old !== undefined
+        ? old.vhost === vhost
+          ? old
+          : { ...old, vhost }
+        : { vhost, context, virtualHost: undefined, routeConfiguration: undefined, scope: undefined };
   }
   compiledHosts = out;
   return out;
@@ -154,16 +162,14 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
   };
   for (const compiled of compileHosts(ir)) {
     const vhost = compiled.vhost;
-    if (compiled.perHost === undefined) {
+    if (compiled.routeConfiguration === undefined || compiled.scope === undefined) {
       const host = vhost.domains[0] as string;
       const name = hostScopeName(host);
-      compiled.perHost = {
-        routeConfiguration: new HostRouteConfiguration(name, vhost, routeContext),
-        scope: new HostScope(name, host),
-      };
+      compiled.routeConfiguration = new HostRouteConfiguration(name, vhost, routeContext);
+      compiled.scope = new HostScope(name, host);
     }
-    routeConfigurations.push(compiled.perHost.routeConfiguration);
-    scopes.push(compiled.perHost.scope);
+    routeConfigurations.push(compiled.routeConfiguration);
+    scopes.push(compiled.scope);
   }
   return { routeConfigurations, scopes };
 }

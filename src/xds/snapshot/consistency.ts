@@ -7,7 +7,7 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
-import { factsOf, sameCompiledResource } from '../compile/lazy-resource.js';
+import { isEdsResource, referencesOf, sameCompiledResource } from '../compile/lazy-resource.js';
 import { findSortedByName, isSortedByName } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
@@ -20,13 +20,13 @@ function namesOf(resources: readonly CompiledResource[]): Set<string> {
 
 /**
  * Calls `visit` with each (virtual host, cluster) a RouteConfiguration points at (its facts, see
- * `factsOf`), until it returns false; true when every call returned true.
+ * `referencesOf`), until it returns false; true when every call returned true.
  */
 function everyClusterReference(
   routeConfiguration: CompiledResource,
   visit: (vhost: string, cluster: string) => boolean,
 ): boolean {
-  const references = factsOf(ROUTE_CONFIGURATION_TYPE, routeConfiguration).references;
+  const references = referencesOf(ROUTE_CONFIGURATION_TYPE, routeConfiguration);
   for (let i = 0; i + 1 < references.length; i += 2) {
     if (!visit(references[i] as string, references[i + 1] as string)) return false;
   }
@@ -35,12 +35,12 @@ function everyClusterReference(
 
 /** The RouteConfiguration a scope names (undefined: none). */
 function scopeTarget(scope: CompiledResource): string | undefined {
-  return factsOf(SCOPED_ROUTE_CONFIGURATION_TYPE, scope).references[0];
+  return referencesOf(SCOPED_ROUTE_CONFIGURATION_TYPE, scope)[0];
 }
 
 /** Whether a compiled cluster is an EDS cluster (needs a ClusterLoadAssignment). */
 function isEdsCluster(cluster: CompiledResource): boolean {
-  return factsOf(CLUSTER_TYPE, cluster).eds;
+  return isEdsResource(CLUSTER_TYPE, cluster);
 }
 
 /**

@@ -13,6 +13,8 @@ import { compile, type CompiledResources } from '../../../src/xds/compile/compil
 import {
   factsOf,
   factsOfMessage,
+  isEdsResource,
+  referencesOf,
   LazyResource,
   sameCompiledResource,
 } from '../../../src/xds/compile/lazy-resource.js';
@@ -154,11 +156,13 @@ test('kept facts are those of the message: EDS clusters, each route table refere
   const compiled = compile(irOf(2, '-facts'));
   for (const type of RESOURCE_TYPES) {
     for (const resource of compiled[type]) {
-      assert.deepEqual(
-        factsOf(type, resource),
-        factsOfMessage(type, resource.message),
-        `${type} ${resource.name}`,
-      );
+      const expected = factsOfMessage(type, resource.message);
+      // Before and after the facts are kept (compactly: see LazyResource), every way to read them agrees.
+      for (const when of ['first read', 'kept']) {
+        assert.deepEqual(factsOf(type, resource), expected, `${type} ${resource.name}, ${when}`);
+        assert.deepEqual(referencesOf(type, resource), expected.references, `${type} ${resource.name}`);
+        assert.equal(isEdsResource(type, resource), expected.eds, `${type} ${resource.name}`);
+      }
     }
   }
   const table = compiled[ROUTE_CONFIGURATION_TYPE][0];
