@@ -115,12 +115,14 @@ export function buildFromConfig(config: Config, options: TranslateOptions): Conf
   const translatedAt = performance.now();
   if (translated.ir === undefined) return { ok: false, stage: 'translate', problems: translated.problems };
   try {
-    const compiled = compile(translated.ir);
+    // Nothing translated is an object an earlier build saw: the stages need not look for reuse.
+    const reuse = translated.reusedRoutes > 0;
+    const compiled = compile(translated.ir, { reuse });
     const compiledAt = performance.now();
     // Encoded before the check: encoding builds each new message once and keeps the facts the
     // check reads (see LazyResource), where checking first would build them twice. A snapshot
     // that fails the check is dropped here, never published.
-    const snapshot = buildSnapshot(compiled);
+    const snapshot = buildSnapshot(compiled, { reuse });
     const encodedAt = performance.now();
     const problems = consistency.check(compiled);
     if (problems.length > 0) return { ok: false, stage: 'compile', problems };

@@ -31,6 +31,12 @@ export interface TranslateOptions {
 export interface TranslateResult {
   readonly ir: IR | undefined;
   readonly problems: readonly Problem[];
+  /**
+   * How many routes kept their earlier translation (the same IR objects as the last good IR). None
+   * means every IR object is new, so the later stages, which reuse their work by identity of IR
+   * objects, have nothing to find and can skip looking (see `CompileOptions.reuse`).
+   */
+  readonly reusedRoutes: number;
 }
 
 /** Default security headers when `set_response_headers` is unset; HSTS only when TLS is served. */
@@ -54,7 +60,7 @@ export class Translator {
     if (result.fromChanges) this.fromChanges += 1;
     // A failed translation keeps the last good one: the reload that fixes the config starts from it.
     if (result.state !== undefined) this.last = result.state;
-    return { ir: result.ir, problems: result.problems };
+    return { ir: result.ir, problems: result.problems, reusedRoutes: result.reusedRoutes };
   }
 }
 
@@ -86,6 +92,8 @@ function translateFrom(
       problems: [],
       state: changed,
       fromChanges: true,
+      reusedRoutes: changed.translated.filter((route, index) => route === lastTranslation?.translated[index])
+        .length,
     };
   }
   // Unchanged routes (the parse cache hands them the same RouteSettings objects) keep their
@@ -137,12 +145,17 @@ function translateFrom(
   );
   reportDuplicateIds(translatedRoutes, leads, routeIndexes, idOrder, problems, problemRoutes);
   if (problems.length > 0)
-    return { ir: undefined, problems: inRouteOrder(problems, problemRoutes), state: undefined };
+    return {
+      ir: undefined,
+      problems: inRouteOrder(problems, problemRoutes),
+      state: undefined,
+      reusedRoutes: 0,
+    };
   // Sorted by name, the catch-all last; the sorter reuses the previous reload's order unless no
   // route was reused (then the names are all new strings).
   const catchAll = vhosts.get(CATCH_ALL_VHOST);
   vhosts.delete(CATCH_ALL_VHOST);
-  const fresh = reuse === undefined || !reuse.anyFound;
+  const fresh = reuse === undefined || reuse.foundCount === 0;
   const virtualHosts: IRVirtualHost[] = vhostOrder.sort(vhosts, fresh).map((name) => {
     const vhost = vhosts.get(name) as { domains: readonly string[]; routes: IRRoute[] };
     return { name, domains: vhost.domains, routes: vhost.routes };
@@ -155,6 +168,7 @@ function translateFrom(
   return {
     ir: assemble(config, options, virtualHosts, sortedClusters),
     problems: [],
+    reusedRoutes: reuse?.foundCount ?? 0,
     state: {
       context,
       settings: config.routes,
@@ -212,9 +226,9 @@ function inRouteOrder(problems: readonly Problem[], routes: readonly number[]): 
  */
 class EarlierTranslations {
   private table: Map<RouteSettings, TranslatedRoute> | undefined;
-  private found = 0;
-  /** Whether any earlier translation was found (reused). */
-  anyFound = false;
+  private foundInPlace = 0;
+  /** How many earlier translations were found (reused), at their place or in the table. */
+  foundCount = 0;
   private readonly resized: boolean;
 
   constructor(
@@ -227,18 +241,18 @@ class EarlierTranslations {
   /** The earlier translation of `settings` (now at `index`), if there is one. */
   find(settings: RouteSettings, index: number): TranslatedRoute | undefined {
     if (this.last.settings[index] === settings) {
-      this.found++;
-      this.anyFound = true;
+      this.foundInPlace++;
+      this.foundCount++;
       return this.last.translated[index];
     }
     if (this.table === undefined) {
-      if (!this.resized && this.found === 0) return undefined;
+      if (!this.resized && this.foundInPlace === 0) return undefined;
       this.table = new Map();
       for (let i = 0; i < this.last.settings.length; i++)
         this.table.set(this.last.settings[i] as RouteSettings, this.last.translated[i] as TranslatedRoute);
     }
     const earlier = this.table.get(settings);
-    if (earlier !== undefined) this.anyFound = true;
+    if (earlier !== undefined) this.foundCount++;
     return earlier;
   }
 }

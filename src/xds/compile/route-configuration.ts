@@ -103,9 +103,9 @@ function hostPrecedes(a: string, b: string): boolean {
  * Found by one merge walk beside the previous compile's hosts; an unchanged host object at the
  * walk's position costs no name comparison.
  */
-function compileHosts(ir: IR): readonly CompiledHost[] {
+function compileHosts(ir: IR, reuse = true): readonly CompiledHost[] {
   const context = JSON.stringify([ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  const before = compiledHosts;
+  const before = reuse ? compiledHosts : [];
   const out = new Array<CompiledHost>(ir.virtualHosts.length);
   let j = 0;
   for (let i = 0; i < ir.virtualHosts.length; i++) {
@@ -147,7 +147,7 @@ export interface CompiledRouting {
  * rebuilds alone, and no single message has to carry every host: the scopes list (which SotW
  * must send whole) holds names only. Virtual hosts are sorted by name, so both lists are too.
  */
-export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
+export function compileRouting(ir: IR, scoping: RouteScoping, reuse = true): CompiledRouting {
   if (scoping === 'single')
     return {
       routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
@@ -160,7 +160,7 @@ export function compileRouting(ir: IR, scoping: RouteScoping): CompiledRouting {
     authorize: ir.authorize,
     responseHeaders: ir.responseHeaders,
   };
-  for (const compiled of compileHosts(ir)) {
+  for (const compiled of compileHosts(ir, reuse)) {
     const vhost = compiled.vhost;
     if (compiled.routeConfiguration === undefined || compiled.scope === undefined) {
       const host = vhost.domains[0] as string;

@@ -27,16 +27,23 @@ interface TypeBuild {
  * reload encodes only what changed; the rest are built and encoded in batches (`encodeFresh`).
  * Unchanged resources are found by walking each list beside the previous build's (both sorted by
  * name, as compile emits them) and comparing resource objects: no per-object lookup table, whose
- * 40,000 insertions were a visible share of a cold build. Run it before the consistency check:
- * encoding keeps the facts the check reads (see LazyResource).
+ * 40,000 insertions were a visible share of a cold build. `options.reuse: false` (no compiled
+ * object can be one the previous build saw; see CompileOptions) skips that walk. Run it before the
+ * consistency check: encoding keeps the facts the check reads (see LazyResource).
  */
-export function buildSnapshot(compiled: CompiledResources): Snapshot {
+export function buildSnapshot(
+  compiled: CompiledResources,
+  options: { readonly reuse?: boolean } = {},
+): Snapshot {
+  const reuse = options.reuse ?? true;
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
   const builds: Partial<Record<ResourceType, TypeBuild>> = {};
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    const entries = reusedEntries(list, previousBuild[type]);
+    const entries = reuse
+      ? reusedEntries(list, previousBuild[type])
+      : new Array<SnapshotEntry | undefined>(list.length);
     encodeFresh(type, list, entries);
     // Every entry is now filled: the previous build's own object for an unchanged resource (reused
     // by identity, so under the same name; it costs no allocation here and is recognised

@@ -89,6 +89,7 @@ test('a later translation reuses the routes it already translated, moved or not,
     const known = routes.filter((settings) => base.routes.includes(settings)).length;
     // A reversed list finds no route at its old place: it is translated afresh (same IR).
     assert.equal(kept, what === 'reversed' ? 0 : known, `${what}: earlier route objects reused`);
+    assert.equal(again.reusedRoutes, kept, `${what}: reusedRoutes counts them`);
     // Back to the base config (its routes translated afresh after a reversal) for the next case.
     byName = new Map(routesOf(translator.translate(base, OPTIONS).ir).map((r) => [r.name, r]));
   }
@@ -103,7 +104,9 @@ test('a freshly parsed copy of the same config is translated afresh, with the sa
   const first = translator.translate(parse(routes), OPTIONS).ir;
   // New item objects and a forgotten cache: otherwise the parse hands over the same route objects.
   forgetParsedRoutes();
-  const second = translator.translate(parse(structuredClone(routes)), OPTIONS).ir;
+  const secondResult = translator.translate(parse(structuredClone(routes)), OPTIONS);
+  assert.equal(secondResult.reusedRoutes, 0, 'nothing reused: later stages need not look');
+  const second = secondResult.ir;
   assert.equal(JSON.stringify(second), JSON.stringify(first));
   const firstRoutes = new Set(routesOf(first));
   assert.ok(

@@ -216,3 +216,36 @@ test('the snapshot keeps no message held by its own resource once a later build 
   collect();
   assert.equal(held.deref(), undefined, 'collected: not kept for its shape');
 });
+
+test('reuse: false skips looking for unchanged objects and changes nothing but the objects', () => {
+  const ir = irOf(40, '-reuse');
+  const first = compile(ir);
+  const firstSnapshot = buildSnapshot(first);
+  const reused = compile(ir);
+  const fresh = compile(ir, { reuse: false });
+  for (const type of RESOURCE_TYPES) {
+    const lazyNames = first[type].filter((resource) => resource instanceof LazyResource).map((r) => r.name);
+    for (const name of lazyNames) {
+      const before = first[type].find((resource) => resource.name === name);
+      assert.equal(
+        reused[type].find((resource) => resource.name === name),
+        before,
+        `${type} ${name} reused`,
+      );
+      assert.notEqual(
+        fresh[type].find((resource) => resource.name === name),
+        before,
+        `${type} ${name} new`,
+      );
+    }
+  }
+  const freshSnapshot = buildSnapshot(fresh, { reuse: false });
+  assert.equal(freshSnapshot.version, firstSnapshot.version, 'same snapshot version');
+  for (const type of RESOURCE_TYPES) {
+    for (const [name, entry] of firstSnapshot.resources[type]) {
+      const now = freshSnapshot.resources[type].get(name);
+      assert.ok(now && now !== entry, `${type} ${name}: encoded anew`);
+      assert.equal(now.version, entry.version, `${type} ${name}: same version`);
+    }
+  }
+});
