@@ -18,7 +18,7 @@ export class IncrementalSorter {
     if (fresh) {
       const sorted = [...names.keys()].sort(byCodeUnits);
       this.previous = sorted;
-      return [...sorted];
+      return sorted;
     }
     const kept: string[] = [];
     for (const name of this.previous) if (names.has(name)) kept.push(name);

@@ -226,7 +226,6 @@ function inRouteOrder(problems: readonly Problem[], routes: readonly number[]): 
  */
 class EarlierTranslations {
   private table: Map<RouteSettings, TranslatedRoute> | undefined;
-  private foundInPlace = 0;
   /** How many earlier translations were found (reused), at their place or in the table. */
   foundCount = 0;
   private readonly resized: boolean;
@@ -241,12 +240,12 @@ class EarlierTranslations {
   /** The earlier translation of `settings` (now at `index`), if there is one. */
   find(settings: RouteSettings, index: number): TranslatedRoute | undefined {
     if (this.last.settings[index] === settings) {
-      this.foundInPlace++;
       this.foundCount++;
       return this.last.translated[index];
     }
     if (this.table === undefined) {
-      if (!this.resized && this.foundInPlace === 0) return undefined;
+      // Until the table exists, every route found was found at its place.
+      if (!this.resized && this.foundCount === 0) return undefined;
       this.table = new Map();
       for (let i = 0; i < this.last.settings.length; i++)
         this.table.set(this.last.settings[i] as RouteSettings, this.last.translated[i] as TranslatedRoute);
