@@ -1,5 +1,4 @@
 import type { Problem } from '../shared/errors.js';
-import { shortHash } from '../shared/hash.js';
 import type { Config, RouteSettings } from '../config/types.js';
 import type {
   IR,
@@ -17,6 +16,8 @@ import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { IncrementalSorter } from '../shared/incremental-sorter.js';
 import { orderByRouteId, routeIdLead } from './route-id-order.js';
+import { routeId } from './route-identity.js';
+import { concatFlat } from '../shared/flat-string.js';
 
 const vhostOrder = new IncrementalSorter();
 
@@ -296,7 +297,7 @@ function translateRoute(
 ): TranslatedRoute {
   const id = routeId(settings);
   const placement = placeHost(settings.from.hostname);
-  const clusterName = `route-${id}`;
+  const clusterName = concatFlat('route-', id);
   const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
   return {
     id,
@@ -308,35 +309,11 @@ function translateRoute(
   };
 }
 
-/**
- * A route's id: 16 hex characters over what identifies it (from, matcher, destinations with
- * weights), so reordering routes or editing their headers keeps names and Envoy stats stable.
- */
-export function routeId(route: RouteSettings): string {
-  return shortHash(routeIdentityText(route));
-}
-
-/**
- * What `routeId` hashes: the canonical JSON (`canonicalJson`) of `{from, prefix, path, regex, to}`,
- * written directly in its sorted key order rather than built as objects, sorted and serialized
- * (10,000 times per cold build). Ids must never change: they name clusters and Envoy stats.
- */
-export function routeIdentityText(route: RouteSettings): string {
-  let text = `{"from":${JSON.stringify(route.from.href)}`;
-  if (route.path !== undefined) text += `,"path":${JSON.stringify(route.path)}`;
-  if (route.prefix !== undefined) text += `,"prefix":${JSON.stringify(route.prefix)}`;
-  if (route.regex !== undefined) text += `,"regex":${JSON.stringify(route.regex)}`;
-  text += ',"to":[';
-  for (let i = 0; i < route.to.length; i++) {
-    const { url, weight } = route.to[i] as { url: URL; weight?: number };
-    text += `${i === 0 ? '' : ','}${JSON.stringify(weight === undefined ? url.href : `${url.href},${weight}`)}`;
-  }
-  return `${text}]}`;
-}
-
 /** The host rewrites without parameters: one object each for every route (the IR is immutable). */
 const AUTO_HOST: IRHostRewrite = { kind: 'auto' };
 const PRESERVE_HOST: IRHostRewrite = { kind: 'preserve' };
+/** The match of a route without a matcher (or `prefix: /`): one object for all of them, as above. */
+const ROOT_PREFIX: IRPathMatch = { kind: 'prefix', value: '/' };
 
 function buildRoute(
   settings: RouteSettings,
@@ -350,7 +327,9 @@ function buildRoute(
       ? { kind: 'path', value: settings.path }
       : settings.regex !== undefined
         ? { kind: 'regex', value: settings.regex }
-        : { kind: 'prefix', value: settings.prefix ?? '/' };
+        : settings.prefix === undefined || settings.prefix === '/'
+          ? ROOT_PREFIX
+          : { kind: 'prefix', value: settings.prefix };
   const toPath = settings.to[0]?.url.pathname ?? '/';
   const impliedRewrite =
     toPath !== '/' && settings.prefix_rewrite === undefined && settings.regex_rewrite_pattern === undefined

@@ -66,6 +66,15 @@ class HostScope extends LazyResource {
       key: { fragments: [{ string_key: this.host }] },
     };
   }
+
+  protected override get derivesFacts(): boolean {
+    return true;
+  }
+
+  /** The RouteConfiguration it names: its own name. */
+  protected override derivedFacts(): readonly string[] {
+    return [this.name];
+  }
 }
 
 /** One virtual host's compiled forms, remembered across reloads while its routes stay the same. */

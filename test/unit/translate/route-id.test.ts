@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
-import { routeId, routeIdentityText } from '../../../src/translate/translate.js';
+import { routeId, routeIdentityText } from '../../../src/translate/route-identity.js';
 import { shortHash } from '../../../src/shared/hash.js';
 
 test('routeIdentityText is the canonical JSON of from, matcher and destinations', () => {
@@ -38,5 +38,55 @@ test('routeIdentityText is the canonical JSON of from, matcher and destinations'
     });
     assert.equal(routeIdentityText(route), expected);
     assert.equal(routeId(route), shortHash(expected), 'the id hashes exactly that text');
+  }
+});
+
+test('routeId hashes the identity text byte for byte, whatever characters and weights the route holds', () => {
+  // Seeded, so a failure names a case that can be replayed.
+  let seed = 0x2545f491;
+  const next = (below: number): number => {
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
+    return (seed >>> 8) % below;
+  };
+  // Plain ASCII, JSON's escapes, control characters, Latin-1, BMP, astral pairs and lone surrogates.
+  const alphabet = [
+    'a',
+    '/',
+    '-',
+    '.',
+    ' ',
+    '~',
+    '"',
+    '\\',
+    '\n',
+    '\u0001',
+    '\u007f',
+    '\u00e9',
+    '\u4e2d',
+    '\u{1F600}',
+    '\ud800',
+    '\udc00',
+  ];
+  const text = (): string => {
+    let out = '';
+    for (let i = next(12); i > 0; i--) out += alphabet[next(alphabet.length)];
+    return out;
+  };
+  const pick = (): string | undefined => (next(2) === 0 ? undefined : `/${text()}`);
+  const weights = [undefined, 0, 1, 3, 9, 10, 99, 1000, 4294967295, Number.MAX_SAFE_INTEGER, 1.5, -2];
+  for (let round = 0; round < 2000; round++) {
+    const destinations = Array.from({ length: 1 + next(3) }, () => ({
+      url: { href: next(3) === 0 ? `http://h${text()}/` : `http://10.0.${next(256)}.${next(256)}:8080/` },
+      weight: weights[next(weights.length)],
+    }));
+    const route = {
+      from: { href: next(4) === 0 ? `https://${text()}.example/` : `https://r${round}.example.com/` },
+      path: pick(),
+      prefix: pick(),
+      regex: pick(),
+      to: destinations,
+    } as unknown as Parameters<typeof routeId>[0];
+    const expected = routeIdentityText(route);
+    assert.equal(routeId(route), shortHash(expected), `case ${round}: ${JSON.stringify(expected)}`);
   }
 });

@@ -29,6 +29,10 @@ import {
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import { ShapeKeeper } from '../../../src/xds/snapshot/shape-keeper.js';
 import { checkConsistency, IncrementalConsistencyCheck } from '../../../src/xds/snapshot/consistency.js';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { caseNames, GOLDEN_DIR } from '../../support/golden.js';
 
 /** The IR of `count` exact-host routes (per-host delivery), with authorization wired in. */
 function irOf(count: number, suffix = ''): IR {
@@ -180,6 +184,34 @@ test('kept facts are those of the message: EDS clusters, each route table refere
     'names none',
   );
   assert.equal(factsOfMessage(CLUSTER_TYPE, { name: 'x', type: 'STRICT_DNS' }).eds, false);
+});
+
+test("facts read off the inputs (host scopes) equal the message's on every golden case", () => {
+  const dir = join(GOLDEN_DIR, 'config-to-ir');
+  const cases = caseNames(dir).map((name) => ({
+    name,
+    ir: parse(readFileSync(join(dir, `${name}.out.yaml`), 'utf8')) as IR,
+  }));
+  // Without authorization too: no JWKS route leads each table. Several routes per host as well.
+  const authorized = irOf(3, '-golden');
+  cases.push({ name: 'no authorization', ir: { ...authorized, internal: undefined } });
+  let derived = 0;
+  for (const { name, ir } of cases) {
+    const compiled = compile(ir);
+    for (const type of RESOURCE_TYPES) {
+      for (const resource of compiled[type]) {
+        const expected = factsOfMessage(type, resource.message);
+        assert.deepEqual(
+          referencesOf(type, resource),
+          expected.references,
+          `${name}: ${type} ${resource.name}`,
+        );
+        assert.equal(isEdsResource(type, resource), expected.eds, `${name}: ${type} ${resource.name}`);
+        if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) derived += resource instanceof LazyResource ? 1 : 0;
+      }
+    }
+  }
+  assert.ok(derived > 5, `host scopes were compared (${derived})`);
 });
 
 test('two resources holding one message object are the same; lazy ones only as one object', () => {
