@@ -56,8 +56,7 @@ function writeIdentity(route: RouteSettings): Uint8Array {
   for (let i = 0; i < route.to.length; i++) {
     const { url, weight } = route.to[i] as RouteSettings['to'][number];
     if (i > 0) out.ascii(',');
-    if (weight === undefined) out.jsonString(url.href);
-    else out.jsonString(url.href, weight);
+    out.jsonString(url.href, weight);
   }
   out.ascii(']}');
   return out.view();
