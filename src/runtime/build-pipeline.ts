@@ -3,7 +3,7 @@ import { loadConfigFile } from '../config/load-file.js';
 import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
 import { translate, type TranslateOptions } from '../translate/translate.js';
-import { compile, type CompiledResources } from '../xds/compile/compile.js';
+import { compileBuild, type CompiledResources } from '../xds/compile/compile.js';
 import { buildSnapshot } from '../xds/snapshot/build-snapshot.js';
 import { IncrementalConsistencyCheck } from '../xds/snapshot/consistency.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
@@ -117,12 +117,15 @@ export function buildFromConfig(config: Config, options: TranslateOptions): Conf
   try {
     // Nothing translated is an object an earlier build saw: the stages need not look for reuse.
     const reuse = translated.reusedRoutes > 0;
-    const compiled = compile(translated.ir, { reuse });
+    const { resources: compiled, encodeOrder } = compileBuild(translated.ir, {
+      reuse,
+      clusterOrder: translated.clusterBuildOrder,
+    });
     const compiledAt = performance.now();
     // Encoded before the check: encoding builds each new message once and keeps the facts the
     // check reads (see LazyResource), where checking first would build them twice. A snapshot
     // that fails the check is dropped here, never published.
-    const snapshot = buildSnapshot(compiled, { reuse });
+    const snapshot = buildSnapshot(compiled, { reuse, encodeOrder });
     const encodedAt = performance.now();
     const problems = consistency.check(compiled);
     if (problems.length > 0) return { ok: false, stage: 'compile', problems };

@@ -38,6 +38,14 @@ export interface TranslateResult {
    * objects, have nothing to find and can skip looking (see `CompileOptions.reuse`).
    */
   readonly reusedRoutes: number;
+  /**
+   * Indexes into `ir.clusters` in the order translate made the clusters, which is their order in
+   * memory (route order; the list itself is sorted by route id, a hash, so in no memory order at
+   * all). A stage that reads every cluster reads them fastest in this order: at 10,000 routes,
+   * walking them in name order misses the cache on nearly every object (see CompileOptions).
+   * Undefined when the translation was made from the last one (only a few clusters are new).
+   */
+  readonly clusterBuildOrder: Int32Array | undefined;
 }
 
 /** Default security headers when `set_response_headers` is unset; HSTS only when TLS is served. */
@@ -61,7 +69,12 @@ export class Translator {
     if (result.fromChanges) this.fromChanges += 1;
     // A failed translation keeps the last good one: the reload that fixes the config starts from it.
     if (result.state !== undefined) this.last = result.state;
-    return { ir: result.ir, problems: result.problems, reusedRoutes: result.reusedRoutes };
+    return {
+      ir: result.ir,
+      problems: result.problems,
+      reusedRoutes: result.reusedRoutes,
+      clusterBuildOrder: result.clusterBuildOrder,
+    };
   }
 }
 
@@ -95,6 +108,7 @@ function translateFrom(
       fromChanges: true,
       reusedRoutes: changed.translated.filter((route, index) => route === lastTranslation?.translated[index])
         .length,
+      clusterBuildOrder: undefined,
     };
   }
   // Unchanged routes (the parse cache hands them the same RouteSettings objects) keep their
@@ -151,6 +165,7 @@ function translateFrom(
       problems: inRouteOrder(problems, problemRoutes),
       state: undefined,
       reusedRoutes: 0,
+      clusterBuildOrder: undefined,
     };
   // Sorted by name, the catch-all last; the sorter reuses the previous reload's order unless no
   // route was reused (then the names are all new strings).
@@ -162,14 +177,20 @@ function translateFrom(
     return { name, domains: vhost.domains, routes: vhost.routes };
   });
   if (catchAll !== undefined) virtualHosts.push({ name: CATCH_ALL_VHOST, ...catchAll });
-  // Cluster names are `route-<id>`: in id order, they are sorted by name.
+  // Cluster names are `route-<id>`: in id order, they are sorted by name. The clusters were made in
+  // route order, so route i's cluster sits at place `clusterBuildOrder[i]` of the sorted list.
   const sortedClusters = new Array<IRCluster>(idOrder.length);
-  for (let k = 0; k < idOrder.length; k++)
-    sortedClusters[k] = clustersInRouteOrder[idOrder[k] as number] as IRCluster;
+  const clusterBuildOrder = new Int32Array(idOrder.length);
+  for (let k = 0; k < idOrder.length; k++) {
+    const at = idOrder[k] as number;
+    sortedClusters[k] = clustersInRouteOrder[at] as IRCluster;
+    clusterBuildOrder[at] = k;
+  }
   return {
     ir: assemble(config, options, virtualHosts, sortedClusters),
     problems: [],
     reusedRoutes: reuse?.foundCount ?? 0,
+    clusterBuildOrder,
     state: {
       context,
       settings: config.routes,

@@ -68,6 +68,26 @@ export interface CompileOptions {
    * result is the same either way (reuse needs the very same objects). Default true.
    */
   readonly reuse?: boolean;
+  /**
+   * `ir.clusters` indexes in the order the clusters sit in memory (see
+   * `TranslateResult.clusterBuildOrder`). With it, a compile that reuses nothing makes the cluster
+   * resources in that order, and tells the snapshot to encode clusters and endpoints in it
+   * (`CompiledBuild.encodeOrder`): the IR clusters, their endpoints and the settings they point at
+   * are then read in the order they were written, not in the random order of their hashed names.
+   */
+  readonly clusterOrder?: Int32Array | undefined;
+}
+
+/**
+ * Per resource type, the indexes into its compiled list in the order its resources are best
+ * encoded (their memory order); a type without one is encoded in list order.
+ */
+export type EncodeOrder = Partial<Record<ResourceType, Int32Array>>;
+
+/** What compile hands the snapshot: the resources, and the order to encode them in. */
+export interface CompiledBuild {
+  readonly resources: CompiledResources;
+  readonly encodeOrder: EncodeOrder;
 }
 
 /** Every resource type's compiled resources, sorted by name. */
@@ -79,7 +99,21 @@ export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledR
  * Found by one merge walk beside the previous list, both sorted by name as translate emits them;
  * a list out of order only means less reuse, never a wrong one, since reuse needs the same object.
  */
-function compileClusters(clusters: readonly IRCluster[], reuse: boolean): readonly ClusterResource[] {
+function compileClusters(
+  clusters: readonly IRCluster[],
+  reuse: boolean,
+  order: Int32Array | undefined,
+): readonly ClusterResource[] {
+  if (!reuse && order !== undefined && order.length === clusters.length) {
+    // Nothing to reuse: made in memory order, each put in its place in the sorted list.
+    const made = new Array<ClusterResource>(clusters.length);
+    for (let i = 0; i < order.length; i++) {
+      const at = order[i] as number;
+      made[at] = new ClusterResource(clusters[at] as IRCluster);
+    }
+    previousClusters = made;
+    return made;
+  }
   const before = reuse ? previousClusters : [];
   const out = new Array<ClusterResource>(clusters.length);
   let j = 0;
@@ -109,19 +143,30 @@ function compileClusters(clusters: readonly IRCluster[], reuse: boolean): readon
  * `options.reuse: false` skips looking for unchanged objects (see CompileOptions).
  */
 export function compile(ir: IR, options: CompileOptions = {}): CompiledResources {
+  return compileBuild(ir, options).resources;
+}
+
+/** `compile`, with the order the snapshot should encode the resources in (see CompileOptions). */
+export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuild {
   const reuse = options.reuse ?? true;
   const scoping = routeScoping(ir);
   const routing = compileRouting(ir, scoping, reuse);
-  const compiledClusters = compileClusters(ir.clusters, reuse);
+  const compiledClusters = compileClusters(ir.clusters, reuse, options.clusterOrder);
   // Sorted by name: `portcullis-*` before every `route-*`.
   const clusters: CompiledResource[] =
     ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }];
+  const first = clusters.length;
   const endpoints: CompiledResource[] = [];
-  for (const compiled of compiledClusters) {
+  // Each IR cluster's place in the endpoints list (-1: none), for the encode order.
+  const endpointsAt =
+    options.clusterOrder === undefined ? undefined : new Int32Array(compiledClusters.length);
+  for (let i = 0; i < compiledClusters.length; i++) {
+    const compiled = compiledClusters[i] as ClusterResource;
     clusters.push(compiled);
+    if (endpointsAt !== undefined) endpointsAt[i] = compiled.endpoints === undefined ? -1 : endpoints.length;
     if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
   }
-  return {
+  const resources: CompiledResources = {
     [CLUSTER_TYPE]: clusters,
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: endpoints,
     [LISTENER_TYPE]: [
@@ -133,4 +178,29 @@ export function compile(ir: IR, options: CompileOptions = {}): CompiledResources
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: routing.scopes,
     [ROUTE_CONFIGURATION_TYPE]: routing.routeConfigurations,
   };
+  return { resources, encodeOrder: clusterEncodeOrder(options.clusterOrder, first, endpointsAt) };
+}
+
+/**
+ * The encode order of the cluster and endpoints lists from the IR clusters' memory order: IR
+ * cluster i is cluster `first + i` (after the authorize cluster, if any) and endpoints
+ * `endpointsAt[i]` (-1: not an EDS cluster).
+ */
+function clusterEncodeOrder(
+  order: Int32Array | undefined,
+  first: number,
+  endpointsAt: Int32Array | undefined,
+): EncodeOrder {
+  if (order === undefined || endpointsAt === undefined || order.length !== endpointsAt.length) return {};
+  const clusters = new Int32Array(first + order.length);
+  for (let i = 0; i < first; i++) clusters[i] = i;
+  const endpoints = new Int32Array(order.length);
+  let edsCount = 0;
+  for (let i = 0; i < order.length; i++) {
+    const at = order[i] as number;
+    clusters[first + i] = first + at;
+    const endpoint = endpointsAt[at] as number;
+    if (endpoint >= 0) endpoints[edsCount++] = endpoint;
+  }
+  return { [CLUSTER_TYPE]: clusters, [CLUSTER_LOAD_ASSIGNMENT_TYPE]: endpoints.subarray(0, edsCount) };
 }

@@ -45,14 +45,24 @@ export function factsOfMessage(type: ResourceType, message: ProtoObject): Resour
     return typeof target === 'string' ? { eds: false, references: [target] } : NO_FACTS;
   }
   if (type !== ROUTE_CONFIGURATION_TYPE) return NO_FACTS;
-  const references: string[] = [];
-  for (const vhost of (message as RouteConfigurationShape).virtual_hosts ?? []) {
+  const virtualHosts = (message as RouteConfigurationShape).virtual_hosts ?? [];
+  // Counted first, so the kept list has no spare room: a list grown by pushes keeps a backing
+  // store of 17 or more slots (168 bytes for a host's four names, 10,000 of them at 10,000 hosts).
+  let count = 0;
+  for (const vhost of virtualHosts)
+    for (const route of vhost.routes) if (route.route?.cluster !== undefined) count += 2;
+  if (count === 0) return NO_FACTS;
+  const references = new Array<string>(count);
+  let at = 0;
+  for (const vhost of virtualHosts) {
     for (const route of vhost.routes) {
       const cluster = route.route?.cluster;
-      if (cluster !== undefined) references.push(vhost.name, cluster);
+      if (cluster === undefined) continue;
+      references[at++] = vhost.name;
+      references[at++] = cluster;
     }
   }
-  return references.length === 0 ? NO_FACTS : { eds: false, references };
+  return { eds: false, references };
 }
 
 const EDS_FACTS: ResourceFacts = Object.freeze({ eds: true, references: NO_FACTS.references });

@@ -8,7 +8,7 @@ import {
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
 import { isEdsResource, referencesOf, sameCompiledResource } from '../compile/lazy-resource.js';
-import { findSortedByName, isSortedByName } from './sorted-by-name.js';
+import { findSortedByName, isSortedImmutableList } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
 /** The names of `resources`, as a set. */
@@ -300,5 +300,5 @@ function sortedLists(compiled: CompiledResources): boolean {
     CLUSTER_LOAD_ASSIGNMENT_TYPE,
     ROUTE_CONFIGURATION_TYPE,
     SCOPED_ROUTE_CONFIGURATION_TYPE,
-  ].every((type) => isSortedByName(compiled[type as keyof CompiledResources]));
+  ].every((type) => isSortedImmutableList(compiled[type as keyof CompiledResources]));
 }
