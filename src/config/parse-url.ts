@@ -152,5 +152,9 @@ function parseWeightedUrl(
     return reader.problem(path, `"${urlText}": a destination host cannot be a wildcard`);
   if (kind === 'tcp' && url.port === '')
     return reader.problem(path, `"${urlText}": a tcp:// destination needs a port`);
-  return { url, weight };
+  const protocol = url.protocol;
+  const port = url.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(url.port);
+  // A URL of a scheme the URL standard does not know (h2c://host:port) has an empty path: the root.
+  const pathname = url.pathname === '' ? '/' : url.pathname;
+  return { url, weight, protocol, hostname: url.hostname, port, pathname };
 }

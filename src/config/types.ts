@@ -10,10 +10,22 @@ import type { Secret } from './secret.js';
 export const LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'] as const;
 export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
 
-/** One `to` destination with its optional weight (`http://a:8080,3`). */
+/**
+ * One `to` destination with its optional weight (`http://a:8080,3`), and the parts of its URL that
+ * translation reads, read once here: every build would otherwise slice them out of the URL's text
+ * again (a new string each time) and keep the copies in its IR.
+ */
 export interface WeightedUrl {
   readonly url: URL;
   readonly weight: number | undefined;
+  /** `url.protocol`, such as `https:`. */
+  readonly protocol: string;
+  /** `url.hostname` (IPv6 in brackets). */
+  readonly hostname: string;
+  /** The URL's port, else its scheme's (443 for https, 80 otherwise). */
+  readonly port: number;
+  /** `url.pathname`; `/` where it is empty (an h2c:// URL without a path). */
+  readonly pathname: string;
 }
 
 /** A validated active health check, in Envoy's terms (milliseconds for durations). */

@@ -16,7 +16,7 @@ export class IncrementalSorter {
    */
   sort(names: ReadonlySet<string> | ReadonlyMap<string, unknown>, fresh = false): string[] {
     if (fresh) {
-      const sorted = [...names.keys()].sort(byCodeUnits);
+      const sorted = [...names.keys()].sort();
       this.previous = sorted;
       return sorted;
     }
@@ -32,16 +32,11 @@ export class IncrementalSorter {
       added = [];
       for (const name of names.keys()) if (!known.has(name)) added.push(name);
     }
-    added.sort(byCodeUnits);
+    added.sort();
     const merged = merge(kept, added);
     this.previous = merged;
     return merged;
   }
-}
-
-/** Ascending UTF-16 code-unit order (what the default sort gives strings), without its ToString step. */
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function merge(a: readonly string[], b: readonly string[]): string[] {

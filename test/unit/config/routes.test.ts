@@ -85,6 +85,38 @@ test('weighted to rules: all or none, never zero', () => {
   );
 });
 
+test("each destination carries its URL's scheme, host, port (else the scheme's) and path", () => {
+  const config = valid(
+    route({
+      to: [
+        'http://a.internal,1',
+        'https://b.internal,2',
+        'h2c://10.0.0.3:9000,3',
+        'https://[2001:db8::1]:8443/base/,4',
+        'http://LOCALHOST:80,5',
+      ],
+    }),
+  );
+  const destinations = config.routes[0]?.to ?? [];
+  assert.deepEqual(
+    destinations.map(({ protocol, hostname, port, pathname }) => [protocol, hostname, port, pathname]),
+    [
+      ['http:', 'a.internal', 80, '/'],
+      ['https:', 'b.internal', 443, '/'],
+      ['h2c:', '10.0.0.3', 9000, '/'],
+      ['https:', '[2001:db8::1]', 8443, '/base/'],
+      ['http:', 'localhost', 80, '/'],
+    ],
+  );
+  for (const { url, protocol, hostname, pathname } of destinations) {
+    assert.deepEqual(
+      [protocol, hostname, pathname],
+      [url.protocol, url.hostname, url.pathname || '/'],
+      url.href,
+    );
+  }
+});
+
 test('redirect codes must be 301, 302, 303, 307 or 308', () => {
   for (const code of [301, 302, 303, 307, 308]) {
     assert.equal(
