@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { encodeMessageReference } from '../../src/xds/codec/codec.js';
 import { RESOURCE_TYPES } from '../../src/xds/codec/type-urls.js';
-import type { CompiledResources } from '../../src/xds/compile/compile.js';
+import type { BuiltResources } from '../../src/xds/compile/lazy-resource.js';
 
 /**
  * The snapshot build as it was before the performance work: protobufjs `fromObject` + `encode` per
@@ -9,7 +9,7 @@ import type { CompiledResources } from '../../src/xds/compile/compile.js';
  * `buildSnapshot`, so the speed-up is a ratio on the same machine at the same moment, not a number
  * remembered from another day. Returns the total encoded bytes, to keep the work observable.
  */
-export function referenceSnapshotBytes(compiled: CompiledResources): number {
+export function referenceSnapshotBytes(compiled: BuiltResources): number {
   let total = 0;
   for (const type of RESOURCE_TYPES) {
     const versionInput: string[] = [];

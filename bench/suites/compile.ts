@@ -21,6 +21,8 @@ import { encodeMessageReference } from '../../src/xds/codec/codec.js';
 import { RESOURCE_TYPES, ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
+import { resourceBytes } from '../../src/xds/snapshot/snapshot-entry.js';
+import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { numberArg, parseArgs, progress } from '../lib/child.js';
 import { COMPILE_SHAPE, configYaml, generatedRoutes } from '../lib/config-gen.js';
 import { writeResult } from '../lib/output.js';
@@ -145,7 +147,8 @@ async function main(): Promise<void> {
     let largest = { type: '', name: '', bytes: 0 };
     for (const type of RESOURCE_TYPES) {
       for (const { name, message } of compiled[type]) {
-        const bytes = snapshot.resources[type].get(name)?.bytes;
+        const held = snapshot.resources[type].get(name);
+        const bytes = held === undefined ? undefined : resourceBytes(held);
         if (
           bytes === undefined ||
           !Buffer.from(bytes).equals(Buffer.from(encodeMessageReference(type, message)))
@@ -171,7 +174,7 @@ async function main(): Promise<void> {
       referenceSnapshot: summarize(referenceTimes),
       resources,
       encodedBytes,
-      routeConfigurationBytes: snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress')?.bytes.length ?? 0,
+      routeConfigurationBytes: ingressBytes(snapshot),
       largestResource: largest,
       encodersAgree,
     };
@@ -182,3 +185,9 @@ async function main(): Promise<void> {
 }
 
 await main();
+
+/** Size of the single RouteConfiguration (`ingress`), 0 under per-host delivery. */
+function ingressBytes(snapshot: Snapshot): number {
+  const ingress = snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress');
+  return ingress === undefined ? 0 : resourceBytes(ingress).length;
+}

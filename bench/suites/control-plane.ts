@@ -33,6 +33,7 @@ import { COMPILE_SHAPE, configYaml, generatedRoutes, routeYaml } from '../lib/co
 import type { FakeEnvoyLine } from '../lib/fake-envoy.js';
 import { collectGarbage, writeResult } from '../lib/output.js';
 import { until } from '../lib/poll.js';
+import { resourceBytes, resourceVersion } from '../../src/xds/snapshot/snapshot-entry.js';
 
 /** Memory of this process, in bytes. */
 export interface MemoryReading {
@@ -92,9 +93,12 @@ class FakeEnvoy {
 
   /** Waits until the client holds `snapshot` (counts and the route version) and has been quiet for 300 ms. */
   async converged(snapshot: Snapshot, mode: 'delta' | 'sotw', timeoutMs: number): Promise<void> {
+    const ingress = snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress');
     const routesVersion =
       mode === 'delta'
-        ? snapshot.resources[ROUTE_CONFIGURATION_TYPE].get('ingress')?.version
+        ? ingress === undefined
+          ? undefined
+          : resourceVersion(ingress)
         : snapshot.resources[ROUTE_CONFIGURATION_TYPE].has('ingress')
           ? snapshot.typeVersions[ROUTE_CONFIGURATION_TYPE]
           : undefined;
@@ -152,11 +156,11 @@ function largestResource(snapshot: Snapshot): { type: string; name: string; byte
   let largest = { type: '', name: '', bytes: 0 };
   for (const [type, resources] of Object.entries(snapshot.resources)) {
     for (const resource of resources.values()) {
-      if (resource.bytes.length > largest.bytes)
+      if (resourceBytes(resource).length > largest.bytes)
         largest = {
           type: SHORT_NAMES[type as ResourceType],
           name: resource.name,
-          bytes: resource.bytes.length,
+          bytes: resourceBytes(resource).length,
         };
     }
   }
@@ -258,7 +262,7 @@ async function main(): Promise<void> {
       routeConfigurationBytes: [
         ...snapshot.resources[ROUTE_CONFIGURATION_TYPE].values(),
         ...snapshot.resources[SCOPED_ROUTE_CONFIGURATION_TYPE].values(),
-      ].reduce((sum, resource) => sum + resource.bytes.length, 0),
+      ].reduce((sum, resource) => sum + resourceBytes(resource).length, 0),
       sotwCdsBodyBytes: prepare(snapshot).type(CLUSTER_TYPE).fullSotwBody().length,
       maxMessageBytes: DEFAULT_MAX_MESSAGE_BYTES,
       delta: { initial: deltaInitial, oneRouteChange: deltaChange },

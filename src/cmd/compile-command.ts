@@ -17,6 +17,7 @@ function dryRunOptions(): (config: Config) => TranslateOptions {
   });
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';
+import { withBuiltMessages } from '../xds/compile/lazy-resource.js';
 
 /** Runs the pipeline as the runtime would and writes warnings and problems (with key paths) to `err`. */
 function buildAndReport(configPath: string, err: NodeJS.WritableStream, withStage: boolean): BuildResult {
@@ -43,7 +44,7 @@ export function runCompile(
   out.write(
     toYaml({
       version: result.snapshot.version,
-      ...renderResources(result.compiled, { redactSecrets: true }),
+      ...renderResources(withBuiltMessages(result.compiled), { redactSecrets: true }),
     }),
   );
   return 0;

@@ -20,6 +20,7 @@ import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
 import { ROUTED_LOG } from '../../src/authorize/ext-authz/h2c/shared-grpc-listener.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { editableCompiled } from '../support/editable-compiled.js';
+import { messageOf } from '../../src/xds/compile/lazy-resource.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -192,7 +193,7 @@ describe('authorize through Envoy', () => {
     const compiled = portcullis.running.reloader.lastGoodBuild()?.compiled;
     const cluster = compiled?.[CLUSTER_TYPE].find((entry) => entry.name === 'portcullis-authorize');
     assert.match(
-      JSON.stringify(cluster?.message),
+      JSON.stringify(cluster === undefined ? undefined : messageOf(CLUSTER_TYPE, cluster)),
       new RegExp(`"port_value":${portcullis.running.grpcPort}\\b`),
     );
     assert.equal((await get('protected.test', { cookie: cookieFor(ada) })).status, 200);

@@ -10,6 +10,13 @@ import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
 import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
+import { resourceVersion } from '../../src/xds/snapshot/snapshot-entry.js';
+import type { EncodedResource } from '../../src/xds/snapshot/types.js';
+
+/** A resource's version, or undefined for none. */
+function versionOf(resource: EncodedResource | undefined): string | undefined {
+  return resource === undefined ? undefined : resourceVersion(resource);
+}
 
 /** A Portcullis all-in-one with its real Envoy, started for a test on free loopback ports. */
 export interface TestPortcullis {
@@ -135,12 +142,12 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
   // Over SotW a resource carries the type version of the response that last changed it: any
   // published snapshot that held the resource exactly as it is now.
   const accepts = (type: typeof routesType | typeof clustersType, name: string, version: string): boolean => {
-    const wanted = snapshot.resources[type].get(name)?.version;
+    const wanted = versionOf(snapshot.resources[type].get(name));
     return (
       version === snapshot.typeVersions[type] ||
       version === wanted ||
       history.some(
-        (old) => old.typeVersions[type] === version && old.resources[type].get(name)?.version === wanted,
+        (old) => old.typeVersions[type] === version && versionOf(old.resources[type].get(name)) === wanted,
       )
     );
   };
@@ -156,7 +163,7 @@ export async function envoyHasApplied(adminUrl: string, running: AllInOne): Prom
     clusterDump.length === wanted.size &&
     clusterDump.every((entry) => wanted.has(entry.cluster.name)) &&
     (clustersDump?.version_info === snapshot.typeVersions[clustersType] ||
-      clusterDump.every((entry) => entry.version_info === wanted.get(entry.cluster.name)?.version));
+      clusterDump.every((entry) => entry.version_info === versionOf(wanted.get(entry.cluster.name))));
   // Scopes (per-host delivery) sit in one dump entry whose version is the type version Envoy
   // last applied, with every scope listed.
   const scopesType = 'envoy.config.route.v3.ScopedRouteConfiguration';

@@ -16,47 +16,62 @@ import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouting } from './route-configuration.js';
 import { routeScoping } from './route-scoping.js';
 import type { IRCluster } from '../../ir/types.js';
-import { LazyResource } from './lazy-resource.js';
+import {
+  EDS_FACTS,
+  NO_FACTS,
+  type LazyBuilder,
+  type LazyResource,
+  type ResourceFacts,
+} from './lazy-resource.js';
 
-/** The previous compile's clusters, in IR order: what the next compile reuses by identity. */
-let previousClusters: readonly ClusterResource[] = [];
+/** The previous compile's cluster records, in IR order: what the next compile reuses by identity. */
+let previousClusters: readonly LazyResource[] = [];
 
-/**
- * A compiled resource before encoding: its name and its proto3-JSON-shaped message. Most of what
- * compile returns are `LazyResource`s, whose message is built afresh on each read and not kept
- * (see there); read it once per use.
- */
-export interface CompiledResource {
+/** A compiled resource that holds its message (the listener, the authorize cluster, the single table). */
+export interface EagerResource {
   readonly name: string;
   readonly message: ProtoObject;
 }
 
 /**
- * A route's Cluster, built when read (see LazyResource), with its ClusterLoadAssignment when it
- * is an EDS cluster: one object per IR cluster for compile to remember, not a record beside it.
+ * A compiled resource before encoding: its name and its proto3-JSON-shaped message, held
+ * (`EagerResource`) or built when read (`LazyResource`, most of what compile returns). Read a
+ * message with `messageOf(type, resource)`, once per use.
  */
-class ClusterResource extends LazyResource {
-  readonly endpoints: EndpointsResource | undefined;
+export type CompiledResource = EagerResource | LazyResource;
 
-  constructor(readonly cluster: IRCluster) {
-    super(cluster.name, CLUSTER_TYPE);
-    this.endpoints = cluster.discovery === 'EDS' ? new EndpointsResource(cluster) : undefined;
-  }
+/**
+ * How a route's cluster record builds its messages: the Cluster, and the ClusterLoadAssignment of
+ * an EDS cluster (the same record is listed under both types, with the same name). Its facts are
+ * set when the record is made, from the IR cluster compile reads anyway.
+ */
+const ROUTE_CLUSTER: LazyBuilder = Object.freeze({
+  message(type: ResourceType, record: LazyResource): ProtoObject {
+    const cluster = record.source as IRCluster;
+    return type === CLUSTER_TYPE ? compileCluster(cluster) : compileEndpoints(cluster);
+  },
+  keepsFactsOf(): boolean {
+    return false;
+  },
+  derivedFacts(type: ResourceType, record: LazyResource): ResourceFacts {
+    return type === CLUSTER_TYPE ? (record.facts as ResourceFacts) : NO_FACTS;
+  },
+});
 
-  get message(): ProtoObject {
-    return compileCluster(this.cluster);
-  }
+/** A route's cluster record (see LazyResource): an object literal, so V8 can pretenure it. */
+function clusterRecord(cluster: IRCluster): LazyResource {
+  return {
+    name: cluster.name,
+    lazy: ROUTE_CLUSTER,
+    source: cluster,
+    context: undefined,
+    facts: cluster.discovery === 'EDS' ? EDS_FACTS : NO_FACTS,
+  };
 }
 
-/** An EDS cluster's ClusterLoadAssignment, built when read (see LazyResource). */
-class EndpointsResource extends LazyResource {
-  constructor(private readonly cluster: IRCluster) {
-    super(cluster.name, CLUSTER_LOAD_ASSIGNMENT_TYPE);
-  }
-
-  get message(): ProtoObject {
-    return compileEndpoints(this.cluster);
-  }
+/** Whether a cluster record is also listed as a ClusterLoadAssignment (an EDS cluster). */
+function hasEndpoints(record: LazyResource): boolean {
+  return record.facts === EDS_FACTS;
 }
 
 /** How a compile may use the previous one. */
@@ -103,31 +118,31 @@ function compileClusters(
   clusters: readonly IRCluster[],
   reuse: boolean,
   order: Int32Array | undefined,
-): readonly ClusterResource[] {
+): readonly LazyResource[] {
   if (!reuse && order !== undefined && order.length === clusters.length) {
     // Nothing to reuse: made in memory order, each put in its place in the sorted list.
-    const made = new Array<ClusterResource>(clusters.length);
+    const made = new Array<LazyResource>(clusters.length);
     for (let i = 0; i < order.length; i++) {
       const at = order[i] as number;
-      made[at] = new ClusterResource(clusters[at] as IRCluster);
+      made[at] = clusterRecord(clusters[at] as IRCluster);
     }
     previousClusters = made;
     return made;
   }
   const before = reuse ? previousClusters : [];
-  const out = new Array<ClusterResource>(clusters.length);
+  const out = new Array<LazyResource>(clusters.length);
   let j = 0;
   for (let i = 0; i < clusters.length; i++) {
     const cluster = clusters[i] as IRCluster;
-    if (before[j]?.cluster !== cluster)
-      while (j < before.length && (before[j] as ClusterResource).cluster.name < cluster.name) j++;
+    if (before[j]?.source !== cluster)
+      while (j < before.length && (before[j] as LazyResource).name < cluster.name) j++;
     const old = before[j];
-    if (old !== undefined && old.cluster === cluster) {
+    if (old !== undefined && old.source === cluster) {
       out[i] = old;
       j++;
       continue;
     }
-    out[i] = new ClusterResource(cluster);
+    out[i] = clusterRecord(cluster);
   }
   previousClusters = out;
   return out;
@@ -161,10 +176,11 @@ export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuil
   const endpointsAt =
     options.clusterOrder === undefined ? undefined : new Int32Array(compiledClusters.length);
   for (let i = 0; i < compiledClusters.length; i++) {
-    const compiled = compiledClusters[i] as ClusterResource;
+    const compiled = compiledClusters[i] as LazyResource;
     clusters.push(compiled);
-    if (endpointsAt !== undefined) endpointsAt[i] = compiled.endpoints === undefined ? -1 : endpoints.length;
-    if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
+    const eds = hasEndpoints(compiled);
+    if (endpointsAt !== undefined) endpointsAt[i] = eds ? endpoints.length : -1;
+    if (eds) endpoints.push(compiled);
   }
   const resources: CompiledResources = {
     [CLUSTER_TYPE]: clusters,

@@ -6,7 +6,7 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from './compile.js';
+import type { CompiledResource, CompiledResources, EagerResource } from './compile.js';
 
 /**
  * What the consistency check reads of a compiled message, and nothing more: small enough to keep
@@ -24,10 +24,13 @@ export interface ResourceFacts {
 }
 
 /** The facts of a message with none to report (endpoints, listeners): shared, never mutated. */
-const NO_FACTS: ResourceFacts = Object.freeze({
+export const NO_FACTS: ResourceFacts = Object.freeze({
   eds: false,
   references: Object.freeze([]) as readonly string[],
 });
+
+/** The facts of an EDS cluster: shared, never mutated. */
+export const EDS_FACTS: ResourceFacts = Object.freeze({ eds: true, references: NO_FACTS.references });
 
 /** The parts of a RouteConfiguration message the facts are read from. */
 interface RouteConfigurationShape {
@@ -65,77 +68,101 @@ export function factsOfMessage(type: ResourceType, message: ProtoObject): Resour
   return { eds: false, references };
 }
 
-const EDS_FACTS: ResourceFacts = Object.freeze({ eds: true, references: NO_FACTS.references });
-
 /**
- * A compiled resource whose message is built when it is read, every time, and not kept. A cold
- * build at 10,000 routes holds 40,000 of these instead of 40,000 message trees (~28 MB): the
- * snapshot builds each message just before encoding it, in small batches, so the trees die young
- * instead of being copied by every young-generation collection the build runs, and the control
- * plane does not keep a second copy of what the encoded bytes already say. Reuse across builds is
- * by identity of these objects (compile hands an unchanged route the same one), never by message.
- * The consistency check's facts are read from the message once, when the snapshot encodes it (or
- * on first use), and kept.
+ * How the lazy resources of one kind build their messages and say their facts: one shared object
+ * per kind (a route's cluster, a host's table), so a resource is a plain record pointing at it.
  */
-export abstract class LazyResource implements CompiledResource {
+export interface LazyBuilder {
+  /** A fresh message of `resource` as listed under `type` (a resource may be listed under two). */
+  message(type: ResourceType, resource: LazyResource): ProtoObject;
   /**
-   * The facts, kept as their references alone when the resource is not an EDS cluster (all but the
-   * shared EDS_FACTS): one object fewer per resource, 20,000 at 10,000 routes.
+   * Whether the facts of `type` are read from its message, once, and kept in `resource.facts`;
+   * otherwise `derivedFacts` says them from the resource's own fields, with no message.
    */
-  #facts: ResourceFacts | readonly string[] | undefined;
-
-  constructor(
-    readonly name: string,
-    private readonly type: ResourceType,
-  ) {}
-
-  /** A fresh message on every read; callers that need it twice keep the object themselves. */
-  abstract get message(): ProtoObject;
-
-  /** The facts of this resource's message (built once for them, unless `noteMessage` came first). */
-  get facts(): ResourceFacts {
-    const kept = this.keptFacts();
-    return isReferenceList(kept) ? { eds: false, references: kept } : kept;
-  }
-
-  /**
-   * The facts as kept (see `#facts`), or as `derivedFacts` reads them afresh; otherwise built from
-   * a message of their own if none was noted.
-   */
-  keptFacts(): ResourceFacts | readonly string[] {
-    if (this.#facts !== undefined) return this.#facts;
-    if (this.derivesFacts) return this.derivedFacts();
-    this.#facts = compactFacts(factsOfMessage(this.type, this.message));
-    return this.#facts;
-  }
-
-  /** Hands over a message just built from this resource, so its facts need no build of their own. */
-  noteMessage(message: ProtoObject): void {
-    if (this.#facts === undefined && !this.derivesFacts)
-      this.#facts = compactFacts(factsOfMessage(this.type, message));
-  }
-
-  /**
-   * Whether `derivedFacts` reads the facts off this resource's own fields. Such a resource keeps
-   * none: a kept reference list is an array and its backing store, 20,000 objects for 10,000 host
-   * scopes that every young-generation collection of a cold build copies, for facts its name says.
-   * (A host's table could say its references from its IR routes as well, but reading those cold
-   * IR objects again at check time cost more at 10,000 hosts than keeping the list saved.)
-   */
-  protected get derivesFacts(): boolean {
-    return false;
-  }
-
-  /**
-   * The facts (kept form, see `#facts`) read off the inputs, equal to those of the message: a
-   * subclass with `derivesFacts` overrides both (tests compare the two on every golden case).
-   */
-  protected derivedFacts(): ResourceFacts | readonly string[] {
-    return compactFacts(factsOfMessage(this.type, this.message));
-  }
+  keepsFactsOf(type: ResourceType): boolean;
+  /** The facts of `type` read off the resource's fields, equal to the message's (tests compare). */
+  derivedFacts(type: ResourceType, resource: LazyResource): ResourceFacts;
 }
 
-/** `facts` as kept by a LazyResource: the shared object, or the references of a non-EDS resource. */
+/**
+ * A compiled resource whose messages are built when read (`messageOf`), every time, and not kept.
+ * A cold build at 10,000 routes holds 20,000 of these instead of 40,000 message trees (~28 MB):
+ * the snapshot builds each message just before encoding it, in small batches, so the trees die
+ * young, and the control plane keeps no second copy of what the encoded bytes already say.
+ *
+ * One record can be listed under two types (a route's Cluster and its ClusterLoadAssignment; a
+ * host's RouteConfiguration and the scope that names it, which share a name), and it is a plain
+ * record, made by an object literal, not a class instance: V8 pretenures the objects of a literal
+ * whose objects survive (allocation-site pretenuring) and never those of a class, so a record
+ * that lives as long as its build is born in the old generation instead of being copied by the
+ * one or two young-generation collections a cold 10,000-route build runs. Every kind's records
+ * have the same fields in the same order, so V8 gives them one shape. Reuse across builds is by
+ * identity of these records (compile hands an unchanged route the same one), never by message.
+ */
+export interface LazyResource {
+  readonly name: string;
+  readonly lazy: LazyBuilder;
+  /** The IR object the messages are built from (the kind's builder knows which). */
+  readonly source: object;
+  /** What else the builder needs, shared by the build's records of its kind (or undefined). */
+  readonly context: object | undefined;
+  /**
+   * Kept facts: set when the record is made (a cluster's, from its IR), or read once from the
+   * first message built for a type the builder `keepsFactsOf` (a host table's references).
+   */
+  facts: ResourceFacts | readonly string[] | undefined;
+}
+
+/** Whether a compiled resource is a lazy record (else it holds its message). */
+export function isLazy(resource: CompiledResource): resource is LazyResource {
+  return (resource as Partial<LazyResource>).lazy !== undefined;
+}
+
+/** The message of `resource` listed under `type`: built afresh for a lazy one (read it once per use). */
+export function messageOf(type: ResourceType, resource: CompiledResource): ProtoObject {
+  return isLazy(resource) ? resource.lazy.message(type, resource) : resource.message;
+}
+
+/** Hands over a message just built from `resource` for `type`, so its facts need no build of their own. */
+export function noteMessage(type: ResourceType, resource: LazyResource, message: ProtoObject): void {
+  if (resource.facts === undefined && resource.lazy.keepsFactsOf(type))
+    resource.facts = compactFacts(factsOfMessage(type, message));
+}
+
+/** The facts of `resource` as listed under `type` (kept, derived, or read from its message). */
+export function factsOf(type: ResourceType, resource: CompiledResource): ResourceFacts {
+  if (!isLazy(resource)) return factsOfMessage(type, resource.message);
+  if (!resource.lazy.keepsFactsOf(type)) return resource.lazy.derivedFacts(type, resource);
+  const kept = keptFacts(type, resource);
+  return isReferenceList(kept) ? { eds: false, references: kept } : kept;
+}
+
+/** `factsOf(type, resource).references`, without a facts object made for kept references. */
+export function referencesOf(type: ResourceType, resource: CompiledResource): readonly string[] {
+  if (!isLazy(resource)) return factsOfMessage(type, resource.message).references;
+  if (!resource.lazy.keepsFactsOf(type)) return resource.lazy.derivedFacts(type, resource).references;
+  const kept = keptFacts(type, resource);
+  return isReferenceList(kept) ? kept : kept.references;
+}
+
+/** `factsOf(type, resource).eds`, without a facts object made for kept references. */
+export function isEdsResource(type: ResourceType, resource: CompiledResource): boolean {
+  if (!isLazy(resource)) return factsOfMessage(type, resource.message).eds;
+  if (!resource.lazy.keepsFactsOf(type)) return resource.lazy.derivedFacts(type, resource).eds;
+  const kept = keptFacts(type, resource);
+  return !isReferenceList(kept) && kept.eds;
+}
+
+/** The kept facts, read from a message of their own when none was noted. */
+function keptFacts(type: ResourceType, resource: LazyResource): ResourceFacts | readonly string[] {
+  resource.facts ??= compactFacts(factsOfMessage(type, resource.lazy.message(type, resource)));
+  return resource.facts;
+}
+
+/**
+ * Facts as a record keeps them: the shared objects as they are, the references alone otherwise
+ * (one object fewer per host table, 10,000 at 10,000 hosts).
+ */
 function compactFacts(facts: ResourceFacts): ResourceFacts | readonly string[] {
   return facts === EDS_FACTS || facts === NO_FACTS || facts.eds ? facts : facts.references;
 }
@@ -145,48 +172,32 @@ function isReferenceList(kept: ResourceFacts | readonly string[]): kept is reado
 }
 
 /**
- * The facts of any compiled resource: kept ones for a lazy resource, read from the message for one
- * that holds its message (the listener, the authorize cluster, a single RouteConfiguration, tests).
- */
-export function factsOf(type: ResourceType, resource: CompiledResource): ResourceFacts {
-  return resource instanceof LazyResource ? resource.facts : factsOfMessage(type, resource.message);
-}
-
-/** `factsOf(type, resource).references`, without a facts object made for a lazy resource. */
-export function referencesOf(type: ResourceType, resource: CompiledResource): readonly string[] {
-  if (!(resource instanceof LazyResource)) return factsOfMessage(type, resource.message).references;
-  const kept = resource.keptFacts();
-  return isReferenceList(kept) ? kept : kept.references;
-}
-
-/** `factsOf(type, resource).eds`, without a facts object made for a lazy resource. */
-export function isEdsResource(type: ResourceType, resource: CompiledResource): boolean {
-  if (!(resource instanceof LazyResource)) return factsOfMessage(type, resource.message).eds;
-  const kept = resource.keptFacts();
-  return !isReferenceList(kept) && kept.eds;
-}
-
-/**
  * Whether `now` compiles to the same message as `old`, judged without building either: the same
  * object, or two resources that hold the very same message object under the same name. Two lazy
- * resources are the same only as one object (their messages are fresh on every read).
+ * resources are the same only as one record (their messages are fresh on every read).
  */
 export function sameCompiledResource(old: CompiledResource, now: CompiledResource): boolean {
   if (old === now) return true;
-  if (old instanceof LazyResource || now instanceof LazyResource) return false;
+  if (isLazy(old) || isLazy(now)) return false;
   return old.name === now.name && old.message === now.message;
 }
 
 /**
  * `compiled` with every message built once and held (plain `{name, message}` resources): for
- * callers that read messages more than once or edit them, such as the benchmark's reference
- * encoder (which times encoding alone) and tests that break a resource on purpose. The messages
- * still share frozen constants; copy them before editing.
+ * callers that read messages more than once or edit them, such as `portcullis compile`, the
+ * benchmark's reference encoder (which times encoding alone) and tests that break a resource on
+ * purpose. The messages still share frozen constants; copy them before editing.
  */
-export function withBuiltMessages(compiled: CompiledResources): CompiledResources {
-  const out: Partial<Record<keyof CompiledResources, readonly CompiledResource[]>> = {};
+export function withBuiltMessages(compiled: CompiledResources): BuiltResources {
+  const out: Partial<Record<ResourceType, readonly EagerResource[]>> = {};
   for (const type of RESOURCE_TYPES) {
-    out[type] = compiled[type].map((resource) => ({ name: resource.name, message: resource.message }));
+    out[type] = compiled[type].map((resource) => ({
+      name: resource.name,
+      message: messageOf(type, resource),
+    }));
   }
-  return out as CompiledResources;
+  return out as BuiltResources;
 }
+
+/** Compiled resources with every message built and held (see `withBuiltMessages`). */
+export type BuiltResources = Readonly<Record<ResourceType, readonly EagerResource[]>>;

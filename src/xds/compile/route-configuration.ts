@@ -3,8 +3,12 @@ import type { ProtoObject } from '../codec/codec.js';
 import { sharedDuration, sharedWrapped } from './shared-values.js';
 import { HTTP_FILTER_LUA, hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import type { CompiledResource } from './compile.js';
-import { LazyResource } from './lazy-resource.js';
-import { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../codec/type-urls.js';
+import { NO_FACTS, type LazyBuilder, type LazyResource, type ResourceFacts } from './lazy-resource.js';
+import {
+  ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
+  type ResourceType,
+} from '../codec/type-urls.js';
 import type { RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { publicRouteLuaConfig } from './identity-strip.js';
@@ -24,78 +28,75 @@ export function compileRouteConfiguration(ir: IR): ProtoObject {
   );
 }
 
-/** The IR-wide inputs of a host's table: held by lazy resources instead of the whole IR. */
-type RouteContext = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
+/** The IR-wide inputs of a RouteConfiguration besides its hosts. */
+type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
 
 /**
- * One host's RouteConfiguration under per-host delivery, built when read (see LazyResource): the
- * host's virtual host alone, with the global response headers, and Lua switched off.
+ * The IR-wide inputs of a host's table, shared by the build's host records instead of the whole
+ * IR, with `key`, their text: a host record is reused only under equal inputs.
  */
-class HostRouteConfiguration extends LazyResource {
-  constructor(
-    name: string,
-    private readonly vhost: IRVirtualHost,
-    private readonly routeContext: RouteContext,
-  ) {
-    super(name, ROUTE_CONFIGURATION_TYPE);
-  }
+interface RouteContext extends RouteInputs {
+  readonly key: string;
+}
 
-  get message(): ProtoObject {
+/**
+ * How a host's record builds its messages under per-host delivery (see LazyResource): its
+ * RouteConfiguration (the host's virtual host alone, with the global response headers, and Lua
+ * switched off) and the scope that selects it by the request's host. Both are named by the record;
+ * the table's references are kept from its first build, the scope's are its own name.
+ */
+const HOST_TABLE: LazyBuilder = Object.freeze({
+  message(type: ResourceType, record: LazyResource): ProtoObject {
+    const vhost = record.source as IRVirtualHost;
+    if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) {
+      return {
+        name: record.name,
+        route_configuration_name: record.name,
+        key: { fragments: [{ string_key: vhost.domains[0] }] },
+      };
+    }
+    const context = record.context as RouteContext;
     return routeConfiguration(
-      this.name,
-      [compileVirtualHost(this.vhost, this.routeContext)],
-      this.routeContext,
+      record.name,
+      [compileVirtualHost(vhost, context)],
+      context,
       LUA_OFF_FOR_ROUTE_CONFIGURATION,
     );
-  }
+  },
+  keepsFactsOf(type: ResourceType): boolean {
+    return type === ROUTE_CONFIGURATION_TYPE;
+  },
+  derivedFacts(type: ResourceType, record: LazyResource): ResourceFacts {
+    return type === SCOPED_ROUTE_CONFIGURATION_TYPE ? { eds: false, references: [record.name] } : NO_FACTS;
+  },
+});
+
+/** A host's record (see HOST_TABLE): an object literal, so V8 can pretenure it (see LazyResource). */
+function hostRecord(vhost: IRVirtualHost, context: RouteContext): LazyResource {
+  return {
+    name: hostScopeName(vhost.domains[0] as string),
+    lazy: HOST_TABLE,
+    source: vhost,
+    context,
+    facts: undefined,
+  };
 }
 
-/** The scope that selects a host's RouteConfiguration by the request's host, built when read. */
-class HostScope extends LazyResource {
-  constructor(
-    name: string,
-    private readonly host: string,
-  ) {
-    super(name, SCOPED_ROUTE_CONFIGURATION_TYPE);
-  }
-
-  get message(): ProtoObject {
-    return {
-      name: this.name,
-      route_configuration_name: this.name,
-      key: { fragments: [{ string_key: this.host }] },
-    };
-  }
-
-  protected override get derivesFacts(): boolean {
-    return true;
-  }
-
-  /** The RouteConfiguration it names: its own name. */
-  protected override derivedFacts(): readonly string[] {
-    return [this.name];
-  }
-}
-
-/** One virtual host's compiled forms, remembered across reloads while its routes stay the same. */
+/**
+ * One virtual host's compiled form under single delivery: its virtual host message, made on first
+ * use and kept, so a reload rebuilds only the changed hosts of the one table.
+ */
 interface CompiledHost {
   readonly vhost: IRVirtualHost;
   readonly context: string;
-  /**
-   * Single delivery: the virtual host's message, made on first use and kept, so a reload
-   * rebuilds only the changed hosts of the one table. Per-host delivery keeps no message.
-   */
   virtualHost: ProtoObject | undefined;
-  /**
-   * Per-host delivery: its RouteConfiguration and the scope naming it (made on first use). Every
-   * field is set when the record is made, so V8 keeps them inline (no property array per host).
-   */
-  routeConfiguration: HostRouteConfiguration | undefined;
-  scope: HostScope | undefined;
 }
 
-/** The previous compile's hosts, in IR order (sorted by name, the catch-all last). */
+/** The previous compile's hosts under single delivery, in IR order (by name, the catch-all last). */
 let compiledHosts: readonly CompiledHost[] = [];
+
+/** The previous compile's host records under per-host delivery, in IR order. */
+let hostRecords: readonly LazyResource[] = [];
 
 /** Whether host `a` comes before host `b` in IR order (by name, the catch-all last). */
 function hostPrecedes(a: string, b: string): boolean {
@@ -104,43 +105,67 @@ function hostPrecedes(a: string, b: string): boolean {
 }
 
 /**
- * Each virtual host's compiled form, reusing the previous compile's when the host holds the very
- * same IR routes (translate hands unchanged routes, and unchanged hosts, the same objects) and the
- * IR-wide inputs (authorization wiring, claim headers, global response headers) are unchanged.
- * Unchanged hosts then keep their resource objects (and, for the single table, their virtual host
- * messages), which the snapshot does not encode again.
+ * Each virtual host's compiled form (`make(vhost, reusable)`), handed the previous compile's
+ * (`before`, read through `vhostOf` and `contextOf`) when the host holds the very same IR routes
+ * (translate hands unchanged routes, and unchanged hosts, the same objects) and the IR-wide inputs
+ * (`context`: authorization wiring, claim headers, global response headers) are unchanged.
+ * Unchanged hosts then keep their compiled objects, which the snapshot does not encode again.
  * Found by one merge walk beside the previous compile's hosts; an unchanged host object at the
  * walk's position costs no name comparison.
  */
-function compileHosts(ir: IR, reuse = true): readonly CompiledHost[] {
-  const context = JSON.stringify([ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  const before = reuse ? compiledHosts : [];
-  const out = new Array<CompiledHost>(ir.virtualHosts.length);
+function reuseHosts<T>(
+  ir: IR,
+  before: readonly T[],
+  vhostOf: (compiled: T) => IRVirtualHost,
+  contextOf: (compiled: T) => string,
+  context: string,
+  make: (vhost: IRVirtualHost, reusable: T | undefined) => T,
+): T[] {
+  const out = new Array<T>(ir.virtualHosts.length);
   let j = 0;
   for (let i = 0; i < ir.virtualHosts.length; i++) {
     const vhost = ir.virtualHosts[i] as IRVirtualHost;
     let old = before[j];
-    if (old === undefined || old.vhost !== vhost) {
-      while (j < before.length && hostPrecedes((before[j] as CompiledHost).vhost.name, vhost.name)) j++;
+    if (old === undefined || vhostOf(old) !== vhost) {
+      while (j < before.length && hostPrecedes(vhostOf(before[j] as T).name, vhost.name)) j++;
       old = before[j];
     }
-    if (old !== undefined && old.vhost.name === vhost.name) j++;
+    const oldHost = old === undefined ? undefined : vhostOf(old);
+    if (oldHost !== undefined && oldHost.name === vhost.name) j++;
     const reusable =
       old !== undefined &&
-      old.context === context &&
-      old.vhost.name === vhost.name &&
-      (old.vhost === vhost ||
-        (old.vhost.routes.length === vhost.routes.length &&
-          old.vhost.routes.every((route, index) => route === vhost.routes[index])));
-    out[i] =
-      reusable && old !== undefined
-        ? old.vhost === vhost
-          ? old
-          : { ...old, vhost }
-        : { vhost, context, virtualHost: undefined, routeConfiguration: undefined, scope: undefined };
+      oldHost !== undefined &&
+      contextOf(old) === context &&
+      oldHost.name === vhost.name &&
+      (oldHost === vhost ||
+        (oldHost.routes.length === vhost.routes.length &&
+          oldHost.routes.every((route, index) => route === vhost.routes[index])));
+    out[i] = make(vhost, reusable ? old : undefined);
   }
-  compiledHosts = out;
   return out;
+}
+
+/** The text of the IR-wide inputs of host tables (see `reuseHosts`). */
+function contextKey(ir: IR): string {
+  return JSON.stringify([ir.internal ?? null, ir.authorize, ir.responseHeaders]);
+}
+
+/** Single delivery's hosts (see CompiledHost), reusing the previous compile's where allowed. */
+function compileHosts(ir: IR): readonly CompiledHost[] {
+  compiledHosts = reuseHosts(
+    ir,
+    compiledHosts,
+    (host) => host.vhost,
+    (host) => host.context,
+    contextKey(ir),
+    (vhost, reusable): CompiledHost =>
+      reusable === undefined
+        ? { vhost, context: contextKey(ir), virtualHost: undefined }
+        : reusable.vhost === vhost
+          ? reusable
+          : { ...reusable, vhost },
+  );
+  return compiledHosts;
 }
 
 /** The route configurations and (per-host delivery) the scopes that select them. */
@@ -162,25 +187,24 @@ export function compileRouting(ir: IR, scoping: RouteScoping, reuse = true): Com
       routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
       scopes: [],
     };
-  const routeConfigurations: CompiledResource[] = [];
-  const scopes: CompiledResource[] = [];
-  const routeContext: RouteContext = {
+  const key = contextKey(ir);
+  const context: RouteContext = {
     internal: ir.internal,
     authorize: ir.authorize,
     responseHeaders: ir.responseHeaders,
+    key,
   };
-  for (const compiled of compileHosts(ir, reuse)) {
-    const vhost = compiled.vhost;
-    if (compiled.routeConfiguration === undefined || compiled.scope === undefined) {
-      const host = vhost.domains[0] as string;
-      const name = hostScopeName(host);
-      compiled.routeConfiguration = new HostRouteConfiguration(name, vhost, routeContext);
-      compiled.scope = new HostScope(name, host);
-    }
-    routeConfigurations.push(compiled.routeConfiguration);
-    scopes.push(compiled.scope);
-  }
-  return { routeConfigurations, scopes };
+  // A reused record keeps the host object it was made for: the same routes under the same name,
+  // so the same messages.
+  hostRecords = reuseHosts(
+    ir,
+    reuse ? hostRecords : [],
+    (record) => record.source as IRVirtualHost,
+    (record) => (record.context as RouteContext).key,
+    key,
+    (vhost, reusable) => reusable ?? hostRecord(vhost, context),
+  );
+  return { routeConfigurations: hostRecords, scopes: hostRecords };
 }
 
 /** The global response headers as header options, made once per IR (shared by every host's table). */
@@ -190,7 +214,7 @@ const globalHeaderOptions = new WeakMap<object, ProtoObject[]>();
 function routeConfiguration(
   name: string,
   virtualHosts: ProtoObject[],
-  ir: RouteContext,
+  ir: RouteInputs,
   perFilter?: ProtoObject,
 ): ProtoObject {
   let headers = globalHeaderOptions.get(ir.responseHeaders);
@@ -216,7 +240,7 @@ const publicRemovalsByAuthorize = new WeakMap<object, readonly string[]>();
  * One virtual host. With authorization on, the JWKS route comes first, every route carries its
  * ext_authz settings, and public routes strip identity headers themselves.
  */
-function compileVirtualHost(vhost: IRVirtualHost, ir: RouteContext): ProtoObject {
+function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject {
   const internal = ir.internal;
   if (internal === undefined)
     return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };

@@ -1,3 +1,4 @@
+import { resourceVersion } from '../snapshot/snapshot-entry.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import { isFullSetType } from './prepared.js';
 import type { PreparedResource, PreparedType } from './prepared.js';
@@ -176,8 +177,8 @@ export class DeltaTypeState {
     this.reconsider.clear();
     const upserts: PreparedResource[] = [];
     const consider = (resource: PreparedResource): void => {
-      if (this.effective(resource.name) === resource.version) return;
-      if (this.rejected.get(resource.name) === resource.version) return;
+      if (this.effective(resource.name) === resourceVersion(resource)) return;
+      if (this.rejected.get(resource.name) === resourceVersion(resource)) return;
       upserts.push(resource);
     };
     if (this.wildcard) {
@@ -237,8 +238,8 @@ export class DeltaTypeState {
   /** Adds `resource` to `upserts` when the client wants it and holds (or was sent) another version. */
   private upsertInto(upserts: PreparedResource[], resource: PreparedResource): void {
     if (!this.interested(resource.name)) return;
-    if (this.effective(resource.name) === resource.version) return;
-    if (this.rejected.get(resource.name) === resource.version) return;
+    if (this.effective(resource.name) === resourceVersion(resource)) return;
+    if (this.rejected.get(resource.name) === resourceVersion(resource)) return;
     upserts.push(resource);
   }
 
@@ -264,7 +265,11 @@ export class DeltaTypeState {
         continue;
       }
       if (planned.has(name) || !this.interested(name)) continue;
-      if (this.effective(name) === resource.version || this.rejected.get(name) === resource.version) continue;
+      if (
+        this.effective(name) === resourceVersion(resource) ||
+        this.rejected.get(name) === resourceVersion(resource)
+      )
+        continue;
       upserts.push(resource);
       planned.add(name);
     }
@@ -278,9 +283,9 @@ export class DeltaTypeState {
   /** Records a sent response; returns false when an old pending response had to be dropped. */
   markSent(nonce: string, upserts: readonly PreparedResource[], removals: readonly string[]): boolean {
     this.answered = true;
-    this.pending.set(nonce, { upserts: upserts.map((r) => [r.name, r.version] as const), removals });
+    this.pending.set(nonce, { upserts: upserts.map((r) => [r.name, resourceVersion(r)] as const), removals });
     for (const resource of upserts) {
-      this.inflight.set(resource.name, { version: resource.version, nonce });
+      this.inflight.set(resource.name, { version: resourceVersion(resource), nonce });
       this.forcedRemovals.delete(resource.name);
     }
     for (const name of removals) {

@@ -1,3 +1,4 @@
+import { resourceBytes, resourceVersion } from '../snapshot/snapshot-entry.js';
 import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { EncodedResource, Snapshot } from '../snapshot/types.js';
@@ -24,17 +25,17 @@ export type PreparedResource = EncodedResource;
 
 /** `resource` as `Any` for SotW `resources`. */
 export function anyOf(typeUrl: string, resource: PreparedResource): AnyObject {
-  return { type_url: typeUrl, value: resource.bytes };
+  return { type_url: typeUrl, value: resourceBytes(resource) };
 }
 
 /** `resource` as `envoy.service.discovery.v3.Resource` for delta `resources`. */
 export function deltaResourceOf(typeUrl: string, resource: PreparedResource): DeltaResourceObject {
-  return { name: resource.name, version: resource.version, resource: anyOf(typeUrl, resource) };
+  return { name: resource.name, version: resourceVersion(resource), resource: anyOf(typeUrl, resource) };
 }
 
 /** Bytes `deltaResourceOf(typeUrl, resource)` adds to a `DeltaDiscoveryResponse` (see chunking.ts). */
 export function deltaSizeOf(typeUrl: string, resource: PreparedResource): number {
-  return deltaResourceSize(resource.name, resource.version, typeUrl, resource.bytes.length);
+  return deltaResourceSize(resource.name, resourceVersion(resource), typeUrl, resourceBytes(resource).length);
 }
 
 /** All resources of one type in one snapshot, in snapshot order, plus the type's version. */

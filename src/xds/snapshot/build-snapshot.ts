@@ -2,11 +2,11 @@ import { fullHash } from '../../shared/hash.js';
 import { encodeMessageSpans, type ProtoObject } from '../codec/codec.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources, EncodeOrder } from '../compile/compile.js';
-import { LazyResource, sameCompiledResource } from '../compile/lazy-resource.js';
+import { isLazy, messageOf, noteMessage, sameCompiledResource } from '../compile/lazy-resource.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedImmutableList, SortedResourceMap } from './sorted-by-name.js';
 import { ShapeKeeper } from './shape-keeper.js';
-import { HALF_MASK, SnapshotEntry } from './snapshot-entry.js';
+import { HALF_MASK, snapshotEntry, type SnapshotEntry } from './snapshot-entry.js';
 
 /** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
 let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
@@ -118,7 +118,7 @@ function encodeFresh(
     const { blocks, blockOf, starts, ends } = encodeMessageSpans(type, messages);
     for (let at = 0; at < indexes.length; at++) {
       const index = indexes[at] as number;
-      const entry = new SnapshotEntry(
+      const entry = snapshotEntry(
         (list[index] as CompiledResource).name,
         blocks[blockOf[at] as number] as Uint8Array,
         starts[at] as number,
@@ -135,9 +135,9 @@ function encodeFresh(
     const i = ordered ? ((order as Int32Array)[k] as number) : k;
     if (entries[i] !== undefined) continue;
     const resource = list[i] as CompiledResource;
-    const message = resource.message;
-    if (resource instanceof LazyResource) {
-      resource.noteMessage(message);
+    const message = messageOf(type, resource);
+    if (isLazy(resource)) {
+      noteMessage(type, resource, message);
       // Only lazily built messages: one held by its resource keeps its shape already, and may be
       // large (the single RouteConfiguration holds every host).
       if (!keptFromBatch) keeper.keep(message);

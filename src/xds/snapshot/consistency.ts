@@ -7,7 +7,7 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../compile/compile.js';
-import { isEdsResource, referencesOf, sameCompiledResource } from '../compile/lazy-resource.js';
+import { isEdsResource, messageOf, referencesOf, sameCompiledResource } from '../compile/lazy-resource.js';
 import { findSortedByName, isSortedImmutableList } from './sorted-by-name.js';
 import { sortedChanges, type SortedChanges } from '../../shared/sorted-changes.js';
 
@@ -147,8 +147,9 @@ function hasName(list: readonly CompiledResource[], name: string, sorted: boolea
 
 function listenerProblems(compiled: CompiledResources, hasRouteConfig: (name: string) => boolean): Problem[] {
   const problems: Problem[] = [];
-  for (const { name, message } of compiled[LISTENER_TYPE]) {
-    const text = JSON.stringify(message);
+  for (const listener of compiled[LISTENER_TYPE]) {
+    const name = listener.name;
+    const text = JSON.stringify(messageOf(LISTENER_TYPE, listener));
     for (const match of text.matchAll(/"route_config_name":"([^"]+)"/g)) {
       if (!hasRouteConfig(match[1] as string)) {
         problems.push({

@@ -1,10 +1,16 @@
 import type { ResourceType } from '../codec/type-urls.js';
+import type { SnapshotEntry } from './snapshot-entry.js';
 
 /**
- * One encoded xDS resource. `version` is a content hash of `bytes`, so an unchanged resource keeps
- * its version across reloads and restarts, and only changed resources are pushed.
+ * One encoded xDS resource, read through `resourceBytes` and `resourceVersion` (snapshot-entry.ts).
+ * Its version is a content hash of its bytes, so an unchanged resource keeps its version across
+ * reloads and restarts, and only changed resources are pushed. A snapshot holds `SnapshotEntry`
+ * records; a `HeldResource` is the same thing spelled out (tests, tools).
  */
-export interface EncodedResource {
+export type EncodedResource = SnapshotEntry | HeldResource;
+
+/** An encoded resource that holds its bytes and version. */
+export interface HeldResource {
   readonly name: string;
   readonly version: string;
   readonly bytes: Uint8Array;

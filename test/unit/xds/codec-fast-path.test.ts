@@ -16,6 +16,7 @@ import {
 import { RESOURCE_TYPES } from '../../../src/xds/codec/type-urls.js';
 import { compile } from '../../../src/xds/compile/compile.js';
 import { caseNames, GOLDEN_DIR } from '../../support/golden.js';
+import { withBuiltMessages } from '../../../src/xds/compile/lazy-resource.js';
 
 /**
  * `encodeMessage` writes common shapes itself instead of protobufjs's `fromObject` + `encode`; the
@@ -62,7 +63,7 @@ function goldenIrs(): { name: string; ir: IR }[] {
 describe('fast encoder matches protobufjs byte for byte', () => {
   it('on every resource of every golden case, one by one and batched', () => {
     for (const { name, ir } of goldenIrs()) {
-      const compiled = compile(ir);
+      const compiled = withBuiltMessages(compile(ir));
       for (const type of RESOURCE_TYPES) {
         for (const resource of compiled[type])
           assertSameBytes(type, resource.message, `${name} ${type} ${resource.name}`);

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { seededRandom } from '../../support/seeded-random.js';
 import { RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from '../../../src/xds/compile/compile.js';
+import type { EagerResource, CompiledResources } from '../../../src/xds/compile/compile.js';
 import { checkConsistency, IncrementalConsistencyCheck } from '../../../src/xds/snapshot/consistency.js';
 
 const CDS = 'envoy.config.cluster.v3.Cluster';
@@ -18,9 +18,7 @@ const SRDS = 'envoy.config.route.v3.ScopedRouteConfiguration';
  * The full check written the plain way (a name set per type, every reference looked up), as an
  * oracle for `checkConsistency`, which avoids the sets when the lists are sorted.
  */
-function referenceProblems(
-  compiled: Record<string, CompiledResource[]>,
-): { path: string; message: string }[] {
+function referenceProblems(compiled: Record<string, EagerResource[]>): { path: string; message: string }[] {
   const names = (type: string): Set<string> =>
     new Set((compiled[type] ?? []).map((resource) => resource.name));
   const clusters = names(CDS);
@@ -67,11 +65,11 @@ test('the incremental check agrees with the full check over 600 random reloads',
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
   const clusterNames = Array.from({ length: 8 }, (_, i) => `c${i}`);
   const routeNames = Array.from({ length: 6 }, (_, i) => `r${i}`);
-  const lists: Record<string, CompiledResource[]> = {};
+  const lists: Record<string, EagerResource[]> = {};
   // References mostly go to names that exist now, sometimes to any name (a broken reference).
   const present = (type: string, all: readonly string[]): string =>
     next() < 0.97 && (lists[type]?.length ?? 0) > 0 ? pick(lists[type]!).name : pick(all);
-  const makers: Record<string, (name: string) => CompiledResource> = {
+  const makers: Record<string, (name: string) => EagerResource> = {
     [CDS]: (name) => ({ name, message: { name, type: next() < 0.5 ? 'EDS' : 'STATIC' } }),
     [EDS]: (name) => ({ name, message: { cluster_name: name } }),
     [RDS]: (name) => ({
@@ -112,7 +110,7 @@ test('the incremental check agrees with the full check over 600 random reloads',
     }
     const compiled = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
       ResourceType,
-      CompiledResource[]
+      EagerResource[]
     >;
     for (const type of Object.keys(makers)) compiled[type as ResourceType] = [...lists[type]!];
     compiled[LDS as ResourceType] = [
@@ -135,7 +133,7 @@ test('a change of hundreds of resources is checked in full; the next small one i
     const names = Array.from({ length: hosts }, (_, i) => `h${String(i).padStart(4, '0')}`);
     const compiled = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
       ResourceType,
-      CompiledResource[]
+      EagerResource[]
     >;
     compiled[CDS as ResourceType] = names.map((name) => ({
       name,
@@ -162,8 +160,8 @@ test('a change of hundreds of resources is checked in full; the next small one i
   assert.deepEqual(checker.check(rebuilt), []);
   assert.equal(checker.quickChecks, 0, 'a 400-resource change must not take the quick path');
   // One cluster changed: quick, from the state the full check rebuilt.
-  const oneChanged = { ...rebuilt } as Record<ResourceType, CompiledResource[]>;
-  oneChanged[CDS as ResourceType] = [...rebuilt[CDS as ResourceType]];
+  const oneChanged = { ...rebuilt } as Record<ResourceType, EagerResource[]>;
+  oneChanged[CDS as ResourceType] = [...rebuilt[CDS as ResourceType]] as EagerResource[];
   oneChanged[CDS as ResourceType][7] = {
     name: 'h0007',
     message: { name: 'h0007', type: 'EDS', generation: 2 },
@@ -171,7 +169,7 @@ test('a change of hundreds of resources is checked in full; the next small one i
   assert.deepEqual(checker.check(oneChanged as CompiledResources), []);
   assert.equal(checker.quickChecks, 1);
   // A large change that breaks a reference is still reported, exactly as the full check does.
-  const broken = build(3, 400) as Record<ResourceType, CompiledResource[]>;
+  const broken = build(3, 400) as Record<ResourceType, EagerResource[]>;
   broken[EDS as ResourceType] = broken[EDS as ResourceType].slice(1);
   const full = checkConsistency(broken as CompiledResources);
   assert.equal(full.length, 1);

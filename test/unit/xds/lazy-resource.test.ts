@@ -14,10 +14,14 @@ import {
   factsOf,
   factsOfMessage,
   isEdsResource,
+  isLazy,
+  messageOf,
   referencesOf,
-  LazyResource,
   sameCompiledResource,
+  type LazyBuilder,
+  type LazyResource,
 } from '../../../src/xds/compile/lazy-resource.js';
+import { resourceBytes, resourceVersion } from '../../../src/xds/snapshot/snapshot-entry.js';
 import { encodeMessage, type ProtoObject } from '../../../src/xds/codec/codec.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
@@ -61,21 +65,28 @@ function irOf(count: number, suffix = ''): IR {
   return ir;
 }
 
-/** Counts the message builds of every lazy resource in `compiled` (by wrapping each one's getter). */
+/**
+ * Counts the message builds of every lazy resource in `compiled`, per type and name, by handing
+ * each record a counting copy of its builder (a record listed under two types is wrapped once).
+ */
 function countBuilds(compiled: CompiledResources): Map<string, number> {
   const builds = new Map<string, number>();
+  const wrapped = new Set<LazyResource>();
   for (const type of RESOURCE_TYPES) {
     for (const resource of compiled[type]) {
-      if (!(resource instanceof LazyResource)) continue;
-      const getter = Object.getOwnPropertyDescriptor(Object.getPrototypeOf(resource), 'message')?.get;
-      assert.ok(getter, `${type} ${resource.name} builds its message in a getter`);
-      Object.defineProperty(resource, 'message', {
-        get(): ProtoObject {
-          const key = `${type} ${resource.name}`;
+      if (!isLazy(resource) || wrapped.has(resource)) continue;
+      wrapped.add(resource);
+      const builder = resource.lazy;
+      const counting: LazyBuilder = {
+        message(listed, record): ProtoObject {
+          const key = `${listed} ${record.name}`;
           builds.set(key, (builds.get(key) ?? 0) + 1);
-          return getter.call(resource) as ProtoObject;
+          return builder.message(listed, record);
         },
-      });
+        keepsFactsOf: (listed) => builder.keepsFactsOf(listed),
+        derivedFacts: (listed, record) => builder.derivedFacts(listed, record),
+      };
+      (resource as { lazy: LazyBuilder }).lazy = counting;
     }
   }
   return builds;
@@ -89,11 +100,11 @@ test("compile's per-route resources are lazy: a fresh, equal message on every re
     ROUTE_CONFIGURATION_TYPE,
     SCOPED_ROUTE_CONFIGURATION_TYPE,
   ] as const) {
-    const lazy = compiled[type].filter((resource) => resource instanceof LazyResource);
+    const lazy = compiled[type].filter(isLazy);
     assert.equal(lazy.length, 3, `${type}: one lazy resource per route`);
     for (const resource of lazy) {
-      const first = resource.message;
-      const second = resource.message;
+      const first = messageOf(type, resource);
+      const second = messageOf(type, resource);
       assert.notEqual(first, second, 'not kept');
       assert.deepEqual(first, second, 'the same content');
       assert.equal(first.name ?? first.cluster_name, resource.name);
@@ -106,10 +117,7 @@ test('a snapshot builds each new message once, the check after it builds none, a
   const compiled = compile(ir);
   const builds = countBuilds(compiled);
   const snapshot = buildSnapshot(compiled);
-  const lazyCount = RESOURCE_TYPES.reduce(
-    (sum, type) => sum + compiled[type].filter((resource) => resource instanceof LazyResource).length,
-    0,
-  );
+  const lazyCount = RESOURCE_TYPES.reduce((sum, type) => sum + compiled[type].filter(isLazy).length, 0);
   assert.equal(lazyCount, 16, 'cluster, endpoints, table and scope per route');
   assert.equal(builds.size, lazyCount, 'every lazy resource was built');
   assert.ok(
@@ -126,7 +134,7 @@ test('a snapshot builds each new message once, the check after it builds none, a
   const again = compile(ir);
   for (const type of RESOURCE_TYPES) {
     again[type].forEach((resource, index) => {
-      if (resource instanceof LazyResource)
+      if (isLazy(resource))
         assert.equal(resource, compiled[type][index], `${type} ${resource.name}: the same object`);
     });
   }
@@ -137,7 +145,8 @@ test('a snapshot builds each new message once, the check after it builds none, a
   );
   for (const type of RESOURCE_TYPES) {
     for (const [name, entry] of snapshot.resources[type]) {
-      if (compiled[type].find((resource) => resource.name === name) instanceof LazyResource)
+      const resource = compiled[type].find((candidate) => candidate.name === name);
+      if (resource !== undefined && isLazy(resource))
         assert.equal(rebuilt.resources[type].get(name), entry, `${type} ${name} reused`);
     }
   }
@@ -149,9 +158,13 @@ test('the snapshot encodes exactly the bytes of the messages built and held up f
   for (const type of RESOURCE_TYPES) {
     assert.equal(snapshot.resources[type].size, compiled[type].length, type);
     for (const resource of compiled[type]) {
-      const bytes = snapshot.resources[type].get(resource.name)?.bytes;
-      assert.ok(bytes, `${type} ${resource.name}`);
-      assert.deepEqual(Buffer.from(bytes), Buffer.from(encodeMessage(type, resource.message)), resource.name);
+      const entry = snapshot.resources[type].get(resource.name);
+      assert.ok(entry, `${type} ${resource.name}`);
+      assert.deepEqual(
+        Buffer.from(resourceBytes(entry)),
+        Buffer.from(encodeMessage(type, messageOf(type, resource))),
+        resource.name,
+      );
     }
   }
 });
@@ -160,7 +173,7 @@ test('kept facts are those of the message: EDS clusters, each route table refere
   const compiled = compile(irOf(2, '-facts'));
   for (const type of RESOURCE_TYPES) {
     for (const resource of compiled[type]) {
-      const expected = factsOfMessage(type, resource.message);
+      const expected = factsOfMessage(type, messageOf(type, resource));
       // Before and after the facts are kept (compactly: see LazyResource), every way to read them agrees.
       for (const when of ['first read', 'kept']) {
         assert.deepEqual(factsOf(type, resource), expected, `${type} ${resource.name}, ${when}`);
@@ -200,14 +213,14 @@ test("facts read off the inputs (host scopes) equal the message's on every golde
     const compiled = compile(ir);
     for (const type of RESOURCE_TYPES) {
       for (const resource of compiled[type]) {
-        const expected = factsOfMessage(type, resource.message);
+        const expected = factsOfMessage(type, messageOf(type, resource));
         assert.deepEqual(
           referencesOf(type, resource),
           expected.references,
           `${name}: ${type} ${resource.name}`,
         );
         assert.equal(isEdsResource(type, resource), expected.eds, `${name}: ${type} ${resource.name}`);
-        if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) derived += resource instanceof LazyResource ? 1 : 0;
+        if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) derived += isLazy(resource) ? 1 : 0;
       }
     }
   }
@@ -219,10 +232,11 @@ test('two resources holding one message object are the same; lazy ones only as o
   assert.ok(sameCompiledResource({ name: 'a', message }, { name: 'a', message }));
   assert.ok(!sameCompiledResource({ name: 'a', message }, { name: 'b', message }), 'another name');
   assert.ok(!sameCompiledResource({ name: 'a', message }, { name: 'a', message: { name: 'a' } }));
-  const [first, second] = compile(irOf(2, '-same'))[CLUSTER_TYPE].filter((r) => r instanceof LazyResource);
+  const [first, second] = compile(irOf(2, '-same'))[CLUSTER_TYPE].filter(isLazy);
   assert.ok(first && second);
   assert.ok(sameCompiledResource(first, first));
-  assert.ok(!sameCompiledResource(first, { name: first.name, message: first.message }));
+  assert.ok(!sameCompiledResource(first, second));
+  assert.ok(!sameCompiledResource(first, { name: first.name, message: messageOf(CLUSTER_TYPE, first) }));
 });
 
 test('a ShapeKeeper holds at most its size, however many messages it is handed', () => {
@@ -256,7 +270,7 @@ test('reuse: false skips looking for unchanged objects and changes nothing but t
   const reused = compile(ir);
   const fresh = compile(ir, { reuse: false });
   for (const type of RESOURCE_TYPES) {
-    const lazyNames = first[type].filter((resource) => resource instanceof LazyResource).map((r) => r.name);
+    const lazyNames = first[type].filter(isLazy).map((r) => r.name);
     for (const name of lazyNames) {
       const before = first[type].find((resource) => resource.name === name);
       assert.equal(
@@ -277,7 +291,39 @@ test('reuse: false skips looking for unchanged objects and changes nothing but t
     for (const [name, entry] of firstSnapshot.resources[type]) {
       const now = freshSnapshot.resources[type].get(name);
       assert.ok(now && now !== entry, `${type} ${name}: encoded anew`);
-      assert.equal(now.version, entry.version, `${type} ${name}: same version`);
+      assert.equal(resourceVersion(now), resourceVersion(entry), `${type} ${name}: same version`);
     }
+  }
+});
+
+test('one record per route and per host, listed under both of its types, and kept records are plain literals', () => {
+  const compiled = compile(irOf(3, '-records'));
+  const clusters = compiled[CLUSTER_TYPE].filter(isLazy);
+  assert.deepEqual(
+    compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE],
+    clusters,
+    'an EDS cluster is its own endpoints record',
+  );
+  assert.deepEqual(
+    compiled[SCOPED_ROUTE_CONFIGURATION_TYPE],
+    compiled[ROUTE_CONFIGURATION_TYPE],
+    "a host's scope and table are one record",
+  );
+  for (const record of clusters) {
+    assert.equal(messageOf(CLUSTER_TYPE, record).name, record.name);
+    assert.equal(messageOf(CLUSTER_LOAD_ASSIGNMENT_TYPE, record).cluster_name, record.name);
+  }
+  // V8 pretenures the objects of a literal that survive, never a class's (see LazyResource and
+  // SnapshotEntry): every record a build keeps per resource must be a plain object.
+  const snapshot = buildSnapshot(compiled);
+  for (const type of RESOURCE_TYPES) {
+    for (const resource of compiled[type].filter(isLazy))
+      assert.equal(
+        Object.getPrototypeOf(resource),
+        Object.prototype,
+        `${type} ${resource.name}: a plain record`,
+      );
+    for (const entry of snapshot.resources[type].values())
+      assert.equal(Object.getPrototypeOf(entry), Object.prototype, `${type} ${entry.name}: a plain entry`);
   }
 });

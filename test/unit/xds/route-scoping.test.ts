@@ -6,6 +6,7 @@ import { compile } from '../../../src/xds/compile/compile.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { translate } from '../../../src/translate/translate.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
+import { withBuiltMessages } from '../../../src/xds/compile/lazy-resource.js';
 
 function irOf(froms: readonly string[]): IR {
   const parsed = parseConfig({
@@ -44,7 +45,7 @@ test('per-host delivery only when every virtual host is one exact host', () => {
 });
 
 test('per host: one RouteConfiguration per host and a scope keyed by the host naming it; consistent', () => {
-  const compiled = compile(irOf(['https://b.test', 'https://a.test']));
+  const compiled = withBuiltMessages(compile(irOf(['https://b.test', 'https://a.test'])));
   const scopes = compiled['envoy.config.route.v3.ScopedRouteConfiguration'];
   const tables = compiled['envoy.config.route.v3.RouteConfiguration'];
   assert.deepEqual(

@@ -9,6 +9,8 @@ import { isSortedByName, SortedResourceMap } from '../../../src/xds/snapshot/sor
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
 import { encodeMessageReference } from '../../../src/xds/codec/codec.js';
 import { contentHash64 } from '../../../src/shared/fast-hash.js';
+import { resourceBytes, resourceVersion } from '../../../src/xds/snapshot/snapshot-entry.js';
+import { messageOf } from '../../../src/xds/compile/lazy-resource.js';
 
 function resource(name: string): EncodedResource {
   return { name, version: `v-${name}`, bytes: new Uint8Array([name.length]) };
@@ -73,8 +75,8 @@ test('a type version depends only on its (name, version) pairs: same content, sa
     'order does not matter',
   );
   assert.equal(
-    unsorted.resources[CLUSTER_TYPE].get('a')?.version,
-    first.resources[CLUSTER_TYPE].get('a')?.version,
+    resourceVersion(unsorted.resources[CLUSTER_TYPE].get('a') as EncodedResource),
+    resourceVersion(first.resources[CLUSTER_TYPE].get('a') as EncodedResource),
   );
   assert.deepEqual(
     [...unsorted.resources[CLUSTER_TYPE].keys()],
@@ -114,14 +116,19 @@ test('each entry reads its own bytes out of the shared blocks, and its version i
   const compiled = compiledClusters(names);
   const snapshot = buildSnapshot(compiled);
   const blocks = new Set<ArrayBufferLike>();
-  for (const { name, message } of compiled[CLUSTER_TYPE]) {
+  for (const resource of compiled[CLUSTER_TYPE]) {
+    const name = resource.name;
+    const message = messageOf(CLUSTER_TYPE, resource);
     const entry = snapshot.resources[CLUSTER_TYPE].get(name);
     assert.ok(entry, name);
-    const bytes = entry.bytes;
+    const bytes = resourceBytes(entry);
     assert.ok(Buffer.from(bytes).equals(Buffer.from(encodeMessageReference(CLUSTER_TYPE, message))), name);
-    assert.ok(Buffer.from(entry.bytes).equals(Buffer.from(bytes)), `${name}: the same bytes on every read`);
-    assert.equal(entry.version, contentHash64(bytes), `${name}: version`);
-    assert.equal(entry.version, entry.version);
+    assert.ok(
+      Buffer.from(resourceBytes(entry)).equals(Buffer.from(bytes)),
+      `${name}: the same bytes on every read`,
+    );
+    assert.equal(resourceVersion(entry), contentHash64(bytes), `${name}: version`);
+    assert.equal(resourceVersion(entry), resourceVersion(entry));
     blocks.add(bytes.buffer);
   }
   assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} shared blocks`);

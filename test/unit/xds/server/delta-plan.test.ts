@@ -11,6 +11,7 @@ import {
 } from '../../../../src/xds/codec/type-urls.js';
 import { isSortedByName } from '../../../../src/xds/snapshot/sorted-by-name.js';
 import { seededRandom } from '../../../support/seeded-random.js';
+import { resourceVersion } from '../../../../src/xds/snapshot/snapshot-entry.js';
 
 const made = new Map<string, PreparedResource>();
 /** One prepared resource per name@version, shared like snapshots share unchanged resources. */
@@ -48,7 +49,7 @@ function streamHolding(first: PreparedType): DeltaTypeState {
 }
 
 const names = (plan: { upserts: readonly PreparedResource[] }): string[] =>
-  plan.upserts.map((r) => `${r.name}@${r.version}`);
+  plan.upserts.map((r) => `${r.name}@${resourceVersion(r)}`);
 
 test('after an ACKed plan, the next plan holds only what changed, was added or was removed', () => {
   const state = streamHolding(prepared({ a: '1', b: '1', c: '1', d: '1' }));
