@@ -156,5 +156,5 @@ function parseWeightedUrl(
   const port = url.port === '' ? (protocol === 'https:' ? 443 : 80) : Number(url.port);
   // A URL of a scheme the URL standard does not know (h2c://host:port) has an empty path: the root.
   const pathname = url.pathname === '' ? '/' : url.pathname;
-  return { url, weight, protocol, hostname: url.hostname, port, pathname };
+  return { url, weight, href: url.href, protocol, hostname: url.hostname, port, pathname };
 }

@@ -18,6 +18,8 @@ export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
 export interface WeightedUrl {
   readonly url: URL;
   readonly weight: number | undefined;
+  /** `url.href`, read once at parse: a route's id is hashed from it (see route-identity.ts). */
+  readonly href: string;
   /** `url.protocol`, such as `https:`. */
   readonly protocol: string;
   /** `url.hostname` (IPv6 in brackets). */

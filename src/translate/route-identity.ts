@@ -30,8 +30,8 @@ export function routeIdentityText(route: RouteSettings): string {
   return `${text}]}`;
 }
 
-function destination({ url, weight }: RouteSettings['to'][number]): string {
-  return weight === undefined ? url.href : `${url.href},${weight}`;
+function destination({ href, weight }: RouteSettings['to'][number]): string {
+  return weight === undefined ? href : `${href},${weight}`;
 }
 
 /** The UTF-8 bytes of `routeIdentityText(route)`, in a view of the shared buffer (valid until the next call). */
@@ -54,9 +54,9 @@ function writeIdentity(route: RouteSettings): Uint8Array {
   }
   out.ascii(',"to":[');
   for (let i = 0; i < route.to.length; i++) {
-    const { url, weight } = route.to[i] as RouteSettings['to'][number];
+    const { href, weight } = route.to[i] as RouteSettings['to'][number];
     if (i > 0) out.ascii(',');
-    out.jsonString(url.href, weight);
+    out.jsonString(href, weight);
   }
   out.ascii(']}');
   return out.view();

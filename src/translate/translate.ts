@@ -143,12 +143,7 @@ function translateFrom(
       translatedRoutes.push(translated);
       clustersInRouteOrder.push(translated.cluster);
       const vhost = vhosts.get(translated.vhost);
-      if (vhost === undefined)
-        vhosts.set(translated.vhost, {
-          name: translated.vhost,
-          domains: translated.domains,
-          routes: [translated.route],
-        });
+      if (vhost === undefined) vhosts.set(translated.vhost, newVirtualHost(translated));
       else vhost.routes.push(translated.route);
     } else {
       const what =
@@ -285,6 +280,21 @@ class EarlierTranslations {
     if (earlier !== undefined) this.foundCount++;
     return earlier;
   }
+}
+
+/**
+ * A host's IR virtual host, made when its first route arrives (its later routes are pushed on).
+ * In a function of its own so that V8 pretenures these records, which live as long as the IR:
+ * written inline in `translateFrom`'s loop, the literal was optimized before its allocation-site
+ * feedback showed that its objects survive, and every record was born young and copied by the
+ * collections of a cold 10,000-route build (seen with `%InYoungGeneration`).
+ */
+function newVirtualHost(first: TranslatedRoute): {
+  readonly name: string;
+  readonly domains: readonly string[];
+  routes: IRRoute[];
+} {
+  return { name: first.vhost, domains: first.domains, routes: [first.route] };
 }
 
 /** Route kinds this version serves (the others are reported as problems). */

@@ -108,10 +108,10 @@ test("each destination carries its URL's scheme, host, port (else the scheme's) 
       ['http:', 'localhost', 80, '/'],
     ],
   );
-  for (const { url, protocol, hostname, pathname } of destinations) {
+  for (const { url, href, protocol, hostname, pathname } of destinations) {
     assert.deepEqual(
-      [protocol, hostname, pathname],
-      [url.protocol, url.hostname, url.pathname || '/'],
+      [href, protocol, hostname, pathname],
+      [url.href, url.protocol, url.hostname, url.pathname || '/'],
       url.href,
     );
   }

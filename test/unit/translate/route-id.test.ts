@@ -76,7 +76,7 @@ test('routeId hashes the identity text byte for byte, whatever characters and we
   const weights = [undefined, 0, 1, 3, 9, 10, 99, 1000, 4294967295, Number.MAX_SAFE_INTEGER, 1.5, -2];
   for (let round = 0; round < 2000; round++) {
     const destinations = Array.from({ length: 1 + next(3) }, () => ({
-      url: { href: next(3) === 0 ? `http://h${text()}/` : `http://10.0.${next(256)}.${next(256)}:8080/` },
+      href: next(3) === 0 ? `http://h${text()}/` : `http://10.0.${next(256)}.${next(256)}:8080/`,
       weight: weights[next(weights.length)],
     }));
     const route = {
