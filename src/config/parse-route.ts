@@ -52,6 +52,8 @@ export function parseRoute(
   const route = dropUndefined({
     kind: from?.kind,
     from: from?.url,
+    from_href: from?.url.href,
+    from_host: from?.url.hostname.toLowerCase(),
     ...readDestinations(reader, path, raw, from?.kind ?? 'http'),
     name: fields.str('name'),
     ...readMatching(reader, path, fields, from?.kind ?? 'http'),

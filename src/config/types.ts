@@ -78,6 +78,13 @@ export interface RouteSettings {
   /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
   readonly kind: 'http' | 'tcp';
   readonly from: URL;
+  /**
+   * `from.href` and `from`'s host name, lower-cased, read once at parse: translate reads them for
+   * every route of every cold build, and each read through the URL is two more objects to fetch
+   * (the URL and its internal record), and a new string for every read of `hostname`.
+   */
+  readonly from_href: string;
+  readonly from_host: string;
   /** Destinations; empty when the route answers with `redirect` or `response`. */
   readonly to: readonly WeightedUrl[];
   readonly redirect?: RedirectSettings;

@@ -19,7 +19,7 @@ export function routeId(route: RouteSettings): string {
  * readable statement of that text (tests check the byte writer against it).
  */
 export function routeIdentityText(route: RouteSettings): string {
-  let text = `{"from":${JSON.stringify(route.from.href)}`;
+  let text = `{"from":${JSON.stringify(route.from_href)}`;
   if (route.path !== undefined) text += `,"path":${JSON.stringify(route.path)}`;
   if (route.prefix !== undefined) text += `,"prefix":${JSON.stringify(route.prefix)}`;
   if (route.regex !== undefined) text += `,"regex":${JSON.stringify(route.regex)}`;
@@ -39,7 +39,7 @@ function writeIdentity(route: RouteSettings): Uint8Array {
   const out = writer;
   out.reset();
   out.ascii('{"from":');
-  out.jsonString(route.from.href);
+  out.jsonString(route.from_href);
   if (route.path !== undefined) {
     out.ascii(',"path":');
     out.jsonString(route.path);

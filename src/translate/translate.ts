@@ -336,7 +336,7 @@ function translateRoute(
   problems: Problem[],
 ): TranslatedRoute {
   const id = routeId(settings);
-  const placement = placeHost(settings.from.hostname);
+  const placement = placeHost(settings.from_host);
   const clusterName = concatFlat('route-', id);
   const cluster = buildCluster(settings, clusterName, options.systemCaFile, problems);
   return {

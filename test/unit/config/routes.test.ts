@@ -117,6 +117,20 @@ test("each destination carries its URL's scheme, host, port (else the scheme's) 
   }
 });
 
+test("a route carries its from URL's href and lower-cased host, read once at parse", () => {
+  const [web, tcp] = valid(
+    base({
+      routes: [
+        { from: 'https://App.Example.com:8443', to: 'http://10.0.0.1:8080' },
+        { from: 'tcp+https://DB.Example.com:5432', to: 'tcp://10.0.0.2:5432' },
+      ],
+    }),
+  ).routes;
+  assert.ok(web && tcp);
+  assert.deepEqual([web.from_href, web.from_host], [web.from.href, 'app.example.com']);
+  assert.deepEqual([tcp.from_href, tcp.from_host], [tcp.from.href, 'db.example.com']);
+});
+
 test('redirect codes must be 301, 302, 303, 307 or 308', () => {
   for (const code of [301, 302, 303, 307, 308]) {
     assert.equal(

@@ -80,7 +80,7 @@ test('routeId hashes the identity text byte for byte, whatever characters and we
       weight: weights[next(weights.length)],
     }));
     const route = {
-      from: { href: next(4) === 0 ? `https://${text()}.example/` : `https://r${round}.example.com/` },
+      from_href: next(4) === 0 ? `https://${text()}.example/` : `https://r${round}.example.com/`,
       path: pick(),
       prefix: pick(),
       regex: pick(),
