@@ -108,44 +108,65 @@ export interface CompiledBuild {
 /** Every resource type's compiled resources, sorted by name. */
 export type CompiledResources = Readonly<Record<ResourceType, readonly CompiledResource[]>>;
 
+/** The cluster and endpoints lists compile hands on, filled by `compileClusters`. */
+interface ClusterLists {
+  readonly clusters: CompiledResource[];
+  readonly endpoints: CompiledResource[];
+  /** Each IR cluster's place in `endpoints` (-1: none), for the encode order; only with a memory order. */
+  readonly endpointsAt: Int32Array | undefined;
+}
+
 /**
- * Each IR cluster's compiled cluster (and endpoints), reusing the previous compile's object for the
- * very same IR cluster (translate hands an unchanged route's cluster over as the same object).
- * Found by one merge walk beside the previous list, both sorted by name as translate emits them;
- * a list out of order only means less reuse, never a wrong one, since reuse needs the same object.
+ * Each IR cluster's record, reusing the previous compile's for the very same IR cluster (translate
+ * hands an unchanged route's cluster over as the same object), appended to `lists` in IR order:
+ * every record to the clusters, an EDS cluster's to the endpoints as well. Found by one merge walk
+ * beside the previous list, both sorted by name as translate emits them; a list out of order only
+ * means less reuse, never a wrong one, since reuse needs the same object. The walk also fills the
+ * lists, so a reload reads each of 10,000 records once.
  */
 function compileClusters(
   clusters: readonly IRCluster[],
   reuse: boolean,
   order: Int32Array | undefined,
-): readonly LazyResource[] {
+  lists: ClusterLists,
+): void {
+  const out = new Array<LazyResource>(clusters.length);
   if (!reuse && order !== undefined && order.length === clusters.length) {
     // Nothing to reuse: made in memory order, each put in its place in the sorted list.
-    const made = new Array<LazyResource>(clusters.length);
     for (let i = 0; i < order.length; i++) {
       const at = order[i] as number;
-      made[at] = clusterRecord(clusters[at] as IRCluster);
+      out[at] = clusterRecord(clusters[at] as IRCluster);
     }
-    previousClusters = made;
-    return made;
+    for (let i = 0; i < out.length; i++) addCluster(lists, out[i] as LazyResource, i);
+    previousClusters = out;
+    return;
   }
   const before = reuse ? previousClusters : [];
-  const out = new Array<LazyResource>(clusters.length);
   let j = 0;
   for (let i = 0; i < clusters.length; i++) {
     const cluster = clusters[i] as IRCluster;
     if (before[j]?.source !== cluster)
       while (j < before.length && (before[j] as LazyResource).name < cluster.name) j++;
     const old = before[j];
+    let record: LazyResource;
     if (old !== undefined && old.source === cluster) {
-      out[i] = old;
+      record = old;
       j++;
-      continue;
+    } else {
+      record = clusterRecord(cluster);
     }
-    out[i] = clusterRecord(cluster);
+    out[i] = record;
+    addCluster(lists, record, i);
   }
   previousClusters = out;
-  return out;
+}
+
+/** Appends IR cluster `index`'s record to the clusters and, for an EDS cluster, the endpoints. */
+function addCluster(lists: ClusterLists, record: LazyResource, index: number): void {
+  lists.clusters.push(record);
+  const eds = hasEndpoints(record);
+  if (lists.endpointsAt !== undefined) lists.endpointsAt[index] = eds ? lists.endpoints.length : -1;
+  if (eds) lists.endpoints.push(record);
 }
 
 /**
@@ -166,22 +187,13 @@ export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuil
   const reuse = options.reuse ?? true;
   const scoping = routeScoping(ir);
   const routing = compileRouting(ir, scoping, reuse);
-  const compiledClusters = compileClusters(ir.clusters, reuse, options.clusterOrder);
   // Sorted by name: `portcullis-*` before every `route-*`.
   const clusters: CompiledResource[] =
     ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }];
   const first = clusters.length;
   const endpoints: CompiledResource[] = [];
-  // Each IR cluster's place in the endpoints list (-1: none), for the encode order.
-  const endpointsAt =
-    options.clusterOrder === undefined ? undefined : new Int32Array(compiledClusters.length);
-  for (let i = 0; i < compiledClusters.length; i++) {
-    const compiled = compiledClusters[i] as LazyResource;
-    clusters.push(compiled);
-    const eds = hasEndpoints(compiled);
-    if (endpointsAt !== undefined) endpointsAt[i] = eds ? endpoints.length : -1;
-    if (eds) endpoints.push(compiled);
-  }
+  const endpointsAt = options.clusterOrder === undefined ? undefined : new Int32Array(ir.clusters.length);
+  compileClusters(ir.clusters, reuse, options.clusterOrder, { clusters, endpoints, endpointsAt });
   const resources: CompiledResources = {
     [CLUSTER_TYPE]: clusters,
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: endpoints,
