@@ -14,7 +14,6 @@ import { compileListener } from './listener.js';
 import { authorizeCluster } from './ext-authz.js';
 import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouting } from './route-configuration.js';
-import { routeScoping } from './route-scoping.js';
 import type { IRCluster } from '../../ir/types.js';
 import {
   EDS_FACTS,
@@ -185,8 +184,8 @@ export function compile(ir: IR, options: CompileOptions = {}): CompiledResources
 /** `compile`, with the order the snapshot should encode the resources in (see CompileOptions). */
 export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuild {
   const reuse = options.reuse ?? true;
-  const scoping = routeScoping(ir);
-  const routing = compileRouting(ir, scoping, reuse);
+  const routing = compileRouting(ir, reuse);
+  const scoping = routing.scoping;
   // Sorted by name: `portcullis-*` before every `route-*`.
   const clusters: CompiledResource[] =
     ir.internal === undefined ? [] : [{ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal) }];

@@ -9,7 +9,7 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../codec/type-urls.js';
-import type { RouteScoping } from './route-scoping.js';
+import { isExactHost, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { publicRouteLuaConfig } from './identity-strip.js';
 import { LUA_OFF_FOR_ROUTE_CONFIGURATION } from './host-case.js';
@@ -168,43 +168,58 @@ function compileHosts(ir: IR): readonly CompiledHost[] {
   return compiledHosts;
 }
 
-/** The route configurations and (per-host delivery) the scopes that select them. */
+/** The delivery compile picked (see RouteScoping), its route configurations and its scopes. */
 export interface CompiledRouting {
+  readonly scoping: RouteScoping;
   readonly routeConfigurations: readonly CompiledResource[];
   readonly scopes: readonly CompiledResource[];
 }
 
 /**
- * IR virtual hosts -> RDS and SRDS resources for `scoping`. Per host: one small RouteConfiguration
- * per virtual host (with the same global response headers) and one scope keyed by the host that
- * names it (`ingress/<host>` both), so a changed host is one small RDS resource that Envoy
- * rebuilds alone, and no single message has to carry every host: the scopes list (which SotW
- * must send whole) holds names only. Virtual hosts are sorted by name, so both lists are too.
+ * IR virtual hosts -> RDS and SRDS resources, and the delivery they are for (`routeScoping`'s
+ * rule). Per host: one small RouteConfiguration per virtual host (with the same global response
+ * headers) and one scope keyed by the host that names it (`ingress/<host>` both: one record, see
+ * HOST_TABLE), so a changed host is one small RDS resource that Envoy rebuilds alone, and no
+ * single message has to carry every host: the scopes list (which SotW must send whole) holds names
+ * only. Virtual hosts are sorted by name, so both lists are too. Whether every host is exact is
+ * found while the records are made, each new host checked as its record reads its name: a host
+ * whose record is reused was checked when it was made, so a reload reads no unchanged host's name
+ * (a separate walk read all 10,000).
  */
-export function compileRouting(ir: IR, scoping: RouteScoping, reuse = true): CompiledRouting {
-  if (scoping === 'single')
-    return {
-      routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
-      scopes: [],
+export function compileRouting(ir: IR, reuse = true): CompiledRouting {
+  if (ir.virtualHosts.length > 0) {
+    const key = contextKey(ir);
+    const context: RouteContext = {
+      internal: ir.internal,
+      authorize: ir.authorize,
+      responseHeaders: ir.responseHeaders,
+      key,
     };
-  const key = contextKey(ir);
-  const context: RouteContext = {
-    internal: ir.internal,
-    authorize: ir.authorize,
-    responseHeaders: ir.responseHeaders,
-    key,
+    let exact = true;
+    // A reused record keeps the host object it was made for: the same routes under the same name,
+    // so the same messages (and the same exact host).
+    const records = reuseHosts(
+      ir,
+      reuse ? hostRecords : [],
+      (record) => record.source as IRVirtualHost,
+      (record) => (record.context as RouteContext).key,
+      key,
+      (vhost, reusable) => {
+        if (reusable !== undefined) return reusable;
+        if (!isExactHost(vhost)) exact = false;
+        return hostRecord(vhost, context);
+      },
+    );
+    if (exact) {
+      hostRecords = records;
+      return { scoping: 'per-host', routeConfigurations: records, scopes: records };
+    }
+  }
+  return {
+    scoping: 'single',
+    routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
+    scopes: [],
   };
-  // A reused record keeps the host object it was made for: the same routes under the same name,
-  // so the same messages.
-  hostRecords = reuseHosts(
-    ir,
-    reuse ? hostRecords : [],
-    (record) => record.source as IRVirtualHost,
-    (record) => (record.context as RouteContext).key,
-    key,
-    (vhost, reusable) => reusable ?? hostRecord(vhost, context),
-  );
-  return { routeConfigurations: hostRecords, scopes: hostRecords };
 }
 
 /** The global response headers as header options, made once per IR (shared by every host's table). */

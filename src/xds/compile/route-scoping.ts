@@ -1,4 +1,4 @@
-import type { IR } from '../../ir/types.js';
+import type { IR, IRVirtualHost } from '../../ir/types.js';
 
 /**
  * How the listener receives its routes:
@@ -16,11 +16,17 @@ import type { IR } from '../../ir/types.js';
  */
 export type RouteScoping = 'per-host' | 'single';
 
-/** Picks the delivery for an IR; pure, so compile stays deterministic. */
+/**
+ * Picks the delivery for an IR; pure, so compile stays deterministic. (Compile itself decides while
+ * it makes the hosts' records, with the same rule: see `compileRouting`.)
+ */
 export function routeScoping(ir: IR): RouteScoping {
   if (ir.virtualHosts.length === 0) return 'single';
-  for (const vhost of ir.virtualHosts) {
-    if (vhost.domains.length !== 1 || (vhost.domains[0] as string).includes('*')) return 'single';
-  }
+  for (const vhost of ir.virtualHosts) if (!isExactHost(vhost)) return 'single';
   return 'per-host';
+}
+
+/** Whether a virtual host is one exact host name, which a scope can key (see RouteScoping). */
+export function isExactHost(vhost: IRVirtualHost): boolean {
+  return vhost.domains.length === 1 && !(vhost.domains[0] as string).includes('*');
 }

@@ -107,3 +107,38 @@ test('a second compile of the same IR reuses every scope and table object (what 
     );
   }
 });
+
+test('compile picks the delivery routeScoping names, checking only new hosts across reloads', () => {
+  const SCOPES = 'envoy.config.route.v3.ScopedRouteConfiguration';
+  // Reloads: per-host, a wildcard host arrives (single), it leaves (per-host again), a new exact
+  // host, a catch-all pattern, no hosts at all, and back.
+  const steps = [
+    ['https://a.test', 'https://b.test'],
+    ['https://a.test', 'https://b.test', 'https://*.c.test'],
+    ['https://a.test', 'https://b.test'],
+    ['https://a.test', 'https://b.test', 'https://d.test'],
+    ['https://a.test', 'https://x*y.test'],
+    [],
+    ['https://a.test'],
+  ];
+  const scopesAt: (readonly unknown[])[] = [];
+  for (const froms of steps) {
+    const ir = froms.length === 0 ? { ...irOf(['https://a.test']), virtualHosts: [] } : irOf(froms);
+    const scopes = compile(ir)[SCOPES];
+    assert.equal(scopes.length > 0 ? 'per-host' : 'single', routeScoping(ir), froms.join());
+    if (scopes.length > 0)
+      assert.deepEqual(
+        scopes.map((scope) => scope.name),
+        ir.virtualHosts.map((host) => `ingress/${host.name}`),
+      );
+    scopesAt.push(scopes);
+  }
+  // The exact hosts' records outlive the single-table reload between them (unchanged routes keep
+  // their IR objects), and a new host's record joins the old ones.
+  assert.deepEqual(scopesAt[2], scopesAt[0]);
+  assert.ok(
+    scopesAt[2]?.every((scope, index) => scope === scopesAt[0]?.[index]),
+    'the same records',
+  );
+  assert.ok(scopesAt[3]?.[0] === scopesAt[2]?.[0] && scopesAt[3]?.[1] === scopesAt[2]?.[1]);
+});
