@@ -17,6 +17,9 @@ interface TypeBuild {
   readonly entries: readonly SnapshotEntry[];
   /** The snapshot's map of these entries; the next build reuses it when the type is unchanged. */
   readonly resources: ReadonlyMap<string, EncodedResource>;
+  /** The sums of the entries' line hashes (see `lineSums`), which the next build starts from. */
+  readonly sumHigh: number;
+  readonly sumLow: number;
 }
 
 /**
@@ -41,10 +44,7 @@ export function buildSnapshot(
   const builds: Partial<Record<ResourceType, TypeBuild>> = {};
   for (const type of RESOURCE_TYPES) {
     const list = compiled[type];
-    lineSums.fill(0);
-    const entries = reuse
-      ? reusedEntries(list, previousBuild[type])
-      : new Array<SnapshotEntry | undefined>(list.length);
+    const entries = reuse ? reusedEntries(list, previousBuild[type]) : freshEntries(list.length);
     encodeFresh(type, list, entries, options.encodeOrder?.[type]);
     // Every entry is now filled: the previous build's own object for an unchanged resource (reused
     // by identity, so under the same name; it costs no allocation here and is recognised
@@ -62,7 +62,13 @@ export function buildSnapshot(
           ? new SortedResourceMap(items)
           : new Map(items.map((item) => [item.name, item]));
     typeVersions[type] = typeVersion(lineSums[0] as number, lineSums[1] as number, items.length);
-    builds[type] = { list, entries: items, resources: resources[type] };
+    builds[type] = {
+      list,
+      entries: items,
+      resources: resources[type],
+      sumHigh: lineSums[0] as number,
+      sumLow: lineSums[1] as number,
+    };
   }
   previousBuild = builds;
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
@@ -70,9 +76,11 @@ export function buildSnapshot(
 }
 
 /**
- * The running sums (high, low) of the line hashes of the type being built (see `typeVersion`),
- * added to as each entry is made or reused, while it is at hand: a separate pass in name order
- * would read every entry again, at 10,000 routes in no particular memory order.
+ * The running sums (high, low) of the line hashes of the type being built (see `typeVersion`): a
+ * cold build adds each entry as it is made, while it is at hand (a separate pass in name order
+ * would read every entry again, at 10,000 routes in no particular memory order); a reusing build
+ * starts from the previous build's sums and takes out only the entries it drops, so a reload that
+ * changed one route reads a few entries, not 40,000.
  */
 const lineSums = new Int32Array(2);
 
@@ -80,6 +88,18 @@ const lineSums = new Int32Array(2);
 function addLine(entry: SnapshotEntry): void {
   lineSums[0] = ((lineSums[0] as number) + entry.high) & HALF_MASK;
   lineSums[1] = ((lineSums[1] as number) + entry.low) & HALF_MASK;
+}
+
+/** Takes an entry's line hash out of `lineSums` (the lanes wrap, so this undoes `addLine`). */
+function dropLine(entry: SnapshotEntry): void {
+  lineSums[0] = ((lineSums[0] as number) - entry.high) & HALF_MASK;
+  lineSums[1] = ((lineSums[1] as number) - entry.low) & HALF_MASK;
+}
+
+/** No entry yet for any of `count` resources, and line sums from zero: a build that reuses nothing. */
+function freshEntries(count: number): (SnapshotEntry | undefined)[] {
+  lineSums.fill(0);
+  return new Array<SnapshotEntry | undefined>(count);
 }
 
 /** How many fresh messages are built and encoded at a time (see `encodeFresh`). */
@@ -152,38 +172,41 @@ function encodeFresh(
 
 /**
  * Each resource's entry from the previous build, or undefined where it must be encoded: a merge
- * walk beside `previous` (the same resource, see `sameCompiledResource`).
+ * walk beside `previous` (the same resource, see `sameCompiledResource`). Sets `lineSums` to the
+ * previous build's, less every entry the walk passes over without reusing (each previous entry is
+ * either reused once or dropped once), so the entries kept are not read at all.
  */
 function reusedEntries(
   list: readonly CompiledResource[],
   previous: TypeBuild | undefined,
 ): (SnapshotEntry | undefined)[] {
+  if (previous === undefined) return freshEntries(list.length);
   const entries = new Array<SnapshotEntry | undefined>(list.length);
-  const before = previous?.list ?? [];
+  const before = previous.list;
+  const kept = previous.entries;
+  lineSums[0] = previous.sumHigh;
+  lineSums[1] = previous.sumLow;
   let j = 0;
   for (let i = 0; i < list.length; i++) {
     const resource = list[i] as CompiledResource;
     // The same compiled object at the walk's position: reused without comparing names.
     if (before[j] === resource) {
-      entries[i] = reused(previous, j);
+      entries[i] = kept[j];
       j++;
       continue;
     }
-    while (j < before.length && (before[j] as CompiledResource).name < resource.name) j++;
+    while (j < before.length && (before[j] as CompiledResource).name < resource.name) {
+      dropLine(kept[j] as SnapshotEntry);
+      j++;
+    }
     const old = before[j];
     if (old !== undefined && sameCompiledResource(old, resource)) {
-      entries[i] = reused(previous, j);
+      entries[i] = kept[j];
       j++;
     }
   }
+  for (; j < before.length; j++) dropLine(kept[j] as SnapshotEntry);
   return entries;
-}
-
-/** The previous build's entry at `index`, counted into `lineSums`. */
-function reused(previous: TypeBuild | undefined, index: number): SnapshotEntry {
-  const entry = previous?.entries[index] as SnapshotEntry;
-  addLine(entry);
-  return entry;
 }
 
 /**

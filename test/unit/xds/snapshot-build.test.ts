@@ -7,7 +7,8 @@ import type { CompiledResource, CompiledResources } from '../../../src/xds/compi
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import { isSortedByName, SortedResourceMap } from '../../../src/xds/snapshot/sorted-by-name.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
-import { encodeMessageReference } from '../../../src/xds/codec/codec.js';
+import { encodeMessageReference, type ProtoObject } from '../../../src/xds/codec/codec.js';
+import { seededRandom } from '../../support/seeded-random.js';
 import { contentHash64 } from '../../../src/shared/fast-hash.js';
 import { resourceBytes, resourceVersion } from '../../../src/xds/snapshot/snapshot-entry.js';
 import { messageOf } from '../../../src/xds/compile/lazy-resource.js';
@@ -132,4 +133,36 @@ test('each entry reads its own bytes out of the shared blocks, and its version i
     blocks.add(bytes.buffer);
   }
   assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} shared blocks`);
+});
+
+test('a reusing build gives the type versions of a cold build, whatever was kept, changed, added or removed', () => {
+  const next = seededRandom(14);
+  const pick = (n: number): number => Math.floor(next() * n);
+  const universe = Array.from({ length: 60 }, (_, index) => `c${String(index).padStart(3, '0')}`);
+  // name -> the message object its resource holds: the same object means an unchanged resource.
+  let live = new Map<string, ProtoObject>();
+  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as CompiledResources;
+  const listOf = (): CompiledResource[] =>
+    [...live.keys()].sort().map((name) => ({ name, message: live.get(name) as ProtoObject }));
+  buildSnapshot({ ...empty, [CLUSTER_TYPE]: listOf() }, { reuse: false });
+  for (let step = 0; step < 200; step++) {
+    const changed = new Map(live);
+    for (let k = 1 + pick(4); k > 0; k--) {
+      const name = universe[pick(universe.length)] as string;
+      const roll = next();
+      if (roll < 0.4) changed.set(name, { name, type: 'EDS', connect_timeout: { seconds: 1 + pick(9) } });
+      else if (roll < 0.7) changed.delete(name);
+      else if (changed.has(name)) changed.set(name, { ...changed.get(name), name });
+    }
+    if (step % 50 === 49) changed.clear(); // now and then everything goes
+    live = changed;
+    const list = listOf();
+    if (next() < 0.05) list.reverse(); // out of order: less reuse, the same answer
+    const reused = buildSnapshot({ ...empty, [CLUSTER_TYPE]: list });
+    const cold = buildSnapshot({ ...empty, [CLUSTER_TYPE]: list }, { reuse: false });
+    assert.equal(reused.typeVersions[CLUSTER_TYPE], cold.typeVersions[CLUSTER_TYPE], `step ${step}`);
+    assert.equal(reused.version, cold.version, `step ${step}`);
+    // The next step reuses from a build whose entries are the reusing one's, as a reload would.
+    buildSnapshot({ ...empty, [CLUSTER_TYPE]: list });
+  }
 });
