@@ -152,15 +152,16 @@ function contextKey(ir: IR): string {
 
 /** Single delivery's hosts (see CompiledHost), reusing the previous compile's where allowed. */
 function compileHosts(ir: IR): readonly CompiledHost[] {
+  const context = contextKey(ir);
   compiledHosts = reuseHosts(
     ir,
     compiledHosts,
     (host) => host.vhost,
     (host) => host.context,
-    contextKey(ir),
+    context,
     (vhost, reusable): CompiledHost =>
       reusable === undefined
-        ? { vhost, context: contextKey(ir), virtualHost: undefined }
+        ? { vhost, context, virtualHost: undefined }
         : reusable.vhost === vhost
           ? reusable
           : { ...reusable, vhost },
