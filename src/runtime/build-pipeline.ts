@@ -120,6 +120,7 @@ export function buildFromConfig(config: Config, options: TranslateOptions): Conf
     const { resources: compiled, encodeOrder } = compileBuild(translated.ir, {
       reuse,
       clusterOrder: translated.clusterBuildOrder,
+      hostOrder: translated.hostBuildOrder,
     });
     const compiledAt = performance.now();
     // Encoded before the check: encoding builds each new message once and keeps the facts the

@@ -90,6 +90,13 @@ export interface CompileOptions {
    * are then read in the order they were written, not in the random order of their hashed names.
    */
   readonly clusterOrder?: Int32Array | undefined;
+  /**
+   * `ir.virtualHosts` indexes in the order the hosts sit in memory (see
+   * `TranslateResult.hostBuildOrder`). With it, a compile that reuses nothing makes the host
+   * records in that order, and under per-host delivery tells the snapshot to encode the route
+   * configurations and scopes in it, as `clusterOrder` does for clusters.
+   */
+  readonly hostOrder?: Int32Array | undefined;
 }
 
 /**
@@ -184,7 +191,7 @@ export function compile(ir: IR, options: CompileOptions = {}): CompiledResources
 /** `compile`, with the order the snapshot should encode the resources in (see CompileOptions). */
 export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuild {
   const reuse = options.reuse ?? true;
-  const routing = compileRouting(ir, reuse);
+  const routing = compileRouting(ir, reuse, options.hostOrder);
   const scoping = routing.scoping;
   // Sorted by name: `portcullis-*` before every `route-*`.
   const clusters: CompiledResource[] =
@@ -205,7 +212,14 @@ export function compileBuild(ir: IR, options: CompileOptions = {}): CompiledBuil
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: routing.scopes,
     [ROUTE_CONFIGURATION_TYPE]: routing.routeConfigurations,
   };
-  return { resources, encodeOrder: clusterEncodeOrder(options.clusterOrder, first, endpointsAt) };
+  const encodeOrder = clusterEncodeOrder(options.clusterOrder, first, endpointsAt);
+  const hostOrder = options.hostOrder;
+  // Per-host delivery lists one record per host under both types, in host order.
+  if (hostOrder !== undefined && scoping === 'per-host' && hostOrder.length === routing.scopes.length) {
+    encodeOrder[ROUTE_CONFIGURATION_TYPE] = hostOrder;
+    encodeOrder[SCOPED_ROUTE_CONFIGURATION_TYPE] = hostOrder;
+  }
+  return { resources, encodeOrder };
 }
 
 /**
@@ -217,7 +231,7 @@ function clusterEncodeOrder(
   order: Int32Array | undefined,
   first: number,
   endpointsAt: Int32Array | undefined,
-): EncodeOrder {
+): { -readonly [type in ResourceType]?: Int32Array } {
   if (order === undefined || endpointsAt === undefined || order.length !== endpointsAt.length) return {};
   const clusters = new Int32Array(first + order.length);
   for (let i = 0; i < first; i++) clusters[i] = i;

@@ -187,7 +187,7 @@ export interface CompiledRouting {
  * whose record is reused was checked when it was made, so a reload reads no unchanged host's name
  * (a separate walk read all 10,000).
  */
-export function compileRouting(ir: IR, reuse = true): CompiledRouting {
+export function compileRouting(ir: IR, reuse = true, hostOrder?: Int32Array): CompiledRouting {
   if (ir.virtualHosts.length > 0) {
     const key = contextKey(ir);
     const context: RouteContext = {
@@ -197,20 +197,23 @@ export function compileRouting(ir: IR, reuse = true): CompiledRouting {
       key,
     };
     let exact = true;
+    const newRecord = (vhost: IRVirtualHost): LazyResource => {
+      if (!isExactHost(vhost)) exact = false;
+      return hostRecord(vhost, context);
+    };
     // A reused record keeps the host object it was made for: the same routes under the same name,
     // so the same messages (and the same exact host).
-    const records = reuseHosts(
-      ir,
-      reuse ? hostRecords : [],
-      (record) => record.source as IRVirtualHost,
-      (record) => (record.context as RouteContext).key,
-      key,
-      (vhost, reusable) => {
-        if (reusable !== undefined) return reusable;
-        if (!isExactHost(vhost)) exact = false;
-        return hostRecord(vhost, context);
-      },
-    );
+    const records =
+      !reuse && hostOrder !== undefined && hostOrder.length === ir.virtualHosts.length
+        ? inMemoryOrder(ir.virtualHosts, hostOrder, newRecord)
+        : reuseHosts(
+            ir,
+            reuse ? hostRecords : [],
+            (record) => record.source as IRVirtualHost,
+            (record) => (record.context as RouteContext).key,
+            key,
+            (vhost, reusable) => reusable ?? newRecord(vhost),
+          );
     if (exact) {
       hostRecords = records;
       return { scoping: 'per-host', routeConfigurations: records, scopes: records };
@@ -221,6 +224,25 @@ export function compileRouting(ir: IR, reuse = true): CompiledRouting {
     routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
     scopes: [],
   };
+}
+
+/**
+ * `make(host)` for every host, called in the hosts' memory order (`order`, see
+ * `TranslateResult.hostBuildOrder`), each result put at its host's place: the hosts and their
+ * routes are read in the order they were written, and the records are written in that order too,
+ * which is the order the snapshot then encodes them in.
+ */
+function inMemoryOrder<T>(
+  hosts: readonly IRVirtualHost[],
+  order: Int32Array,
+  make: (vhost: IRVirtualHost) => T,
+): T[] {
+  const out = new Array<T>(hosts.length);
+  for (let i = 0; i < order.length; i++) {
+    const at = order[i] as number;
+    out[at] = make(hosts[at] as IRVirtualHost);
+  }
+  return out;
 }
 
 /** The global response headers as header options, made once per IR (shared by every host's table). */

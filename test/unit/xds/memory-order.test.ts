@@ -1,6 +1,7 @@
-// Clusters are named by route id (a hash), so their sorted list is in no memory order: translate
-// says where each route's cluster sits in it, compile makes its cluster resources and an encode
-// order from that, and the snapshot encodes in that order. None of it may change a byte of output.
+// Clusters are named by route id (a hash), and hosts sort by name in no relation to where a config
+// lists them, so their sorted lists are in no memory order: translate says where each route's
+// cluster and each host sits in them, compile makes its records and an encode order from that, and
+// the snapshot encodes in that order. None of it may change a byte of output.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../../../src/config/parse-config.js';
@@ -11,6 +12,8 @@ import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
   RESOURCE_TYPES,
+  ROUTE_CONFIGURATION_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../../../src/xds/codec/type-urls.js';
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import type { Snapshot } from '../../../src/xds/snapshot/types.js';
@@ -25,33 +28,57 @@ const INTERNAL = {
 };
 
 /**
- * 120 routes: hosts in no sorted order, every seventh route's upstream a hostname (a STRICT_DNS
- * cluster, which has no endpoints resource), and an unserved TCP route in the middle.
+ * 120 routes: hosts in no sorted order (every fifth route on the host of the route five before
+ * it, on another path), every seventh route's upstream a hostname (a STRICT_DNS cluster, which
+ * has no endpoints resource), and an unserved TCP route in the middle. `wildcard` adds a route
+ * whose host only the catch-all virtual host can match.
  */
-function routes(): Record<string, unknown>[] {
+function routes(wildcard = false): Record<string, unknown>[] {
   const out: Record<string, unknown>[] = [];
   for (let index = 0; index < 120; index++) {
-    const host = `h${((index * 7919) % 1009).toString(36)}-${index}.test`;
+    const hostIndex = index % 5 === 4 ? index - 4 : index;
+    const host = `h${((hostIndex * 7919) % 1009).toString(36)}-${hostIndex}.test`;
     const upstream =
       index % 7 === 3 ? `http://upstream-${index}.internal:8080` : `http://10.0.${index}.1:8080`;
-    out.push({ from: `https://${host}`, to: [`${upstream},3`, `http://10.1.${index}.2:8080,1`] });
+    out.push({
+      from: `https://${host}`,
+      ...(hostIndex === index ? {} : { prefix: `/p${index}/` }),
+      to: [`${upstream},3`, `http://10.1.${index}.2:8080,1`],
+    });
     if (index === 60) out.push({ from: 'tcp+https://db.test:5432', to: 'tcp://10.0.0.9:5432' });
+    if (index === 30 && wildcard) out.push({ from: 'https://a*b.test', to: 'http://10.2.0.1:8080' });
   }
   return out;
 }
 
-function translated(): { ir: IR; order: Int32Array; servedPaths: string[] } {
-  const document = { insecure_server: true, address: ':8080', routes: routes() };
+interface Translated {
+  readonly ir: IR;
+  readonly order: Int32Array;
+  readonly hostOrder: Int32Array;
+  readonly servedPaths: string[];
+  /** Each served route's host, in config order. */
+  readonly servedHosts: string[];
+}
+
+function translated(wildcard = false): Translated {
+  const document = { insecure_server: true, address: ':8080', routes: routes(wildcard) };
   const config = parseConfig({ document, env: {}, readText: () => '' }).config;
   assert.ok(config, 'the config parses');
   const served = config.routes.filter((route) => route.kind !== 'tcp');
-  const { ir, problems, clusterBuildOrder } = new Translator().translate(
+  const { ir, problems, clusterBuildOrder, hostBuildOrder } = new Translator().translate(
     { ...config, routes: served },
     { systemCaFile: '/ca.pem', internal: INTERNAL },
   );
   assert.ok(ir, JSON.stringify(problems));
   assert.ok(clusterBuildOrder, 'a full translation says where each cluster sits');
-  return { ir, order: clusterBuildOrder, servedPaths: served.map((route) => route.source_path) };
+  assert.ok(hostBuildOrder, 'a full translation says where each host sits');
+  return {
+    ir,
+    order: clusterBuildOrder,
+    hostOrder: hostBuildOrder,
+    servedPaths: served.map((route) => route.source_path),
+    servedHosts: served.map((route) => route.from_host),
+  };
 }
 
 function assertPermutation(order: Int32Array, length: number, what: string): void {
@@ -78,10 +105,29 @@ test("translate's cluster build order says where each route's cluster sits in th
   );
 });
 
+test("translate's host build order says where each host sits in the sorted list, the catch-all too", () => {
+  for (const wildcard of [false, true]) {
+    const { ir, hostOrder, servedHosts } = translated(wildcard);
+    assertPermutation(hostOrder, ir.virtualHosts.length, `hostBuildOrder (wildcard: ${wildcard})`);
+    // The k-th distinct host in config order; the catch-all is named by its placement.
+    const made = [...new Set(servedHosts.map((host) => (host.includes('*') ? '*' : host)))];
+    assert.equal(made.length, ir.virtualHosts.length);
+    made.forEach((host, k) => {
+      const vhost = ir.virtualHosts[hostOrder[k] as number];
+      assert.ok(vhost, host);
+      assert.deepEqual(vhost.domains, [host], `host made ${k}`);
+    });
+    assert.ok(
+      hostOrder.some((place, index) => place !== index),
+      'the sorted list is not in config order (else this test shows nothing)',
+    );
+  }
+});
+
 test('compile in memory order gives the same resources, and an encode order in route order', () => {
-  const { ir, order } = translated();
+  const { ir, order, hostOrder, servedHosts } = translated();
   const plain = compile(ir, { reuse: false });
-  const { resources, encodeOrder } = compileBuild(ir, { reuse: false, clusterOrder: order });
+  const { resources, encodeOrder } = compileBuild(ir, { reuse: false, clusterOrder: order, hostOrder });
   for (const type of RESOURCE_TYPES) {
     assert.deepEqual(
       resources[type].map((resource) => resource.name),
@@ -112,11 +158,40 @@ test('compile in memory order gives the same resources, and an encode order in r
     [...endpointsOrder].map((at) => endpoints[at]?.name),
     inRouteOrder.filter((name) => endpoints.some((resource) => resource.name === name)),
   );
+  // Host tables and scopes (one record per host under per-host delivery): in the order the hosts
+  // were first named by a route.
+  const hostsInConfigOrder = [...new Set(servedHosts)];
+  for (const type of [ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE] as const) {
+    const hostTypeOrder = encodeOrder[type];
+    assert.ok(hostTypeOrder, `an order for ${type}`);
+    assertPermutation(hostTypeOrder, resources[type].length, `${type} encode order`);
+    assert.deepEqual(
+      [...hostTypeOrder].map((at) => resources[type][at]?.name),
+      hostsInConfigOrder.map((host) => `ingress/${host}`),
+      type,
+    );
+  }
   assert.deepEqual(
     compileBuild(ir, { reuse: true, clusterOrder: order }).encodeOrder[CLUSTER_TYPE]?.length,
     clusters.length,
   );
   assert.deepEqual(compileBuild(ir, { reuse: false }).encodeOrder, {}, 'no memory order, no encode order');
+});
+
+test('single delivery (a catch-all host) gets no host encode order, and the same resources', () => {
+  const { ir, order, hostOrder } = translated(true);
+  const plain = compile(ir, { reuse: false });
+  const { resources, encodeOrder } = compileBuild(ir, { reuse: false, clusterOrder: order, hostOrder });
+  assert.equal(resources[SCOPED_ROUTE_CONFIGURATION_TYPE].length, 0, 'single delivery: no scopes');
+  assert.equal(encodeOrder[ROUTE_CONFIGURATION_TYPE], undefined);
+  assert.equal(encodeOrder[SCOPED_ROUTE_CONFIGURATION_TYPE], undefined);
+  const table = resources[ROUTE_CONFIGURATION_TYPE][0];
+  const plainTable = plain[ROUTE_CONFIGURATION_TYPE][0];
+  assert.ok(table && plainTable);
+  assert.deepEqual(
+    messageOf(ROUTE_CONFIGURATION_TYPE, table),
+    messageOf(ROUTE_CONFIGURATION_TYPE, plainTable),
+  );
 });
 
 function assertSameSnapshot(actual: Snapshot, expected: Snapshot, what: string): void {
@@ -141,9 +216,9 @@ function assertSameSnapshot(actual: Snapshot, expected: Snapshot, what: string):
 }
 
 test('the snapshot is the same whatever order it encodes in', () => {
-  const { ir, order } = translated();
+  const { ir, order, hostOrder } = translated();
   const expected = buildSnapshot(compile(ir, { reuse: false }), { reuse: false });
-  const { resources, encodeOrder } = compileBuild(ir, { reuse: false, clusterOrder: order });
+  const { resources, encodeOrder } = compileBuild(ir, { reuse: false, clusterOrder: order, hostOrder });
   assertSameSnapshot(buildSnapshot(resources, { reuse: false, encodeOrder }), expected, 'memory order');
 
   // Any permutation, for every type; a seeded shuffle.
