@@ -1,4 +1,5 @@
 import { parsePolicy } from './parse-policy.js';
+import { ABSENT_LIST, ABSENT_RECORD } from './absent-values.js';
 import type { PolicyValue } from './policy-types.js';
 import { Secret } from './secret.js';
 import type { DirectResponseSettings, RedirectSettings, RouteSettings } from './types.js';
@@ -44,8 +45,8 @@ export function readAccess(
   const at = (key: string): string => `${path}.${key}`;
   const flag = (key: string): boolean =>
     raw[key] === undefined ? false : (reader.bool(at(key), raw[key]) ?? false);
-  const list = (key: string): string[] =>
-    raw[key] === undefined ? [] : (reader.stringList(at(key), raw[key]) ?? []);
+  const list = (key: string): readonly string[] =>
+    raw[key] === undefined ? ABSENT_LIST : (reader.stringList(at(key), raw[key]) ?? ABSENT_LIST);
   const isPublic = flag('allow_public_unauthenticated_access');
   const anyUser = flag('allow_any_authenticated_user');
   const users = list('allowed_users');
@@ -83,12 +84,12 @@ export function readAccess(
     allowed_domains: domains,
     allowed_idp_claims:
       raw.allowed_idp_claims === undefined
-        ? {}
-        : (readClaims(reader, at('allowed_idp_claims'), raw.allowed_idp_claims) ?? {}),
+        ? ABSENT_RECORD
+        : (readClaims(reader, at('allowed_idp_claims'), raw.allowed_idp_claims) ?? ABSENT_RECORD),
     policy:
       raw.policy === undefined || raw.policy === null
-        ? []
-        : (parsePolicy(reader, at('policy'), raw.policy) ?? []),
+        ? ABSENT_LIST
+        : (parsePolicy(reader, at('policy'), raw.policy) ?? ABSENT_LIST),
     pass_identity_headers:
       raw.pass_identity_headers === undefined
         ? undefined

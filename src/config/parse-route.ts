@@ -1,4 +1,5 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
+import { ABSENT_LIST, ABSENT_RECORD } from './absent-values.js';
 import { dropUndefined } from './parse-health-check.js';
 import { readAccess, readRedirect, readResponse } from './parse-route-extras.js';
 import { readMatching } from './parse-route-matching.js';
@@ -69,25 +70,28 @@ export function parseRoute(
 /** Timeouts, websockets, header changes and the Host header. */
 function readRequestHandling(reader: Reader, path: string, fields: RouteFields): Record<string, unknown> {
   const { raw, at } = fields;
-  const setRequestHeaders =
+  const setRequestHeaders: Readonly<Record<string, string>> =
     raw.set_request_headers === undefined
-      ? {}
-      : (reader.stringMap(at('set_request_headers'), raw.set_request_headers) ?? {});
+      ? ABSENT_RECORD
+      : (reader.stringMap(at('set_request_headers'), raw.set_request_headers) ?? ABSENT_RECORD);
   return {
     timeout_ms: fields.duration('timeout'),
     idle_timeout_ms: fields.duration('idle_timeout'),
     allow_websockets: fields.bool('allow_websockets'),
-    set_request_headers: Object.fromEntries(
-      Object.entries(setRequestHeaders).filter(([name]) => name.toLowerCase() !== 'host'),
-    ),
+    set_request_headers:
+      setRequestHeaders === ABSENT_RECORD
+        ? ABSENT_RECORD
+        : Object.fromEntries(
+            Object.entries(setRequestHeaders).filter(([name]) => name.toLowerCase() !== 'host'),
+          ),
     remove_request_headers:
       raw.remove_request_headers === undefined
-        ? []
-        : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? []),
+        ? ABSENT_LIST
+        : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? ABSENT_LIST),
     set_response_headers:
       raw.set_response_headers === undefined
-        ? {}
-        : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? {}),
+        ? ABSENT_RECORD
+        : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? ABSENT_RECORD),
     preserve_host_header: fields.bool('preserve_host_header'),
     host_rewrite: checkHostRewrite(
       reader,
