@@ -3,10 +3,10 @@
  * one frozen empty record, shared by every route, instead of a new empty object per key per route.
  *
  * Why: a route that sets none of its header and access lists held seven empty objects of its own,
- * 70,000 at 10,000 routes, which translate and the snapshot read for every route. Shared, they
- * stay in cache, where 70,000 separate ones were a cache miss each once the config outgrew it; and
- * the parsed config is smaller. Frozen because they are shared: parsed settings are read, never
- * edited, and a stray edit now throws instead of changing every route.
+ * 70,000 at 10,000 routes, each read by translate or the snapshot for every route. Shared, the
+ * parsed config is smaller (heap + external per 1,000 routes 7.0 -> 6.7 MiB in the benchmark);
+ * the compile time did not change measurably. Frozen because they are shared: parsed settings are
+ * read, never edited, and a stray edit now throws instead of changing every route.
  */
 export const ABSENT_LIST: readonly never[] = Object.freeze([]);
 
