@@ -14,6 +14,7 @@ import { compileListener } from './listener.js';
 import { authorizeCluster } from './ext-authz.js';
 import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
 import { compileRouting } from './route-configuration.js';
+import { inMemoryOrder } from './memory-order.js';
 import type { IRCluster } from '../../ir/types.js';
 import {
   EDS_FACTS,
@@ -136,17 +137,14 @@ function compileClusters(
   order: Int32Array | undefined,
   lists: ClusterLists,
 ): void {
-  const out = new Array<LazyResource>(clusters.length);
   if (!reuse && order !== undefined && order.length === clusters.length) {
     // Nothing to reuse: made in memory order, each put in its place in the sorted list.
-    for (let i = 0; i < order.length; i++) {
-      const at = order[i] as number;
-      out[at] = clusterRecord(clusters[at] as IRCluster);
-    }
-    for (let i = 0; i < out.length; i++) addCluster(lists, out[i] as LazyResource, i);
-    previousClusters = out;
+    const made = inMemoryOrder(clusters, order, clusterRecord);
+    for (let i = 0; i < made.length; i++) addCluster(lists, made[i] as LazyResource, i);
+    previousClusters = made;
     return;
   }
+  const out = new Array<LazyResource>(clusters.length);
   const before = reuse ? previousClusters : [];
   let j = 0;
   for (let i = 0; i < clusters.length; i++) {

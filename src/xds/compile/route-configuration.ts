@@ -10,6 +10,7 @@ import {
   type ResourceType,
 } from '../codec/type-urls.js';
 import { isExactHost, type RouteScoping } from './route-scoping.js';
+import { inMemoryOrder } from './memory-order.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { publicRouteLuaConfig } from './identity-strip.js';
 import { LUA_OFF_FOR_ROUTE_CONFIGURATION } from './host-case.js';
@@ -224,25 +225,6 @@ export function compileRouting(ir: IR, reuse = true, hostOrder?: Int32Array): Co
     routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
     scopes: [],
   };
-}
-
-/**
- * `make(host)` for every host, called in the hosts' memory order (`order`, see
- * `TranslateResult.hostBuildOrder`), each result put at its host's place: the hosts and their
- * routes are read in the order they were written, and the records are written in that order too,
- * which is the order the snapshot then encodes them in.
- */
-function inMemoryOrder<T>(
-  hosts: readonly IRVirtualHost[],
-  order: Int32Array,
-  make: (vhost: IRVirtualHost) => T,
-): T[] {
-  const out = new Array<T>(hosts.length);
-  for (let i = 0; i < order.length; i++) {
-    const at = order[i] as number;
-    out[at] = make(hosts[at] as IRVirtualHost);
-  }
-  return out;
 }
 
 /** The global response headers as header options, made once per IR (shared by every host's table). */
