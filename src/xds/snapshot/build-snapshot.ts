@@ -1,12 +1,11 @@
 import { fullHash } from '../../shared/hash.js';
-import { encodeMessageSpans, type ProtoObject } from '../codec/codec.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
 import type { CompiledResource, CompiledResources, EncodeOrder } from '../compile/compile.js';
-import { isLazy, messageOf, noteMessage, sameCompiledResource } from '../compile/lazy-resource.js';
+import { sameCompiledResource } from '../compile/lazy-resource.js';
 import type { EncodedResource, Snapshot } from './types.js';
 import { isSortedImmutableList, SortedResourceMap } from './sorted-by-name.js';
-import { ShapeKeeper } from './shape-keeper.js';
-import { HALF_MASK, snapshotEntry, type SnapshotEntry } from './snapshot-entry.js';
+import type { SnapshotEntry } from './snapshot-entry.js';
+import { dropLine, encodeFresh, type TypeEncoding } from './encode-fresh.js';
 
 /** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
 let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
@@ -17,7 +16,7 @@ interface TypeBuild {
   readonly entries: readonly SnapshotEntry[];
   /** The snapshot's map of these entries; the next build reuses it when the type is unchanged. */
   readonly resources: ReadonlyMap<string, EncodedResource>;
-  /** The sums of the entries' line hashes (see `lineSums`), which the next build starts from. */
+  /** The sums of the entries' line hashes (see `addLine`), which the next build starts from. */
   readonly sumHigh: number;
   readonly sumLow: number;
 }
@@ -39,13 +38,19 @@ export function buildSnapshot(
   options: { readonly reuse?: boolean; readonly encodeOrder?: EncodeOrder | undefined } = {},
 ): Snapshot {
   const reuse = options.reuse ?? true;
+  const types = RESOURCE_TYPES.map((type): TypeEncoding => {
+    const list = compiled[type];
+    const sums = new Int32Array(2);
+    const { entries, missing } = reuse
+      ? reusedEntries(list, previousBuild[type], sums)
+      : { entries: new Array<SnapshotEntry | undefined>(list.length), missing: list.length };
+    return { type, list, entries, order: options.encodeOrder?.[type], sums, missing };
+  });
+  encodeFresh(types);
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
   const builds: Partial<Record<ResourceType, TypeBuild>> = {};
-  for (const type of RESOURCE_TYPES) {
-    const list = compiled[type];
-    const entries = reuse ? reusedEntries(list, previousBuild[type]) : freshEntries(list.length);
-    encodeFresh(type, list, entries, options.encodeOrder?.[type]);
+  for (const { type, list, entries, sums } of types) {
     // Every entry is now filled: the previous build's own object for an unchanged resource (reused
     // by identity, so under the same name; it costs no allocation here and is recognised
     // downstream by identity), a fresh one for the rest.
@@ -61,14 +66,10 @@ export function buildSnapshot(
         : isSortedImmutableList(list)
           ? new SortedResourceMap(items)
           : new Map(items.map((item) => [item.name, item]));
-    typeVersions[type] = typeVersion(lineSums[0] as number, lineSums[1] as number, items.length);
-    builds[type] = {
-      list,
-      entries: items,
-      resources: resources[type],
-      sumHigh: lineSums[0] as number,
-      sumLow: lineSums[1] as number,
-    };
+    const sumHigh = sums[0] as number;
+    const sumLow = sums[1] as number;
+    typeVersions[type] = typeVersion(sumHigh, sumLow, items.length);
+    builds[type] = { list, entries: items, resources: resources[type], sumHigh, sumLow };
   }
   previousBuild = builds;
   const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
@@ -76,116 +77,23 @@ export function buildSnapshot(
 }
 
 /**
- * The running sums (high, low) of the line hashes of the type being built (see `typeVersion`): a
- * cold build adds each entry as it is made, while it is at hand (a separate pass in name order
- * would read every entry again, at 10,000 routes in no particular memory order); a reusing build
- * starts from the previous build's sums and takes out only the entries it drops, so a reload that
- * changed one route reads a few entries, not 40,000.
- */
-const lineSums = new Int32Array(2);
-
-/** Adds an entry's line hash to `lineSums`. */
-function addLine(entry: SnapshotEntry): void {
-  lineSums[0] = ((lineSums[0] as number) + entry.high) & HALF_MASK;
-  lineSums[1] = ((lineSums[1] as number) + entry.low) & HALF_MASK;
-}
-
-/** Takes an entry's line hash out of `lineSums` (the lanes wrap, so this undoes `addLine`). */
-function dropLine(entry: SnapshotEntry): void {
-  lineSums[0] = ((lineSums[0] as number) - entry.high) & HALF_MASK;
-  lineSums[1] = ((lineSums[1] as number) - entry.low) & HALF_MASK;
-}
-
-/** No entry yet for any of `count` resources, and line sums from zero: a build that reuses nothing. */
-function freshEntries(count: number): (SnapshotEntry | undefined)[] {
-  lineSums.fill(0);
-  return new Array<SnapshotEntry | undefined>(count);
-}
-
-/** How many fresh messages are built and encoded at a time (see `encodeFresh`). */
-const ENCODE_BATCH = 256;
-
-/** Per type, the sample of encoded messages that keeps their shapes alive (see ShapeKeeper). */
-const shapeKeepers = new Map<ResourceType, ShapeKeeper>();
-
-/** How many messages each type's ShapeKeeper holds. */
-const SHAPES_KEPT_PER_TYPE = 64;
-
-/**
- * Fills each missing entry of `entries` by building the resource's message and encoding it, a
- * batch at a time (`encodeMessageSpans`): the batch's messages are dropped as soon as they are
- * encoded, so a cold build never holds every message of a type at once (they would survive, and
- * be copied by, each young-generation collection the build runs). The first lazily built message
- * of each batch is kept a while longer, to keep its shape (see ShapeKeeper). A lazy resource also keeps the
- * facts the consistency check reads from the message it was just built into.
- */
-function encodeFresh(
-  type: ResourceType,
-  list: readonly CompiledResource[],
-  entries: (SnapshotEntry | undefined)[],
-  order: Int32Array | undefined,
-): void {
-  const ordered = order !== undefined && order.length === list.length;
-  const indexes: number[] = [];
-  const messages: ProtoObject[] = [];
-  let keptFromBatch = false;
-  let keeper = shapeKeepers.get(type);
-  if (keeper === undefined) {
-    keeper = new ShapeKeeper(SHAPES_KEPT_PER_TYPE);
-    shapeKeepers.set(type, keeper);
-  }
-  const flush = (): void => {
-    const { blocks, blockOf, starts, ends } = encodeMessageSpans(type, messages);
-    for (let at = 0; at < indexes.length; at++) {
-      const index = indexes[at] as number;
-      const entry = snapshotEntry(
-        (list[index] as CompiledResource).name,
-        blocks[blockOf[at] as number] as Uint8Array,
-        starts[at] as number,
-        ends[at] as number,
-      );
-      entries[index] = entry;
-      addLine(entry);
-    }
-    indexes.length = 0;
-    messages.length = 0;
-    keptFromBatch = false;
-  };
-  for (let k = 0; k < list.length; k++) {
-    const i = ordered ? ((order as Int32Array)[k] as number) : k;
-    if (entries[i] !== undefined) continue;
-    const resource = list[i] as CompiledResource;
-    const message = messageOf(type, resource);
-    if (isLazy(resource)) {
-      noteMessage(type, resource, message);
-      // Only lazily built messages: one held by its resource keeps its shape already, and may be
-      // large (the single RouteConfiguration holds every host).
-      if (!keptFromBatch) keeper.keep(message);
-      keptFromBatch = true;
-    }
-    indexes.push(i);
-    messages.push(message);
-    if (messages.length === ENCODE_BATCH) flush();
-  }
-  if (messages.length > 0) flush();
-}
-
-/**
- * Each resource's entry from the previous build, or undefined where it must be encoded: a merge
- * walk beside `previous` (the same resource, see `sameCompiledResource`). Sets `lineSums` to the
- * previous build's, less every entry the walk passes over without reusing (each previous entry is
- * either reused once or dropped once), so the entries kept are not read at all.
+ * Each resource's entry from the previous build, or undefined where it must be encoded, and how
+ * many are missing: a merge walk beside `previous` (the same resource, see `sameCompiledResource`).
+ * Sets `sums` to the previous build's, less every entry the walk passes over without reusing (each
+ * previous entry is either reused once or dropped once), so the entries kept are not read at all.
  */
 function reusedEntries(
   list: readonly CompiledResource[],
   previous: TypeBuild | undefined,
-): (SnapshotEntry | undefined)[] {
-  if (previous === undefined) return freshEntries(list.length);
+  sums: Int32Array,
+): { entries: (SnapshotEntry | undefined)[]; missing: number } {
   const entries = new Array<SnapshotEntry | undefined>(list.length);
+  if (previous === undefined) return { entries, missing: list.length };
   const before = previous.list;
   const kept = previous.entries;
-  lineSums[0] = previous.sumHigh;
-  lineSums[1] = previous.sumLow;
+  sums[0] = previous.sumHigh;
+  sums[1] = previous.sumLow;
+  let missing = 0;
   let j = 0;
   for (let i = 0; i < list.length; i++) {
     const resource = list[i] as CompiledResource;
@@ -196,17 +104,17 @@ function reusedEntries(
       continue;
     }
     while (j < before.length && (before[j] as CompiledResource).name < resource.name) {
-      dropLine(kept[j] as SnapshotEntry);
+      dropLine(sums, kept[j] as SnapshotEntry);
       j++;
     }
     const old = before[j];
     if (old !== undefined && sameCompiledResource(old, resource)) {
       entries[i] = kept[j];
       j++;
-    }
+    } else missing++;
   }
-  for (; j < before.length; j++) dropLine(kept[j] as SnapshotEntry);
-  return entries;
+  for (; j < before.length; j++) dropLine(sums, kept[j] as SnapshotEntry);
+  return { entries, missing };
 }
 
 /**
