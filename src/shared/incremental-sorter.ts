@@ -1,3 +1,5 @@
+import { sortedStrings, stringOrder } from './string-order.js';
+
 /**
  * Sorts names the way `[...names].sort()` would, reusing the previous call's sorted result: names
  * still present keep their order (one pass), new names are sorted alone and merged in. A reload
@@ -16,7 +18,7 @@ export class IncrementalSorter {
    */
   sort(names: ReadonlySet<string> | ReadonlyMap<string, unknown>, fresh = false): string[] {
     if (fresh) {
-      const sorted = [...names.keys()].sort();
+      const sorted = sortedStrings([...names.keys()]);
       this.previous = sorted;
       return sorted;
     }
@@ -32,10 +34,22 @@ export class IncrementalSorter {
       added = [];
       for (const name of names.keys()) if (!known.has(name)) added.push(name);
     }
-    added.sort();
-    const merged = merge(kept, added);
+    const merged = merge(kept, sortedStrings(added));
     this.previous = merged;
     return merged;
+  }
+  /**
+   * The values of `entries` in the order `sort` gives their keys, remembered as `sort` remembers
+   * them. A fresh sort reads the values beside the keys instead of looking each sorted key up
+   * again: at 10,000 names those lookups were one more cache miss each.
+   */
+  sortedValues<T>(entries: ReadonlyMap<string, T>, fresh = false): T[] {
+    if (!fresh) return this.sort(entries).map((name) => entries.get(name) as T);
+    const keys = [...entries.keys()];
+    const values = [...entries.values()];
+    const order = stringOrder(keys);
+    this.previous = Array.from(order, (at) => keys[at] as string);
+    return Array.from(order, (at) => values[at] as T);
   }
 }
 

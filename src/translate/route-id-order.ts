@@ -1,3 +1,5 @@
+import { radixOrder, settleTies } from '../shared/radix-order.js';
+
 /**
  * Route ids in ascending order, for the two things a full translation needs them sorted for: the
  * cluster list (named `route-<id>`, so sorted by id) and the duplicate check (equal ids end up
@@ -6,10 +8,6 @@
  * whose cost per operation grows once the tables and the id strings outgrow the cache. Sorting
  * numbers gathered beforehand touches neither.
  */
-
-/** Bits per radix pass: three passes cover a 32-bit word with a 2,048-entry count table. */
-const RADIX_BITS = 11;
-const RADIX = 1 << RADIX_BITS;
 
 /**
  * The leading 8 hex digits of a route id as a signed 32-bit number (what `TranslatedRoute.idLead`
@@ -34,49 +32,17 @@ export function routeIdLead(id: string): number {
  * and touching no route object.
  */
 export function orderByRouteId(leads: Int32Array, idOf: (index: number) => string): Int32Array {
-  const count = leads.length;
-  let order = new Int32Array(count);
-  for (let i = 0; i < count; i++) order[i] = i;
-  let spare = new Int32Array(count);
-  const counts = new Int32Array(RADIX);
-  for (let shift = 0; shift < 32; shift += RADIX_BITS) {
-    counts.fill(0);
-    for (let i = 0; i < count; i++) {
-      const digit = ((leads[i] as number) >>> shift) & (RADIX - 1);
-      counts[digit] = (counts[digit] as number) + 1;
-    }
-    let total = 0;
-    for (let digit = 0; digit < RADIX; digit++) {
-      const here = counts[digit] as number;
-      counts[digit] = total;
-      total += here;
-    }
-    for (let k = 0; k < count; k++) {
-      const index = order[k] as number;
-      const digit = ((leads[index] as number) >>> shift) & (RADIX - 1);
-      const at = counts[digit] as number;
-      spare[at] = index;
-      counts[digit] = at + 1;
-    }
-    [order, spare] = [spare, order];
-  }
+  const order = radixOrder([leads], leads.length);
   // Ids sharing a leading word are adjacent, in index order; only the rest of their text can
   // reorder them.
-  for (let start = 0; start < count; ) {
-    const lead = leads[order[start] as number];
-    let end = start + 1;
-    while (end < count && leads[order[end] as number] === lead) end++;
-    if (end - start > 1) order.set(byFullId(idOf, order.subarray(start, end)), start);
-    start = end;
-  }
+  settleTies(
+    order,
+    (a, b) => leads[a] === leads[b],
+    (a, b) => {
+      const first = idOf(a);
+      const second = idOf(b);
+      return first < second ? -1 : first > second ? 1 : a - b;
+    },
+  );
   return order;
-}
-
-/** `indexes` ordered by their ids' text, then by index. */
-function byFullId(idOf: (index: number) => string, indexes: Int32Array): number[] {
-  return Array.from(indexes).sort((a, b) => {
-    const first = idOf(a);
-    const second = idOf(b);
-    return first < second ? -1 : first > second ? 1 : a - b;
-  });
 }

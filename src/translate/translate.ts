@@ -188,17 +188,17 @@ function translateFrom(
   const catchAll = hostPlaces.get(CATCH_ALL_VHOST);
   hostPlaces.delete(CATCH_ALL_VHOST);
   const fresh = reuse === undefined || reuse.foundCount === 0;
-  const names = vhostOrder.sort(hostPlaces, fresh);
+  const places = vhostOrder.sortedValues(hostPlaces, fresh);
   const virtualHosts = new Array<IRVirtualHost>(hostsMade.length);
   const hostBuildOrder = new Int32Array(hostsMade.length);
-  for (let k = 0; k < names.length; k++) {
-    const made = hostPlaces.get(names[k] as string) as number;
+  for (let k = 0; k < places.length; k++) {
+    const made = places[k] as number;
     virtualHosts[k] = hostsMade[made] as IRVirtualHost;
     hostBuildOrder[made] = k;
   }
   if (catchAll !== undefined) {
-    virtualHosts[names.length] = hostsMade[catchAll] as IRVirtualHost;
-    hostBuildOrder[catchAll] = names.length;
+    virtualHosts[places.length] = hostsMade[catchAll] as IRVirtualHost;
+    hostBuildOrder[catchAll] = places.length;
   }
   // Cluster names are `route-<id>`: in id order, they are sorted by name. The clusters were made in
   // route order, so route i's cluster sits at place `clusterBuildOrder[i]` of the sorted list.
