@@ -1,4 +1,4 @@
-import { sortedStrings, stringOrder } from './string-order.js';
+import { sortedStrings } from './string-order.js';
 
 /**
  * Sorts names the way `[...names].sort()` would, reusing the previous call's sorted result: names
@@ -39,17 +39,16 @@ export class IncrementalSorter {
     return merged;
   }
   /**
-   * The values of `entries` in the order `sort` gives their keys, remembered as `sort` remembers
-   * them. A fresh sort reads the values beside the keys instead of looking each sorted key up
-   * again: at 10,000 names those lookups were one more cache miss each.
+   * The values of `entries` in the order `sort` gives their keys (incrementally, from the last
+   * order), for callers that keep something beside each name.
    */
-  sortedValues<T>(entries: ReadonlyMap<string, T>, fresh = false): T[] {
-    if (!fresh) return this.sort(entries).map((name) => entries.get(name) as T);
-    const keys = [...entries.keys()];
-    const values = [...entries.values()];
-    const order = stringOrder(keys);
-    this.previous = Array.from(order, (at) => keys[at] as string);
-    return Array.from(order, (at) => values[at] as T);
+  sortedValues<T>(entries: ReadonlyMap<string, T>): T[] {
+    return this.sort(entries).map((name) => entries.get(name) as T);
+  }
+
+  /** Takes `sorted` (names in ascending code-unit order, sorted elsewhere) as the last order. */
+  remember(sorted: readonly string[]): void {
+    this.previous = sorted;
   }
 }
 

@@ -10,16 +10,14 @@ import type {
   IRPathMatch,
   IRHostRewrite,
 } from '../ir/types.js';
-import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
+import { placeHost } from './hosts.js';
 import { applyRouteChanges, type TranslatedRoute, type TranslatedRoutes } from './route-changes.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
-import { IncrementalSorter } from '../shared/incremental-sorter.js';
+import { groupHosts } from './host-grouping.js';
 import { orderByRouteId, routeIdLead } from './route-id-order.js';
 import { routeId } from './route-identity.js';
 import { concatFlat } from '../shared/flat-string.js';
-
-const vhostOrder = new IncrementalSorter();
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -137,11 +135,6 @@ function translateFrom(
   const leads = new Int32Array(config.routes.length);
   /** Each translated route's index in `config.routes`. */
   const routeIndexes = new Int32Array(config.routes.length);
-  // Each host's IR virtual host, made when its first route arrives (one object per host: a record
-  // here and another for the IR were 10,000 more objects alive at 10,000 hosts when the young
-  // generation is collected near the end of translation), and where it is in `hostsMade`.
-  const hostsMade: HostInMaking[] = [];
-  const hostPlaces = new Map<string, number>();
   for (let index = 0; index < config.routes.length; index++) {
     const settings = config.routes[index] as RouteSettings;
     if (served(settings)) {
@@ -150,11 +143,6 @@ function translateFrom(
       routeIndexes[translatedRoutes.length] = index;
       translatedRoutes.push(translated);
       clustersInRouteOrder.push(translated.cluster);
-      const place = hostPlaces.get(translated.vhost);
-      if (place === undefined) {
-        hostPlaces.set(translated.vhost, hostsMade.length);
-        hostsMade.push(newVirtualHost(translated));
-      } else (hostsMade[place] as HostInMaking).routes.push(translated.route);
     } else {
       const what =
         settings.kind === 'tcp'
@@ -183,23 +171,12 @@ function translateFrom(
       clusterBuildOrder: undefined,
       hostBuildOrder: undefined,
     };
-  // Sorted by name, the catch-all last; the sorter reuses the previous reload's order unless no
-  // route was reused (then the names are all new strings).
-  const catchAll = hostPlaces.get(CATCH_ALL_VHOST);
-  hostPlaces.delete(CATCH_ALL_VHOST);
-  const fresh = reuse === undefined || reuse.foundCount === 0;
-  const places = vhostOrder.sortedValues(hostPlaces, fresh);
-  const virtualHosts = new Array<IRVirtualHost>(hostsMade.length);
-  const hostBuildOrder = new Int32Array(hostsMade.length);
-  for (let k = 0; k < places.length; k++) {
-    const made = places[k] as number;
-    virtualHosts[k] = hostsMade[made] as IRVirtualHost;
-    hostBuildOrder[made] = k;
-  }
-  if (catchAll !== undefined) {
-    virtualHosts[places.length] = hostsMade[catchAll] as IRVirtualHost;
-    hostBuildOrder[catchAll] = places.length;
-  }
+  // Sorted by name, the catch-all last; made in config order. A grouping that reused routes starts
+  // from the previous reload's order; otherwise the names are all new strings.
+  const { virtualHosts, hostBuildOrder } = groupHosts(
+    translatedRoutes,
+    reuse === undefined || reuse.foundCount === 0,
+  );
   // Cluster names are `route-<id>`: in id order, they are sorted by name. The clusters were made in
   // route order, so route i's cluster sits at place `clusterBuildOrder[i]` of the sorted list.
   const sortedClusters = new Array<IRCluster>(idOrder.length);
@@ -300,24 +277,6 @@ class EarlierTranslations {
     if (earlier !== undefined) this.foundCount++;
     return earlier;
   }
-}
-
-/** An IR virtual host while translate gathers its routes. */
-interface HostInMaking {
-  readonly name: string;
-  readonly domains: readonly string[];
-  routes: IRRoute[];
-}
-
-/**
- * A host's IR virtual host, made when its first route arrives (its later routes are pushed on).
- * In a function of its own so that V8 pretenures these records, which live as long as the IR:
- * written inline in `translateFrom`'s loop, the literal was optimized before its allocation-site
- * feedback showed that its objects survive, and every record was born young and copied by the
- * collections of a cold 10,000-route build (seen with `%InYoungGeneration`).
- */
-function newVirtualHost(first: TranslatedRoute): HostInMaking {
-  return { name: first.vhost, domains: first.domains, routes: [first.route] };
 }
 
 /** Route kinds this version serves (the others are reported as problems). */
