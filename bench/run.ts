@@ -21,6 +21,7 @@ import type { ControlPlaneResult } from './suites/control-plane.js';
 import type { ServingResult } from './suites/serving.js';
 import type { AuthzEndToEndResult } from './suites/authz.js';
 import type { AuthzDecisionResult } from './lib/authz-decision.js';
+import { requireWrk } from './lib/authz-wrk.js';
 import { parseArgs, runChild } from './lib/child.js';
 import {
   fmt,
@@ -320,6 +321,7 @@ function messageReport(settings: Settings, results: readonly ControlPlaneResult[
  * the in-process decision child, each bounded in time.
  */
 async function authzSuite(settings: Settings): Promise<SuiteReport> {
+  requireWrk(); // a clear reason in the summary, not a child's ENOENT
   const endToEnd = await runChild<AuthzEndToEndResult>({
     script: 'suites/authz.ts',
     args: [

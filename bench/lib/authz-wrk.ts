@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 /** One bounded wrk run's numbers. */
 export interface WrkResult {
@@ -28,6 +29,22 @@ function latencyUs(output: string, percentile: string): number {
   return Number(match[1]) * (UNIT_US[match[2] as string] ?? NaN);
 }
 
+/** Where the load generator is expected (Debian's `wrk` package). */
+const WRK = '/usr/bin/wrk';
+
+/**
+ * Throws a clear error, naming the package to install, when wrk is missing: a fresh machine has
+ * none, and spawning a missing binary otherwise surfaces as an unhandled ENOENT from deep inside
+ * the suite. Call it before starting anything the suite would have to tear down.
+ */
+export function requireWrk(): void {
+  if (!existsSync(WRK)) {
+    throw new Error(
+      `the authz suite needs wrk at ${WRK}: install it (Debian: apt-get install -y wrk), or skip the suite with --only=compile,change-to-serving,memory,message-size`,
+    );
+  }
+}
+
 /**
  * Runs `/usr/bin/wrk` (HTTP/1.1 keep-alive, loopback) for `durationS` seconds and parses its
  * summary. wrk's own timeout (2 s per request) and a hard kill at duration + 10 s bound the run.
@@ -43,12 +60,16 @@ export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
     ...Object.entries(spec.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
     spec.url,
   ];
-  const child = spawn('/usr/bin/wrk', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  requireWrk();
+  const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const killer = setTimeout(() => child.kill('SIGKILL'), (spec.durationS + 10) * 1000);
-  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.on('error', reject);
+    child.on('exit', resolve);
+  });
   clearTimeout(killer);
   if (code !== 0) throw new Error(`wrk exited with ${String(code)}:\n${output}`);
   const requests = Number(/(\d+) requests in/.exec(output)?.[1] ?? NaN);

@@ -42,7 +42,7 @@ import { numberArg, parseArgs, progress, REPO_ROOT } from '../lib/child.js';
 import { AUTHZ_HOST, BARE_HOST, FIXED_DECISION_HOST } from '../lib/authz-config.js';
 import { FLOOR_AUTHZ_HOST, FLOOR_BARE_HOST, startAuthzFloor, type AuthzFloor } from '../lib/authz-floor.js';
 import type { AuthzServerMessage } from '../lib/authz-server.js';
-import { runWrk, type WrkResult } from '../lib/authz-wrk.js';
+import { requireWrk, runWrk, type WrkResult } from '../lib/authz-wrk.js';
 import { writeResult } from '../lib/output.js';
 import { round, summarize, type Summary } from '../lib/stats.js';
 
@@ -138,6 +138,7 @@ interface Settings {
 
 async function main(): Promise<void> {
   const args = parseArgs();
+  requireWrk();
   let identityHeaders: (readonly [string, string])[] = [];
   const upstream = createServer((req, res) => {
     // Captured once, in the warm-up, so measured requests pay nothing for it (Node builds
