@@ -1,16 +1,16 @@
-import { radixOrder, settleTies } from './radix-order.js';
+import { radixOrder } from './radix-order.js';
 
 /** Below this many names a comparison sort is as quick as the radix passes' fixed cost. */
 const FEW_NAMES = 64;
 
+/** Code units per key: two 32-bit words of four bytes. */
+const UNITS_PER_KEY = 8;
+
 /**
  * `names` in ascending code-unit order, as `[...names].sort()` returns them, without its n log n
- * string comparisons: each name's first eight code units are packed into two 32-bit words, the
- * indexes are radix-sorted by them (`radixOrder`), and only names that share those eight units are
- * compared in full. A cold build sorts every host name of the config: at 10,000 hosts the
- * comparison sort read ~130,000 pairs of strings spread over the heap (3-3.5 ms, 0.17 ms at 1,000
- * hosts); this reads each name once. Host names are ASCII, so a name with a code unit above 0xff in
- * its first eight (which does not fit a byte of the key) sends the whole list to the comparison sort.
+ * string comparisons (see `stringOrder`). A cold build sorts every host name of the config: at
+ * 10,000 hosts the comparison sort read ~130,000 pairs of strings spread over the heap (3-3.5 ms,
+ * 0.17 ms at 1,000 hosts); this reads each name about once.
  */
 export function sortedStrings(names: readonly string[]): string[] {
   const order = stringOrder(names);
@@ -20,26 +20,75 @@ export function sortedStrings(names: readonly string[]): string[] {
 }
 
 /**
- * The indexes of `names` in the order `sortedStrings` puts the names (equal names in index order):
- * for callers that keep something beside each name and want it in that order without looking
- * each name up again.
+ * The indexes of `names` in the order `sortedStrings` puts the names, equal names in index order
+ * (stable): for callers that keep something beside each name (a route beside its host's name) and
+ * want it in that order without looking each name up again.
+ *
+ * The names' first eight code units are packed into two 32-bit words and the indexes radix-sorted
+ * by them (`radixOrder`); each run of names that tie on those units is sorted the same way by the
+ * next eight, and so on, so names sharing a long prefix (`service-a.corp.example.com`,
+ * `service-b.corp...`) or repeated many times (one host's many routes) cost a pass per eight units,
+ * not a comparison sort. Small runs are compared in full. Host names are ASCII, so a code unit
+ * above 0xff (which does not fit a byte of the key) sends the whole list to the comparison sort.
  */
 export function stringOrder(names: readonly string[]): Int32Array {
-  const count = names.length;
-  if (count < FEW_NAMES) return comparisonOrder(names);
+  const order = new Int32Array(names.length);
+  for (let i = 0; i < order.length; i++) order[i] = i;
+  return sortRun(names, order, 0, order.length, 0) ? order : comparisonOrder(names);
+}
+
+/**
+ * Sorts `order[from..to)` (indexes in ascending order, whose names agree on their first `depth`
+ * code units) by the names' code units from `depth` on, stably. False when a code unit does not
+ * fit a byte.
+ */
+function sortRun(
+  names: readonly string[],
+  order: Int32Array,
+  from: number,
+  to: number,
+  depth: number,
+): boolean {
+  const count = to - from;
+  if (count < 2) return true;
+  if (count < FEW_NAMES) {
+    order.set(Array.from(order.subarray(from, to)).sort(byName(names)), from);
+    return true;
+  }
   const high = new Int32Array(count);
   const low = new Int32Array(count);
-  for (let i = 0; i < count; i++) {
-    const name = names[i] as string;
-    const first = packedUnits(name, 0);
-    const second = packedUnits(name, 4);
-    if (first === undefined || second === undefined) return comparisonOrder(names);
-    high[i] = first;
-    low[i] = second;
+  let longest = 0;
+  let shortest = Infinity;
+  for (let k = 0; k < count; k++) {
+    const name = names[order[from + k] as number] as string;
+    const first = packedUnits(name, depth);
+    const second = packedUnits(name, depth + 4);
+    if (first === undefined || second === undefined) return false;
+    high[k] = first;
+    low[k] = second;
+    longest = Math.max(longest, name.length);
+    shortest = Math.min(shortest, name.length);
   }
-  const order = radixOrder([high, low], count);
-  settleTies(order, (a, b) => high[a] === high[b] && low[a] === low[b], byName(names));
-  return order;
+  if (longest <= depth) {
+    // Every name ends before `depth`: all equal, unless they differ in length only by trailing
+    // NULs the zero padding hid ("a" and "a\0"), which a comparison settles.
+    if (shortest !== longest) order.set(Array.from(order.subarray(from, to)).sort(byName(names)), from);
+    return true;
+  }
+  const local = radixOrder([high, low], count);
+  const run = new Int32Array(count);
+  for (let k = 0; k < count; k++) run[k] = order[from + (local[k] as number)] as number;
+  order.set(run, from);
+  for (let start = 0; start < count; ) {
+    const key = local[start] as number;
+    let end = start + 1;
+    while (end < count && high[local[end] as number] === high[key] && low[local[end] as number] === low[key])
+      end++;
+    if (end - start > 1 && !sortRun(names, order, from + start, from + end, depth + UNITS_PER_KEY))
+      return false;
+    start = end;
+  }
+  return true;
 }
 
 /** Compares indexes by their names' code units, then by index. */
@@ -58,8 +107,8 @@ function comparisonOrder(names: readonly string[]): Int32Array {
 
 /**
  * Code units `from` to `from + 3` of `name` as one 32-bit word, the first in the top byte, 0 past
- * the end (so a name sorts before its extensions, and a tie is left to the full comparison);
- * undefined when one does not fit a byte.
+ * the end (so a name sorts before its extensions, and a tie is left to the next key or the full
+ * comparison); undefined when one does not fit a byte.
  */
 function packedUnits(name: string, from: number): number | undefined {
   let word = 0;

@@ -2,7 +2,7 @@
 // give exactly what `Array.prototype.sort` gives, whatever the names share, however long they are.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { sortedStrings } from '../../../src/shared/string-order.js';
+import { sortedStrings, stringOrder } from '../../../src/shared/string-order.js';
 import { radixOrder } from '../../../src/shared/radix-order.js';
 import { seededRandom } from '../../support/seeded-random.js';
 
@@ -44,6 +44,28 @@ test('random names with shared prefixes, duplicates, NULs and Latin-1 sort as Ar
     const names = randomNames(seed, 2000, alphabet, 14);
     assert.deepEqual(sortedStrings(names), [...names].sort(), `seed ${seed}`);
   }
+});
+
+test('names sharing long prefixes, and one name repeated many times, sort stably as Array.prototype.sort', () => {
+  const random = seededRandom(8);
+  const shared = Array.from(
+    { length: 4000 },
+    (_, i) => `service-${'x'.repeat(i % 30)}${(i * 7919) % 4001}.corp.example.com`,
+  );
+  assert.deepEqual(sortedStrings(shared), [...shared].sort());
+  // One host's many routes among others: equal names keep index order.
+  const hosts = Array.from({ length: 3000 }, () =>
+    random() < 0.5 ? 'app.example.com' : `h${Math.floor(random() * 50)}.example.com`,
+  );
+  const order = Array.from(stringOrder(hosts));
+  const expected = hosts
+    .map((name, index) => ({ name, index }))
+    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : a.index - b.index))
+    .map(({ index }) => index);
+  assert.deepEqual(order, expected);
+  // Names that differ only by NULs the key's zero padding hides, in runs long enough to be radix-sorted.
+  const nuls = Array.from({ length: 200 }, (_, i) => `abcdefgh${'\u0000'.repeat(i % 3)}`);
+  assert.deepEqual(sortedStrings(nuls), [...nuls].sort());
 });
 
 test('names beyond Latin-1, and short lists, take the comparison sort and still sort right', () => {
