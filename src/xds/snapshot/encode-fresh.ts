@@ -64,7 +64,7 @@ export function encodeFresh(types: readonly TypeEncoding[]): void {
   const rounds = Math.ceil(most / ENCODE_BATCH);
   const walks = types.map((type) => new FreshWalk(type));
   for (let round = 1; round <= rounds; round++) {
-    for (const walk of walks) walk.encodeUpTo(Math.round((walk.type.missing * round) / rounds));
+    for (const walk of walks) walk.encodeUpTo(Math.round((walk.encoding.missing * round) / rounds));
   }
 }
 
@@ -79,12 +79,12 @@ class FreshWalk {
   private readonly indexes: number[] = [];
   private readonly messages: ProtoObject[] = [];
 
-  constructor(readonly type: TypeEncoding) {
-    this.ordered = type.order !== undefined && type.order.length === type.list.length;
-    let keeper = shapeKeepers.get(type.type);
+  constructor(readonly encoding: TypeEncoding) {
+    this.ordered = encoding.order !== undefined && encoding.order.length === encoding.list.length;
+    let keeper = shapeKeepers.get(encoding.type);
     if (keeper === undefined) {
       keeper = new ShapeKeeper(SHAPES_KEPT_PER_TYPE);
-      shapeKeepers.set(type.type, keeper);
+      shapeKeepers.set(encoding.type, keeper);
     }
     this.keeper = keeper;
   }
@@ -96,7 +96,7 @@ class FreshWalk {
    * message it was just built into.
    */
   encodeUpTo(target: number): void {
-    const { type, list, entries, order } = this.type;
+    const { type, list, entries, order } = this.encoding;
     let keptOne = false;
     while (this.encoded < target) {
       const i = this.ordered ? ((order as Int32Array)[this.next] as number) : this.next;
@@ -119,7 +119,7 @@ class FreshWalk {
   }
 
   private flush(): void {
-    const { type, list, entries, sums } = this.type;
+    const { type, list, entries, sums } = this.encoding;
     const { blocks, blockOf, starts, ends } = encodeMessageSpans(type, this.messages);
     for (let at = 0; at < this.indexes.length; at++) {
       const index = this.indexes[at] as number;
