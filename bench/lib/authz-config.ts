@@ -1,4 +1,4 @@
-import type { Session } from '../../src/databroker/session.js';
+import type { Session } from '../../src/session/session.js';
 import { generatedRoutes, headerYaml } from './config-gen.js';
 
 /** Host of the route that skips ext_authz (the baseline). */

@@ -13,7 +13,7 @@ import { buildAuthzState, type AuthzState } from '../../src/authorize/authz-stat
 import type { Authorizer } from '../../src/authorize/ext-authz/authorization-service.js';
 import { AssertionSigner } from '../../src/authorize/identity/assertion-cache.js';
 import { deriveSigningKey } from '../../src/authorize/identity/signing-key.js';
-import { SessionHandles } from '../../src/authorize/session-handle.js';
+import { SessionHandles } from '../../src/session/handle.js';
 import { MemorySessionStore } from '../../src/databroker/memory-session-store.js';
 import { AuthorizeService } from '../../src/runtime/authorize-service.js';
 import { buildFromFile } from '../../src/runtime/build-pipeline.js';

@@ -1,5 +1,5 @@
 import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
-import type { Session } from '../databroker/session.js';
+import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
 import { clientKind } from './client-kind.js';

@@ -1,4 +1,4 @@
-import type { Session, SessionStore } from './session.js';
+import type { Session, SessionStore } from '../session/session.js';
 
 /**
  * Sessions in this process's memory: for one instance (all-in-one). Lost on restart, which forces

@@ -9,7 +9,7 @@ import {
   type Authorizer,
 } from '../authorize/ext-authz/authorization-service.js';
 import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
-import type { SessionStore } from '../databroker/session.js';
+import type { SessionStore } from '../session/session.js';
 import { IdentityResolver, type Identity } from './identity.js';
 import { splitHostPort } from './address.js';
 

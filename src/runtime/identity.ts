@@ -6,7 +6,7 @@ import {
   loadSigningKey,
   type SigningKey,
 } from '../authorize/identity/signing-key.js';
-import { SessionHandles } from '../authorize/session-handle.js';
+import { SessionHandles } from '../session/handle.js';
 import type { Logger } from '../shared/logger.js';
 
 /** Key material the authorize service needs, derived from one config's secrets. */

@@ -14,7 +14,7 @@ import {
 } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
-import type { Session } from '../../src/databroker/session.js';
+import type { Session } from '../../src/session/session.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
 import { ROUTED_LOG } from '../../src/authorize/ext-authz/h2c/shared-grpc-listener.js';

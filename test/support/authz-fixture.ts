@@ -3,7 +3,7 @@ import { buildAuthzState } from '../../src/authorize/authz-state.js';
 import type { AuthorizeRequest, Decision } from '../../src/authorize/decision.js';
 import { AssertionSigner } from '../../src/authorize/identity/assertion-cache.js';
 import { deriveSigningKey } from '../../src/authorize/identity/signing-key.js';
-import { SessionHandles } from '../../src/authorize/session-handle.js';
+import { SessionHandles } from '../../src/session/handle.js';
 import { MemorySessionStore } from '../../src/databroker/memory-session-store.js';
 import type { IR } from '../../src/ir/types.js';
 import { silentLogger } from '../../src/shared/logger.js';

@@ -1,4 +1,4 @@
-import type { Session } from '../../databroker/session.js';
+import type { Session } from '../../session/session.js';
 import { assertionClaims, signAssertion, ASSERTION_LIFETIME_S } from './assertion.js';
 import type { SigningKey } from './signing-key.js';
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
-import type { Session } from '../../databroker/session.js';
+import type { Session } from '../../session/session.js';
 import type { SigningKey } from './signing-key.js';
 
 /** Lifetime of an identity assertion (the spec's peer: iat + 5 minutes). */

@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import type { Criterion } from '../../config/policy-types.js';
-import type { Session } from '../../databroker/session.js';
+import type { Session } from '../../session/session.js';
 import type { AuthorizeRequest } from '../decision.js';
 import { claimValues } from './claims.js';
 import { compileListMatcher, compileStringMatcher } from './matchers.js';

@@ -11,7 +11,7 @@ import {
   signAssertion,
   ASSERTION_LIFETIME_S,
 } from '../../../src/authorize/identity/assertion.js';
-import type { Session } from '../../../src/databroker/session.js';
+import type { Session } from '../../../src/session/session.js';
 
 const session: Session = {
   id: 'session-1',

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { parsePolicy } from '../../../src/config/parse-policy.js';
 import { Reader } from '../../../src/config/value-readers.js';
 import { compilePolicy, type PolicyOutcome } from '../../../src/authorize/policy/compile-policy.js';
-import type { Session } from '../../../src/databroker/session.js';
+import type { Session } from '../../../src/session/session.js';
 import type { AuthorizeRequest } from '../../../src/authorize/decision.js';
 
 const ada: Session = {
