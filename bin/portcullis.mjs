@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The `portcullis` command. Runs the TypeScript sources through tsx, so a checkout works with no
-// build step (`npx portcullis ...`).
-import { register } from 'tsx/esm/api';
+// The `portcullis` command: runs the compiled JavaScript in dist/ (built by `npm run build`, which
+// `npm run setup` and `npm test` run). TypeScript sources are never loaded at run time.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cmd/main.ts');
+const main = new URL('../dist/cmd/main.js', import.meta.url);
+if (!existsSync(main)) {
+  process.stderr.write('portcullis: dist/ is missing; run `npm run build` (or `npm run setup`) first\n');
+  process.exit(1);
+}
+await import(main.href);

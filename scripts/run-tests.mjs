@@ -1,6 +1,8 @@
 // Runs the test suite with node's built-in runner. Node 20's `--test` does not expand globs, so
 // this finds the files itself: `node scripts/run-tests.mjs [unit|integration|<dir>|<file>...]`.
 // Files run one at a time: integration tests start real Envoys and the machine has two cores.
+// It builds dist/ first (`tsc -p tsconfig.build.json`), since the CLI tests run bin/portcullis.mjs,
+// which runs the compiled JavaScript, as users do.
 import { spawnSync } from 'node:child_process';
 import { readdirSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
@@ -26,6 +28,15 @@ const files = roots
 if (files.length === 0) {
   console.error(`no test files under ${roots.join(', ')}`);
   process.exit(1);
+}
+const build = spawnSync(
+  process.execPath,
+  [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json'],
+  { cwd: root, stdio: 'inherit' },
+);
+if (build.status !== 0) {
+  console.error('the build (tsc -p tsconfig.build.json) failed; fix it before testing');
+  process.exit(build.status ?? 1);
 }
 const result = spawnSync(
   process.execPath,

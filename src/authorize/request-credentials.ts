@@ -1,4 +1,5 @@
 import { AUTHORIZATION_SCHEME } from '../contract/authz.js';
+import { splitSessionCookie } from '../session/cookie.js';
 
 /** Where a request's session handle came from, and what is left of its headers without it. */
 export interface RequestCredentials {
@@ -12,30 +13,16 @@ export interface RequestCredentials {
 /**
  * Reads the session handle from the session cookie, or from `Authorization: Portcullis <token>`
  * (programmatic clients). The cookie wins when both are present. Also works out the Cookie header
- * to forward upstream, since the session cookie must never reach an upstream.
+ * to forward upstream, since the session cookie must never reach an upstream (`splitSessionCookie`).
  */
 export function readCredentials(
   headers: Readonly<Record<string, string>>,
   cookieName: string,
 ): RequestCredentials {
-  let handle: string | undefined;
-  let hadSessionCookie = false;
-  let cookieWithoutSession: string | undefined;
-  const cookie = headers.cookie;
-  if (cookie !== undefined) {
-    const kept: string[] = [];
-    for (const part of cookie.split(/;\s*/)) {
-      const eq = part.indexOf('=');
-      const name = eq < 0 ? part : part.slice(0, eq);
-      if (name.trim() === cookieName) {
-        hadSessionCookie = true;
-        handle ??= part.slice(eq + 1).trim();
-      } else if (part !== '') {
-        kept.push(part);
-      }
-    }
-    cookieWithoutSession = kept.length > 0 ? kept.join('; ') : undefined;
-  }
+  const cookies = splitSessionCookie(headers.cookie, cookieName);
+  let handle = cookies.session;
+  const hadSessionCookie = cookies.hadSession;
+  const cookieWithoutSession = cookies.others;
   const authorization = headers.authorization;
   const prefix = `${AUTHORIZATION_SCHEME} `;
   const hadPortcullisAuthorization = authorization !== undefined && authorization.startsWith(prefix);

@@ -1,15 +1,12 @@
 import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
-import { createLogger } from '../shared/logger.js';
 import { normaliseArgv } from './argv.js';
-import { startAllInOne } from './all-in-one.js';
-import { runCompile, runValidate } from './compile-command.js';
-import { runMigrate } from './config-command.js';
 import { versionString } from './version.js';
 
 /**
- * The `portcullis` command line. `portcullis --config f` runs all-in-one (ADS server plus a
+ * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
+ * `--version` and `--help` never load gRPC, protobuf or the config pipeline. `portcullis --config f` runs all-in-one (ADS server plus a
  * supervised Envoy); `compile` prints the xDS resources as YAML (dry run); `validate` checks a
  * config; `config migrate` rewrites removed options. Errors are printed as messages with their key paths, never as stack traces.
  */
@@ -22,14 +19,16 @@ async function main(): Promise<void> {
       type: 'string',
       describe: 'config file (.yaml, .json, .toml or .properties)',
     })
-    .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, (args) => {
+    .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, async (args) => {
+      const { runCompile } = await import('./compile-command.js');
       process.exitCode = runCompile(
         requireConfig(args.config as string | undefined),
         process.stdout,
         process.stderr,
       );
     })
-    .command('validate', 'check a config file and list every problem', {}, (args) => {
+    .command('validate', 'check a config file and list every problem', {}, async (args) => {
+      const { runValidate } = await import('./compile-command.js');
       process.exitCode = runValidate(
         requireConfig(args.config as string | undefined),
         process.stdout,
@@ -47,7 +46,8 @@ async function main(): Promise<void> {
               default: false,
               describe: 'rewrite the file in place (keeps <file>.bak)',
             }),
-          (args) => {
+          async (args) => {
+            const { runMigrate } = await import('./config-command.js');
             process.exitCode = runMigrate(
               requireConfig(args.config as string | undefined),
               { write: args.write },
@@ -97,6 +97,8 @@ function requireConfig(config: string | undefined): string {
 }
 
 async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: boolean): Promise<void> {
+  const { createLogger } = await import('../shared/logger.js');
+  const { startAllInOne } = await import('./all-in-one.js');
   const logger = createLogger('info');
   const running = await startAllInOne({
     configPath,

@@ -1,0 +1,38 @@
+import { parseCookie, stringifyCookie } from 'cookie';
+
+/** RFC 6265 section 4.1.1 cookie-value characters (what `stringifyCookie` accepts unencoded). */
+const COOKIE_OCTETS = /^("?)[\x21\x23-\x2b\x2d-\x3a\x3c-\x5b\x5d-\x7e]*\1$/;
+
+/** A request's Cookie header split into the session cookie and everything else. */
+export interface CookieSplit {
+  /** The session cookie's raw value (the session handle), undefined when absent or empty. */
+  readonly session: string | undefined;
+  /** Whether the header named the session cookie at all (even with an empty value). */
+  readonly hadSession: boolean;
+  /** The Cookie header to forward upstream without the session cookie; undefined when none is left. */
+  readonly others: string | undefined;
+}
+
+/**
+ * Reads a request's `Cookie` header with the `cookie` library: the session cookie `name` (its raw
+ * value, as issued: a handle is base64url, so nothing to decode) and the header rebuilt without
+ * it, since the session credential must never reach an upstream. Values are kept byte for byte;
+ * one that RFC 6265 does not allow in a Cookie header (a browser may still send it) is forwarded
+ * percent-encoded rather than dropped. When a name repeats, the first value wins, as in the
+ * library's parse and in most servers.
+ */
+export function splitSessionCookie(header: string | undefined, name: string): CookieSplit {
+  if (header === undefined || header === '')
+    return { session: undefined, hadSession: false, others: undefined };
+  const cookies = parseCookie(header, { decode: (value) => value });
+  const hadSession = Object.hasOwn(cookies, name);
+  const session = cookies[name] === '' ? undefined : cookies[name];
+  delete cookies[name];
+  const others =
+    Object.keys(cookies).length === 0
+      ? undefined
+      : stringifyCookie(cookies, {
+          encode: (value) => (COOKIE_OCTETS.test(value) ? value : encodeURIComponent(value)),
+        });
+  return { session, hadSession, others: others === '' ? undefined : others };
+}
