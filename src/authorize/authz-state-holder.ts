@@ -1,6 +1,6 @@
 import type { IR } from '../ir/types.js';
 import { OverlayMap } from '../shared/overlay-map.js';
-import { buildAuthzState, type AuthzState, type BuiltAuthzState, type RouteAuthz } from './authz-state.js';
+import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state.js';
 
 /**
  * Holds the authorization state across reloads. A new config's state is installed before its
@@ -11,13 +11,13 @@ import { buildAuthzState, type AuthzState, type BuiltAuthzState, type RouteAuthz
 export class AuthzStateHolder {
   private current: AuthzState | undefined;
   /** The last installed config's own state, without leftovers (so only one generation is kept). */
-  private latest: BuiltAuthzState | undefined;
+  private latest: AuthzState | undefined;
 
-  /** Compiles (from the previous one, see `buildAuthzState`) and installs the state for `ir`. */
+  /** Compiles (reusing the last state's policies, see `buildAuthzState`) and installs the state for `ir`. */
   install(ir: IR): void {
     const next = buildAuthzState(ir, this.latest);
-    const previous = this.latest?.state;
-    this.latest = { ir, state: next };
+    const previous = this.latest;
+    this.latest = next;
     if (previous === undefined) {
       this.current = next;
       return;

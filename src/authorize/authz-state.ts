@@ -1,10 +1,5 @@
-import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
-import { sortedChanges } from '../shared/sorted-changes.js';
-import { IdentityMemo } from '../shared/identity-memo.js';
+import type { IR } from '../ir/types.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
-
-/** Compiled routes by IR route: translate hands an unchanged route the same object on a reload. */
-const compiledRoutes = new IdentityMemo<IRRoute, RouteAuthz>();
 
 /** Everything authorize knows about one route, compiled once per config version. */
 export interface RouteAuthz {
@@ -20,6 +15,8 @@ export interface RouteAuthz {
  */
 export interface AuthzState {
   readonly routes: ReadonlyMap<string, RouteAuthz>;
+  /** Each distinct policy of this config, compiled, by its content (JSON): what the next build reuses. */
+  readonly policies: ReadonlyMap<string, CompiledPolicy>;
   /** `jwt_claims_headers` as [header name (lower case), claim name] pairs. */
   readonly claimHeaders: readonly (readonly [string, string])[];
   readonly authenticateUrl: string | undefined;
@@ -28,22 +25,32 @@ export interface AuthzState {
   readonly jwksJson: string | undefined;
 }
 
-/** An IR and the state built from it: what the next build can start from. */
-export interface BuiltAuthzState {
-  readonly ir: IR;
-  readonly state: AuthzState;
-}
-
 /**
- * Compiles every route's policy from the IR (no parsing or I/O happens per request after this).
- * Routes whose IR object is unchanged since an earlier build reuse their compiled policy. Given
- * the previous build, only the virtual hosts that changed (translate hands unchanged ones on as
- * the same objects) are applied to a copy of its routes map.
+ * Compiles every route's policy from the IR into plain functions, once per config version, so no
+ * parsing or I/O happens per request after this. A function of `ir` alone: `previous` (the last
+ * state built) only lends its compiled policies, looked up by the policy's content (its JSON), so
+ * a reload that leaves most routes alone compiles only the changed ones, and the result is exactly
+ * what a build from scratch gives.
  */
-export function buildAuthzState(ir: IR, previous?: BuiltAuthzState): AuthzState {
-  const routes = (previous === undefined ? undefined : changedRoutes(previous, ir)) ?? allRoutes(ir);
+export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
+  const routes = new Map<string, RouteAuthz>();
+  const policies = new Map<string, CompiledPolicy>();
+  for (const vhost of ir.virtualHosts) {
+    for (const route of vhost.routes) {
+      const key = JSON.stringify(route.policy);
+      const policy = policies.get(key) ?? previous?.policies.get(key) ?? compilePolicy(route.policy);
+      policies.set(key, policy);
+      routes.set(route.id, {
+        id: route.id,
+        public: route.public,
+        passIdentityHeaders: route.passIdentityHeaders,
+        policy,
+      });
+    }
+  }
   return {
     routes,
+    policies,
     claimHeaders: Object.entries(ir.authorize.claimHeaders).map(
       ([header, claim]) => [header.toLowerCase(), claim] as const,
     ),
@@ -51,57 +58,4 @@ export function buildAuthzState(ir: IR, previous?: BuiltAuthzState): AuthzState 
     cookieName: ir.authorize.cookieName,
     jwksJson: ir.internal?.jwksJson,
   };
-}
-
-function compiled(route: IRRoute): RouteAuthz {
-  return compiledRoutes.get(route, '', () => ({
-    id: route.id,
-    public: route.public,
-    passIdentityHeaders: route.passIdentityHeaders,
-    policy: compilePolicy(route.policy),
-  }));
-}
-
-function allRoutes(ir: IR): Map<string, RouteAuthz> {
-  const routes = new Map<string, RouteAuthz>();
-  for (const vhost of ir.virtualHosts)
-    for (const route of vhost.routes) routes.set(route.id, compiled(route));
-  return routes;
-}
-
-/**
- * At most this many virtual hosts may leave or arrive for the incremental path: it copies the
- * previous map and edits it per change, which for a change of most hosts (a cold rebuild) costs
- * more than building the map afresh.
- */
-const MAX_CHANGED_HOSTS = 256;
-
-/** The previous routes map with the changed virtual hosts applied; undefined: build in full. */
-function changedRoutes(previous: BuiltAuthzState, ir: IR): Map<string, RouteAuthz> | undefined {
-  // Virtual hosts are sorted by name but for the catch-all, always last: compare it on its own.
-  const [before, beforeLast] = splitUnsortedLast(previous.ir.virtualHosts);
-  const [after, afterLast] = splitUnsortedLast(ir.virtualHosts);
-  const changes = sortedChanges(before, after, () => false, MAX_CHANGED_HOSTS);
-  if (changes === undefined) return undefined;
-  const removed = [...changes.removed];
-  const added = [...changes.added];
-  if (beforeLast !== afterLast) {
-    if (beforeLast !== undefined) removed.push(beforeLast);
-    if (afterLast !== undefined) added.push(afterLast);
-  }
-  const routes = new Map(previous.state.routes);
-  for (const vhost of removed) for (const route of vhost.routes) routes.delete(route.id);
-  for (const vhost of added) for (const route of vhost.routes) routes.set(route.id, compiled(route));
-  return routes;
-}
-
-/** `hosts` without a last host that is out of name order (the catch-all), and that host. */
-function splitUnsortedLast(
-  hosts: readonly IRVirtualHost[],
-): [readonly IRVirtualHost[], IRVirtualHost | undefined] {
-  const last = hosts[hosts.length - 1];
-  const before = hosts[hosts.length - 2];
-  return last !== undefined && before !== undefined && !(last.name > before.name)
-    ? [hosts.slice(0, -1), last]
-    : [hosts, undefined];
 }

@@ -7,17 +7,11 @@ import { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { MemorySessionStore } from '../databroker/memory-session-store.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
-import type { Authorizer } from '../authorize/ext-authz/authorization-service.js';
 import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
-import { locateEnvoy } from '../envoy/locate.js';
+import { locateEnvoy, type LocatedEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
 import { envoyHeapBudget } from '../envoy/heap-budget.js';
-import {
-  listenSharedGrpcPort,
-  type CheckTransport,
-  type SharedGrpcListener,
-} from '../authorize/ext-authz/h2c/shared-grpc-listener.js';
 
 /** Options of the all-in-one composition root; tests pass their own ports and logger. */
 export interface AllInOneOptions {
@@ -29,17 +23,32 @@ export interface AllInOneOptions {
   /** Start no Envoy (sidecar mode: an Envoy started separately connects over ADS). */
   readonly withoutEnvoy?: boolean;
   readonly reloadDebounceMs?: number;
-  /**
-   * Who answers ext_authz Check on the gRPC port: the h2c Check server (default) or grpc-js
-   * (benchmarks compare the two).
-   */
-  readonly checkTransport?: CheckTransport;
-  /**
-   * Wraps the authorizer both Check transports answer with. Only benchmarks set it (to measure the
-   * ext_authz hop with the decision taken out); production answers with the authorizer itself.
-   */
-  readonly wrapAuthorizer?: (authorizer: Authorizer) => Authorizer;
 }
+
+/**
+ * The bounds of the one gRPC server on `grpc_address` (ADS and ext_authz Check), so that no client
+ * can hold unbounded memory, streams or idle connections on it. Envoy stays far inside each:
+ * - receive: a CheckRequest is a few KiB and an ADS request lists resource names (~0.5 MiB at
+ *   10,000 hosts); send: a state-of-the-world response at 10,000 routes is ~6 MiB.
+ * - streams per connection: ADS uses one; ext_authz shares one connection per Envoy worker, and
+ *   Envoy opens another connection when a connection's limit is reached.
+ * - idle: a connection with no stream for 5 minutes is closed with GOAWAY (Envoy reconnects on its
+ *   next request), which also reaps connections that never complete the HTTP/2 preface.
+ * - keepalive: the server pings every minute and drops a peer that does not answer in 20 s.
+ * - session memory (MiB, Node's `maxSessionMemory`): new streams are refused (ENHANCE_YOUR_CALM)
+ *   while one connection's buffers exceed it; grpc-js's default disables the check.
+ * Channelz is off: nothing reads it, and its per-call bookkeeping costs ~10% CPU per Check.
+ */
+export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
+  'grpc.max_receive_message_length': 4 * 1024 * 1024,
+  'grpc.max_send_message_length': 16 * 1024 * 1024,
+  'grpc.max_concurrent_streams': 1000,
+  'grpc.max_connection_idle_ms': 5 * 60_000,
+  'grpc.keepalive_time_ms': 60_000,
+  'grpc.keepalive_timeout_ms': 20_000,
+  'grpc-node.max_session_memory': 64,
+  'grpc.enable_channelz': 0,
+};
 
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
 export interface AllInOne {
@@ -56,8 +65,9 @@ export interface AllInOne {
 
 /**
  * Starts Portcullis all-in-one: load and validate the config (an invalid first config throws, as
- * there is nothing to keep serving), publish its snapshot, serve ADS on `grpc_address`, spawn and
- * supervise Envoy from a generated bootstrap, and watch the config for hot reload.
+ * there is nothing to keep serving), publish its snapshot, serve ADS and ext_authz Check from one
+ * grpc-js server on `grpc_address`, spawn and supervise Envoy from a generated bootstrap, and watch
+ * the config for hot reload.
  */
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { logger } = options;
@@ -79,11 +89,9 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const envoy = options.withoutEnvoy === true ? undefined : await locateEnvoy(options.env);
   if (logger.level !== undefined) logger.level = initial.config.log_level;
   const ads = new AdsServer({ source: store, logger });
-  const server = new grpc.Server({ 'grpc.max_send_message_length': 16 * 1024 * 1024 });
+  const server = new grpc.Server(GRPC_SERVER_OPTIONS);
   ads.register(server);
-  const ownAuthorizer = authorize.authorizer();
-  const authorizer = options.wrapAuthorizer?.(ownAuthorizer) ?? ownAuthorizer;
-  authorize.register(server, authorizer);
+  authorize.register(server);
   const { host, port } = splitHostPort(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
     logger.warn(
@@ -91,53 +99,31 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy',
     );
   }
-  const listener = await listenGrpc(server, {
-    host,
-    port,
-    check: { authorize: authorizer, logger },
-    logger,
-    ...(options.checkTransport === undefined ? {} : { transport: options.checkTransport }),
-  });
-  const grpcPort = listener.port;
-  logger.info(
-    {
-      grpc_address: `${host}:${grpcPort}`,
-      routes: initial.config.routes.length,
-      version: initial.snapshot.version,
-    },
-    'ADS server listening',
-  );
+  let grpcPort: number;
   let supervisor: EnvoySupervisor | undefined;
-  if (envoy !== undefined) {
-    try {
-      if (envoy.outdated)
-        logger.warn(
-          { version: envoy.version },
-          'Envoy is older than 1.40.0 and misses security fixes; upgrade it',
-        );
-      const admin = splitHostPort(initial.config.envoy_admin_address);
-      supervisor = new EnvoySupervisor({
-        binary: envoy.path,
+  try {
+    grpcPort = await bindGrpc(server, host, port);
+    logger.info(
+      {
+        grpc_address: `${host}:${grpcPort}`,
+        routes: initial.config.routes.length,
+        version: initial.snapshot.version,
+      },
+      'ADS server listening',
+    );
+    if (envoy !== undefined) {
+      supervisor = await superviseEnvoy(envoy, {
+        ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort },
+        adsApiType: options.adsApiType ?? 'DELTA_GRPC',
+        adminAddress: initial.config.envoy_admin_address,
         logger,
-        bootstrap: buildBootstrap({
-          ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort },
-          adsApiType: options.adsApiType ?? 'DELTA_GRPC',
-          admin: { address: admin.host, port: admin.port },
-          maxHeapSizeBytes: envoyHeapBudget(),
-        }),
       });
-      await supervisor.start();
-      logger.info(
-        { envoy: envoy.path, version: envoy.version, admin: initial.config.envoy_admin_address },
-        'Envoy started',
-      );
-    } catch (err) {
-      ads.close();
-      reloader.close();
-      await listener.close();
-      server.forceShutdown();
-      throw err;
     }
+  } catch (err) {
+    ads.close();
+    reloader.close();
+    server.forceShutdown();
+    throw err;
   }
   return {
     store,
@@ -151,29 +137,71 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       reloader.close();
       await supervisor?.stop({ graceMs: stopOptions.graceMs ?? 0 });
       ads.close();
-      await listener.close();
-      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await shutdownGrpc(server, stopOptions.graceMs ?? 0);
     },
   };
 }
 
+/** Starts Envoy from a bootstrap that points it at the ADS server, warning when it is outdated. */
+async function superviseEnvoy(
+  envoy: LocatedEnvoy,
+  options: {
+    ads: { address: string; port: number };
+    adsApiType: AdsApiType;
+    adminAddress: string;
+    logger: Logger;
+  },
+): Promise<EnvoySupervisor> {
+  const { logger } = options;
+  if (envoy.outdated) {
+    logger.warn(
+      { version: envoy.version },
+      'Envoy is older than 1.40.0 and misses security fixes; upgrade it',
+    );
+  }
+  const admin = splitHostPort(options.adminAddress);
+  const supervisor = new EnvoySupervisor({
+    binary: envoy.path,
+    logger,
+    bootstrap: buildBootstrap({
+      ads: options.ads,
+      adsApiType: options.adsApiType,
+      admin: { address: admin.host, port: admin.port },
+      maxHeapSizeBytes: envoyHeapBudget(),
+    }),
+  });
+  await supervisor.start();
+  logger.info({ envoy: envoy.path, version: envoy.version, admin: options.adminAddress }, 'Envoy started');
+  return supervisor;
+}
+
 /**
- * Listens on `grpc_address` with one port for ADS and ext_authz (see `listenSharedGrpcPort`):
- * Envoy's ext_authz connections are served by the h2c Check server, the rest by `server`.
+ * Binds `server` on `host:port` (0 picks a free port) and resolves with the bound port; a failure
+ * is GRPC_BIND_FAILED naming the address, so a taken `grpc_address` says which option to change.
  */
-async function listenGrpc(
-  server: grpc.Server,
-  options: Omit<Parameters<typeof listenSharedGrpcPort>[0], 'grpcServer'>,
-): Promise<SharedGrpcListener> {
+async function bindGrpc(server: grpc.Server, host: string, port: number): Promise<number> {
+  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   try {
-    return await listenSharedGrpcPort({ ...options, grpcServer: server });
+    return await new Promise<number>((resolve, reject) =>
+      server.bindAsync(target, grpc.ServerCredentials.createInsecure(), (err, bound) =>
+        err === null ? resolve(bound) : reject(err),
+      ),
+    );
   } catch (err) {
-    const target = options.host.includes(':')
-      ? `[${options.host}]:${options.port}`
-      : `${options.host}:${options.port}`;
     throw new PortcullisError(
       'GRPC_BIND_FAILED',
       `cannot listen on grpc_address ${target}: ${errorMessage(err)}`,
     );
   }
+}
+
+/** Stops `server`: in-flight calls get `graceMs` to finish, then every connection is closed. */
+function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const force = setTimeout(() => server.forceShutdown(), graceMs);
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      resolve();
+    });
+  });
 }

@@ -1,5 +1,5 @@
 import { formatProblem } from '../shared/errors.js';
-import { buildFromFile, type BuildResult } from '../runtime/build-pipeline.js';
+import { build, type BuildResult } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { internalEndpoints } from '../runtime/authorize-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
@@ -17,11 +17,11 @@ function dryRunOptions(): (config: Config) => TranslateOptions {
   });
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';
-import { withBuiltMessages } from '../xds/compile/lazy-resource.js';
+import { compile } from '../xds/compile/compile.js';
 
 /** Runs the pipeline as the runtime would and writes warnings and problems (with key paths) to `err`. */
 function buildAndReport(configPath: string, err: NodeJS.WritableStream, withStage: boolean): BuildResult {
-  const result = buildFromFile(configPath, process.env, dryRunOptions());
+  const result = build({ configPath, env: process.env, translate: dryRunOptions() });
   for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
   if (!result.ok) {
     err.write(`${configPath}: invalid configuration${withStage ? ` (${result.stage})` : ''}:\n`);
@@ -44,7 +44,7 @@ export function runCompile(
   out.write(
     toYaml({
       version: result.snapshot.version,
-      ...renderResources(withBuiltMessages(result.compiled), { redactSecrets: true }),
+      ...renderResources(compile(result.ir), { redactSecrets: true }),
     }),
   );
   return 0;

@@ -24,14 +24,51 @@ export type SourceResult =
   | { readonly document: unknown; readonly lines: () => Map<string, number> }
   | { readonly error: string; readonly line?: number };
 
+/** Deepest nesting of maps and lists a config document may have (real configs need about ten). */
+export const MAX_NESTING_DEPTH = 64;
+
+/** Most alias expansions the `yaml` package may make in one document (its alias-bomb guard). */
+const MAX_ALIAS_COUNT = 100;
+
 /**
  * Parses config text in `format`. Syntax errors come back as a one-line message with the line
- * number, never as an exception; key lines let every later problem point at its line.
+ * number, never as an exception; key lines let every later problem point at its line. Documents
+ * nested deeper than MAX_NESTING_DEPTH are refused, so neither the parsers nor the validators
+ * after them recurse without bound.
  */
 export function parseSource(text: string, format: ConfigFormat): SourceResult {
+  try {
+    return format === 'yaml' ? parseYaml(text) : withinDepth(parseOther(text, format), format);
+  } catch (err) {
+    // The parsers recurse per nesting level; a stack overflow is the nesting limit, reached early.
+    if (err instanceof RangeError) return tooDeep(format);
+    throw err;
+  }
+}
+
+const LABELS: Readonly<Record<ConfigFormat, string>> = {
+  yaml: 'YAML',
+  json: 'JSON',
+  toml: 'TOML',
+  properties: 'properties',
+};
+
+function tooDeep(format: ConfigFormat): SourceResult {
+  return {
+    error: `malformed ${LABELS[format]}: maps and lists are nested more than ${MAX_NESTING_DEPTH} levels deep`,
+  };
+}
+
+/** `source`, or the nesting error when its document nests too deep. */
+function withinDepth(source: SourceResult, format: ConfigFormat): SourceResult {
+  return 'error' in source || documentShape(source.document).depth <= MAX_NESTING_DEPTH
+    ? source
+    : tooDeep(format);
+}
+
+/** Parses JSON, TOML or properties text. */
+function parseOther(text: string, format: Exclude<ConfigFormat, 'yaml'>): SourceResult {
   switch (format) {
-    case 'yaml':
-      return fastYamlSource(text) ?? parseYamlSource(text, 'YAML');
     case 'json': {
       let document: unknown;
       try {
@@ -46,38 +83,37 @@ export function parseSource(text: string, format: ConfigFormat): SourceResult {
     case 'properties': {
       const result = parseProperties(text);
       return 'error' in result
-        ? { error: `malformed properties: ${result.error}`, line: result.line }
+        ? {
+            error: `malformed properties: ${result.error}`,
+            ...(result.line === undefined ? {} : { line: result.line }),
+          }
         : { document: result.document, lines: () => result.lines };
     }
   }
 }
 
-/** Anchors and aliases (`&a`, `*a`): documents with them take the careful path (alias-bomb limits). */
-const ANCHOR_OR_ALIAS = /(^|[\s[{,:-])[&*][^\s]/m;
-
-/** True when YAML `text` may take the fast path (and be spliced): no anchors or aliases anywhere. */
-export function fastYamlEligible(text: string): boolean {
-  return !ANCHOR_OR_ALIAS.test(text);
-}
-
 /**
- * The fast path for well-formed YAML without anchors: js-yaml parses a 10,000-route file about ten
- * times faster than the `yaml` package, which a reload at that size needs. Anything unusual (a
- * syntax error, anchors, duplicate keys) returns undefined and goes to the careful path, which
- * gives exact messages and lines.
+ * YAML, by js-yaml first: it parses a 10,000-route file about ten times faster than the `yaml`
+ * package. js-yaml has no alias limit, so a document in which it made one object appear twice (an
+ * alias of a map or list) is parsed again by the careful path, whose alias limit stops alias
+ * bombs; so is anything js-yaml refuses (a syntax error, duplicate keys), for exact messages and
+ * lines.
  */
-function fastYamlSource(text: string): SourceResult | undefined {
-  if (!fastYamlEligible(text)) return undefined;
+function parseYaml(text: string): SourceResult {
+  let document: unknown;
   try {
-    const document = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
-    return { document: document ?? {}, lines: lazyLines(text) };
+    document = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
   } catch {
-    return undefined;
+    return withinDepth(parseYamlSource(text), 'yaml');
   }
+  const shape = documentShape(document);
+  if (shape.depth > MAX_NESTING_DEPTH) return tooDeep('yaml');
+  if (shape.shared) return withinDepth(parseYamlSource(text), 'yaml');
+  return { document: document ?? {}, lines: lazyLines(text) };
 }
 
 /** Key lines computed with the `yaml` package on first use only (JSON is YAML, so it works for both). */
-export function lazyLines(text: string): () => Map<string, number> {
+function lazyLines(text: string): () => Map<string, number> {
   let lines: Map<string, number> | undefined;
   return () => {
     if (lines === undefined) {
@@ -89,25 +125,54 @@ export function lazyLines(text: string): () => Map<string, number> {
   };
 }
 
-function parseYamlSource(text: string, label: string): SourceResult {
+/** The careful path: the `yaml` package, with exact error lines, unique keys and an alias limit. */
+function parseYamlSource(text: string): SourceResult {
   const lineCounter = new LineCounter();
   const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   if (document.errors.length > 0) {
     const first = document.errors[0];
     const line = first === undefined ? undefined : lineCounter.linePos(first.pos[0]).line;
     return {
-      error: `malformed ${label}: ${first?.message.split('\n')[0] ?? 'parse error'}`,
+      error: `malformed YAML: ${first?.message.split('\n')[0] ?? 'parse error'}`,
       ...(line === undefined ? {} : { line }),
     };
   }
   try {
     return {
-      document: document.toJS({ maxAliasCount: 100 }) ?? {},
+      document: document.toJS({ maxAliasCount: MAX_ALIAS_COUNT }) ?? {},
       lines: () => yamlKeyLines(document.contents, lineCounter),
     };
   } catch (err) {
-    return { error: `malformed ${label}: ${(err as Error).message.split('\n')[0] ?? 'parse error'}` };
+    if (err instanceof RangeError) throw err;
+    return { error: `malformed YAML: ${(err as Error).message.split('\n')[0] ?? 'parse error'}` };
   }
+}
+
+/**
+ * How deep the maps and lists of a parsed document nest (1 for the top; the walk stops once past
+ * MAX_NESTING_DEPTH), and whether one object appears at two places (YAML aliases). Iterative, and
+ * each object is entered once, so the walk is linear whatever aliases share.
+ */
+function documentShape(document: unknown): { readonly depth: number; readonly shared: boolean } {
+  const seen = new Set<object>();
+  const stack: { readonly value: object; readonly depth: number }[] = [];
+  const push = (value: unknown, depth: number): void => {
+    if (value !== null && typeof value === 'object') stack.push({ value, depth });
+  };
+  push(document, 1);
+  let deepest = 0;
+  let shared = false;
+  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
+    if (seen.has(next.value)) {
+      shared = true;
+      continue;
+    }
+    seen.add(next.value);
+    deepest = Math.max(deepest, next.depth);
+    if (deepest > MAX_NESTING_DEPTH) break;
+    for (const child of Object.values(next.value)) push(child, next.depth + 1);
+  }
+  return { depth: deepest, shared };
 }
 
 /**

@@ -3,8 +3,6 @@ import { extname, resolve } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
 import { parseConfig, type ParseResult } from './parse-config.js';
-import { forgetYamlBases, rememberYamlParse, splicedYamlSource } from './incremental-yaml.js';
-import { forgetParsedRoutes } from './parse-config.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
@@ -48,11 +46,8 @@ export function loadConfigFile(
   }
   const text = readLimited(path, MAX_CONFIG_BYTES, read?.get(resolve(path)));
   if (typeof text !== 'string') return fail(text.error);
-  // A reload that only changed route-list items parses just those (the rest keep their objects).
-  const spliced = format === 'yaml' ? splicedYamlSource(path, text) : undefined;
-  const source = spliced ?? parseSource(text, format);
+  const source = parseSource(text, format);
   if ('error' in source) return fail(source.error, source.line);
-  if (format === 'yaml' && spliced === undefined) rememberYamlParse(path, text, source.document);
   const result = parseConfig({
     document: source.document,
     env,
@@ -78,16 +73,6 @@ export function loadConfigFile(
     warnings: result.warnings.map(withLine),
     filesRead,
   };
-}
-
-/**
- * Forgets what earlier loads remembered (the previous text of each file and every validated
- * route), so the next load and everything built from it start cold. For benchmarks that must time
- * a first build, not a reload.
- */
-export function forgetEarlierLoads(): void {
-  forgetYamlBases();
-  forgetParsedRoutes();
 }
 
 /** The line of `path`, or of its nearest ancestor with a known line (`routes[1].policy` for deeper keys). */

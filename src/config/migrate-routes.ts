@@ -1,5 +1,11 @@
 import { isMap, isScalar, isSeq, type Document, type YAMLMap, YAMLSeq } from 'yaml';
-import type { MigrationChange } from './migrate.js';
+
+/** One thing `config migrate` did, or (with `manual`) could not do and leaves to the user. */
+export interface MigrationChange {
+  readonly path: string;
+  readonly message: string;
+  readonly manual?: true;
+}
 
 /**
  * Route-level migrations on a YAML document: `allowed_groups` becomes an allow rule of

@@ -1,15 +1,10 @@
 import { isDeepStrictEqual } from 'node:util';
 import { isMap, isScalar, isSeq, parse as parseYaml, type Document, type YAMLMap, type YAMLSeq } from 'yaml';
-import { migrateRoutes } from './migrate-routes.js';
+import { migrateRoutes, type MigrationChange } from './migrate-routes.js';
+
+export type { MigrationChange };
 import { REMOVED_OPTIONS } from './removed-options.js';
 import type { ReadText } from './sources.js';
-
-/** One thing `config migrate` did, or (with `manual`) could not do and leaves to the user. */
-export interface MigrationChange {
-  readonly path: string;
-  readonly message: string;
-  readonly manual?: true;
-}
 
 /** Older spellings that still load but are rewritten to today's key. */
 const SPELLINGS: readonly [string, string][] = [

@@ -2,14 +2,77 @@
  * Rows of the option table for services, secrets, the identity provider, cookies and identity
  * headers. See option-table.ts for the columns.
  */
-import type { OptionSpec } from './option-table.js';
-import { IDP_PROVIDERS, type ServiceName } from './types.js';
+import type { NotYetSupported, OptionSpec } from './option-spec.js';
+import { IDP_PROVIDERS, SERVICE_NAMES, type ServiceName } from './types.js';
 
 const ALL: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy', 'databroker'];
 const AUTHN: readonly ServiceName[] = ['authenticate'];
 const AUTHN_PROXY: readonly ServiceName[] = ['authenticate', 'proxy'];
 const AUTHZ_PROXY: readonly ServiceName[] = ['authorize', 'proxy'];
 const CLIENTS: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy'];
+
+// Not supported yet (see NotYetSupported): sign-in is issue 24, split services issue 25. Sign-in
+// settings warn rather than fail: without sign-in no session exists, so routes that need a user
+// admit no one (fail closed). Settings whose loss would move sessions or decisions elsewhere fail.
+const SIGN_IN: NotYetSupported = {
+  status: 'not-yet',
+  issue: 24,
+  severity: 'warning',
+  effect: 'Portcullis signs no one in yet, so routes that need a user admit no one',
+};
+const COOKIE: NotYetSupported = {
+  status: 'not-yet',
+  issue: 24,
+  severity: 'warning',
+  effect: 'Portcullis sets no session cookie yet',
+};
+const AUTHENTICATE_URL: NotYetSupported = {
+  ...SIGN_IN,
+  effect:
+    'browsers are sent there to sign in, but Portcullis serves no sign-in yet, so routes that need a user admit no one',
+};
+const CALLBACK_PATH: NotYetSupported = { ...SIGN_IN, effect: 'no sign-in callback is served yet' };
+const SIGN_OUT: NotYetSupported = { ...SIGN_IN, effect: 'Portcullis serves no sign-out yet' };
+const COOKIE_SECRET: NotYetSupported = {
+  ...COOKIE,
+  effect: 'Portcullis sets no cookie yet; session handles are signed with a key derived from shared_secret',
+};
+const ISSUER_FORMAT: NotYetSupported = {
+  ...SIGN_IN,
+  which: '`uri`',
+  effect: "the identity assertion's `iss` is always the bare host name",
+};
+const PROGRAMMATIC_LOGIN: NotYetSupported = {
+  ...SIGN_IN,
+  effect: 'Portcullis serves no programmatic login yet',
+};
+const SPLIT_SERVICES: NotYetSupported = {
+  status: 'not-yet',
+  issue: 25,
+  severity: 'error',
+  which: 'anything but `all`',
+  effect: 'this process would still run every service (all-in-one), not only those listed',
+  works: (value) =>
+    Array.isArray(value) && (value.includes('all') || SERVICE_NAMES.every((name) => value.includes(name))),
+};
+const AUTHORIZE_URL: NotYetSupported = {
+  status: 'not-yet',
+  issue: 25,
+  severity: 'error',
+  effect: 'Check would be answered by this process, not by that authorize service',
+};
+const DATABROKER_URL: NotYetSupported = {
+  status: 'not-yet',
+  issue: 25,
+  severity: 'error',
+  effect: "sessions would be kept in this process's memory, not in that databroker",
+};
+const AUTHENTICATE_INTERNAL_URL: NotYetSupported = {
+  status: 'not-yet',
+  issue: 25,
+  severity: 'warning',
+  effect: 'nothing reaches the authenticate service through it',
+};
 
 /** Services, secrets, identity provider, cookies, identity headers. */
 export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
@@ -20,6 +83,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'all',
     services: ALL,
     secret: false,
+    support: SPLIT_SERVICES,
     doc: 'Services this process runs, comma-separated: `all` (all-in-one), or any of authenticate, authorize, proxy, databroker.',
   },
   {
@@ -28,6 +92,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'required' },
     services: AUTHN_PROXY,
     secret: false,
+    support: AUTHENTICATE_URL,
     doc: 'Public https URL of a self-hosted authenticate service. Unset: the hosted authenticate service, with no identity provider settings.',
   },
   {
@@ -36,6 +101,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
+    support: AUTHENTICATE_INTERNAL_URL,
     doc: 'URL the proxy uses to reach the authenticate service inside the network, when it differs from the public one.',
   },
   {
@@ -45,6 +111,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: '/oauth2/callback',
     services: AUTHN,
     secret: false,
+    support: CALLBACK_PATH,
     doc: 'Path of the OAuth 2.0 redirect URI on the authenticate service (register `<authenticate_service_url><path>` with the provider).',
   },
   {
@@ -53,6 +120,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
+    support: AUTHORIZE_URL,
     doc: 'URL of a separately run authorize service. Must be unset in all-in-one mode, where authorize runs in-process.',
   },
   {
@@ -61,6 +129,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: CLIENTS,
     secret: false,
+    support: DATABROKER_URL,
     doc: 'URL of a separately run databroker (formerly `cache_service_url`). Unset: the databroker in this process.',
   },
   {
@@ -69,6 +138,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
+    support: SIGN_OUT,
     doc: 'Where users land after signing out (default: the built-in signed-out page).',
   },
   {
@@ -93,6 +163,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'secret_bytes32' },
     services: AUTHN_PROXY,
     secret: true,
+    support: COOKIE_SECRET,
     doc: 'Base64 of 32 random bytes that encrypt and sign cookies. Required unless all-in-one.',
   },
   {
@@ -109,6 +180,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'enum', values: IDP_PROVIDERS },
     services: AUTHN,
     secret: false,
+    support: SIGN_IN,
     doc: 'Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used.',
   },
   {
@@ -117,6 +189,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'required' },
     services: AUTHN,
     secret: false,
+    support: SIGN_IN,
     doc: "Base URL of the provider's OIDC discovery document, without `/.well-known/openid-configuration`; https (http only on loopback).",
   },
   {
@@ -125,6 +198,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'string' },
     services: AUTHN,
     secret: false,
+    support: SIGN_IN,
     doc: 'OAuth 2.0 client id issued by the provider. Required when self-hosting authenticate.',
   },
   {
@@ -133,6 +207,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'secret_string' },
     services: AUTHN,
     secret: true,
+    support: SIGN_IN,
     doc: 'OAuth 2.0 client secret. When self-hosting, set exactly one of this and `idp_client_secret_file`.',
   },
   {
@@ -157,6 +232,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'openid,profile,email,offline_access',
     services: AUTHN,
     secret: false,
+    support: SIGN_IN,
     doc: 'OAuth 2.0 scopes requested at sign-in; add e.g. `groups` if the provider needs it to send group claims.',
   },
   {
@@ -166,6 +242,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     aliases: ['ipd_request_params'],
     services: AUTHN,
     secret: false,
+    support: SIGN_IN,
     doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
   },
   {
@@ -191,6 +268,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     },
     services: AUTHN_PROXY,
     secret: false,
+    support: COOKIE,
     doc: 'Domain attribute of the session cookie. Unset: host-only cookies.',
   },
   {
@@ -200,6 +278,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: '14h',
     services: AUTHN_PROXY,
     secret: false,
+    support: COOKIE,
     doc: 'Lifetime of the session cookie and of the server-side session.',
   },
   {
@@ -209,6 +288,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'true',
     services: AUTHN_PROXY,
     secret: false,
+    support: COOKIE,
     doc: 'Hide the session cookie from JavaScript.',
   },
   {
@@ -218,6 +298,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: '',
     services: AUTHN_PROXY,
     secret: false,
+    support: COOKIE,
     doc: 'SameSite attribute of the session cookie: strict, lax, none, or empty for none sent.',
   },
   {
@@ -260,6 +341,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'host_only',
     services: AUTHZ_PROXY,
     secret: false,
+    support: ISSUER_FORMAT,
     doc: 'The assertion `iss`: the bare host name (`host_only`) or `https://host/` (`uri`).',
   },
   {
@@ -284,6 +366,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'localhost',
     services: AUTHN_PROXY,
     secret: false,
+    support: PROGRAMMATIC_LOGIN,
     doc: 'Host names programmatic login may redirect to; `localhost` also allows loopback addresses.',
   },
 ];

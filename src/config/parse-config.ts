@@ -1,6 +1,5 @@
-import { fullHash } from '../shared/hash.js';
-import { parse as parseYaml } from 'yaml';
 import type { Problem } from '../shared/errors.js';
+import { parseSource } from './formats.js';
 import { checkIdentity, type IdentitySettings } from './parse-identity.js';
 import { parseRoute } from './parse-route.js';
 import { checkServices, type ServicePlan } from './parse-services.js';
@@ -9,6 +8,7 @@ import { ParsedValues } from './parsed-values.js';
 import { envName, GLOBAL_OPTIONS } from './option-table.js';
 import { readOption } from './read-option.js';
 import { collectRawValues, resolveFileOptions, type Env, type ReadText } from './sources.js';
+import { reportUnsupported } from './unsupported-options.js';
 import type { Config, RouteSettings } from './types.js';
 import { isPlainObject, Reader } from './value-readers.js';
 
@@ -61,6 +61,7 @@ export function parseConfig(input: ParseInput): ParseResult {
     );
   }
   const routes = readRoutes(reader, document, input.env, input.readText);
+  reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
     return { config: undefined, problems: reader.problems, warnings: reader.warnings };
   const config = buildConfig(values, { ...plan, identity, certificates, routes });
@@ -151,96 +152,18 @@ function readRoutes(
       reader.problem(path, 'expected a list of routes');
       continue;
     }
-    const previous = lastRouteLists.get(key);
-    const clean: (RouteSettings | undefined)[] = new Array<RouteSettings | undefined>(raw.length);
-    for (let index = 0; index < raw.length; index++) {
-      const route: unknown = raw[index];
-      // The same item object at the same place as last time, validated clean then: reuse it
-      // without even naming its path (an incremental YAML parse keeps unchanged items' objects).
-      const reused =
-        previous !== undefined && previous.items[index] === route ? previous.clean[index] : undefined;
-      const parsed = reused ?? parseRouteCached(reader, `${key}[${index}]`, route, readText);
-      if (parsed === undefined) continue;
-      routes.push(parsed);
-      if (reused !== undefined || isCleanlyCached(route, parsed)) clean[index] = parsed;
-    }
-    // A copy: the caller may edit its array in place before the next read.
-    lastRouteLists.set(key, { items: raw.slice(), clean });
+    raw.forEach((route: unknown, index) => {
+      const parsed = parseRoute(reader, `${key}[${index}]`, route, readText);
+      if (parsed !== undefined) routes.push(parsed);
+    });
   }
   return routes;
 }
 
 /**
- * The last route lists read, per key: their item objects and, at the same index, the settings of
- * the items that validated clean (what `parseRouteCached` would return for them from its cache).
- */
-const lastRouteLists = new Map<
-  string,
-  { readonly items: readonly unknown[]; readonly clean: readonly (RouteSettings | undefined)[] }
->();
-
-/** Whether `parsed` is what `parseRouteCached` remembered for the item object `raw`. */
-function isCleanlyCached(raw: unknown, parsed: RouteSettings): boolean {
-  return typeof raw === 'object' && raw !== null && routesByObject.get(raw)?.settings === parsed;
-}
-
-/** Routes validated on an earlier reload, by place and content; bounded so it cannot grow forever. */
-const routeCache = new Map<string, RouteSettings>();
-const ROUTE_CACHE_LIMIT = 100_000;
-
-/**
- * Forgets every remembered route, so the next parse validates all of them again (benchmarks of a
- * cold build; tests).
- */
-export function forgetParsedRoutes(): void {
-  routeCache.clear();
-  lastRouteLists.clear();
-}
-
-/** The same cache by raw route object, for documents that reuse unchanged items' objects. */
-const routesByObject = new WeakMap<object, { readonly path: string; readonly settings: RouteSettings }>();
-
-/**
- * `parseRoute` with memory: a reload of a large config re-validates only the routes that changed.
- * Only clean results are cached (no problems, no warnings, so nothing is lost from a report), and
- * never routes that read files (`*_file` keys), whose contents may change under the same text.
- */
-function parseRouteCached(
-  reader: Reader,
-  path: string,
-  raw: unknown,
-  readText: ReadText,
-): RouteSettings | undefined {
-  // The same raw object (an item an incremental YAML parse kept) needs no text key at all; only
-  // cacheable routes are ever recorded here.
-  const known = typeof raw === 'object' && raw !== null ? routesByObject.get(raw) : undefined;
-  if (known !== undefined && known.path === path) return known.settings;
-  const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
-  // Keyed by a digest of the route's JSON, not the JSON itself (~0.5 KB a route, kept for every
-  // route of the config); SHA-256, so two different routes never share an entry.
-  const cacheKey = cacheable ? `${path}\u0000${fullHash(JSON.stringify(raw))}` : undefined;
-  const cached = cacheKey === undefined ? undefined : routeCache.get(cacheKey);
-  if (cached !== undefined) {
-    routesByObject.set(raw as object, { path, settings: cached });
-    return cached;
-  }
-  const before = reader.problems.length + reader.warnings.length;
-  const parsed = parseRoute(reader, path, raw, readText);
-  if (
-    parsed !== undefined &&
-    cacheKey !== undefined &&
-    reader.problems.length + reader.warnings.length === before
-  ) {
-    if (routeCache.size >= ROUTE_CACHE_LIMIT) routeCache.clear();
-    routeCache.set(cacheKey, parsed);
-    routesByObject.set(raw as object, { path, settings: parsed });
-  }
-  return parsed;
-}
-
-/**
  * Routes written as text (an environment variable, a properties file): JSON, or base64 of YAML
- * or JSON, as the peer accepts in its POLICY variable.
+ * or JSON, as the peer accepts in its POLICY variable. The YAML is parsed as config files are
+ * (`parseSource`), with the same nesting and alias limits.
  */
 function decodeRoutesText(reader: Reader, path: string, text: string): unknown {
   if (text.trim() === '') return undefined;
@@ -251,12 +174,8 @@ function decodeRoutesText(reader: Reader, path: string, text: string): unknown {
   }
   const compact = text.replace(/\s+/g, '');
   if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact)) {
-    try {
-      const decoded: unknown = parseYaml(Buffer.from(compact, 'base64').toString('utf8'));
-      if (Array.isArray(decoded)) return decoded;
-    } catch {
-      // fall through to the problem below
-    }
+    const decoded = parseSource(Buffer.from(compact, 'base64').toString('utf8'), 'yaml');
+    if (!('error' in decoded) && Array.isArray(decoded.document)) return decoded.document;
   }
   return reader.problem(path, 'expected a JSON list of routes, or base64 of a YAML or JSON list');
 }

@@ -152,10 +152,7 @@ export function rejectUnknown(
 
 /** Copy of `object` without its undefined members (for exactOptionalPropertyTypes). */
 export function dropUndefined(object: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const key in object) if (object[key] !== undefined) out[key] = object[key];
-  // Keys added one by one through `out[key]` leave an object of many keys in V8's dictionary mode:
-  // a route's settings took ~800 bytes each that way, and every read was a hash lookup. The
-  // spread copy has ordinary fast properties.
-  return { ...out };
+  const kept: Record<string, unknown> = {};
+  for (const key of Object.keys(object)) if (object[key] !== undefined) kept[key] = object[key];
+  return kept;
 }

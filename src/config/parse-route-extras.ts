@@ -1,5 +1,4 @@
 import { parsePolicy } from './parse-policy.js';
-import { ABSENT_LIST, ABSENT_RECORD } from './absent-values.js';
 import type { PolicyValue } from './policy-types.js';
 import { Secret } from './secret.js';
 import type { DirectResponseSettings, RedirectSettings, RouteSettings } from './types.js';
@@ -46,7 +45,7 @@ export function readAccess(
   const flag = (key: string): boolean =>
     raw[key] === undefined ? false : (reader.bool(at(key), raw[key]) ?? false);
   const list = (key: string): readonly string[] =>
-    raw[key] === undefined ? ABSENT_LIST : (reader.stringList(at(key), raw[key]) ?? ABSENT_LIST);
+    raw[key] === undefined ? [] : (reader.stringList(at(key), raw[key]) ?? []);
   const isPublic = flag('allow_public_unauthenticated_access');
   const anyUser = flag('allow_any_authenticated_user');
   const users = list('allowed_users');
@@ -84,12 +83,12 @@ export function readAccess(
     allowed_domains: domains,
     allowed_idp_claims:
       raw.allowed_idp_claims === undefined
-        ? ABSENT_RECORD
-        : (readClaims(reader, at('allowed_idp_claims'), raw.allowed_idp_claims) ?? ABSENT_RECORD),
+        ? {}
+        : (readClaims(reader, at('allowed_idp_claims'), raw.allowed_idp_claims) ?? {}),
     policy:
       raw.policy === undefined || raw.policy === null
-        ? ABSENT_LIST
-        : (parsePolicy(reader, at('policy'), raw.policy) ?? ABSENT_LIST),
+        ? []
+        : (parsePolicy(reader, at('policy'), raw.policy) ?? []),
     pass_identity_headers:
       raw.pass_identity_headers === undefined
         ? undefined

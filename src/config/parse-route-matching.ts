@@ -1,4 +1,4 @@
-import type { RouteFields } from './parse-route.js';
+import type { RouteFields } from './route-fields.js';
 import type { Reader } from './value-readers.js';
 
 /**

@@ -1,7 +1,6 @@
 import { parseHealthCheck } from './parse-health-check.js';
-import { ABSENT_LIST } from './absent-values.js';
 import { parseOutlierDetection } from './parse-outlier-detection.js';
-import type { RouteFields } from './parse-route.js';
+import type { RouteFields } from './route-fields.js';
 import { fileErrorText, type ReadText } from './sources.js';
 import { LB_POLICIES } from './types.js';
 import type { Reader } from './value-readers.js';
@@ -16,7 +15,7 @@ export function readUpstream(
   const { raw, at } = fields;
   const healthChecks =
     raw.health_checks === undefined
-      ? ABSENT_LIST
+      ? []
       : Array.isArray(raw.health_checks)
         ? raw.health_checks.map((check, index) =>
             parseHealthCheck(reader, `${at('health_checks')}[${index}]`, check),

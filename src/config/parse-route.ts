@@ -1,5 +1,4 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
-import { ABSENT_LIST, ABSENT_RECORD } from './absent-values.js';
 import { dropUndefined } from './parse-health-check.js';
 import { readAccess, readRedirect, readResponse } from './parse-route-extras.js';
 import { readMatching } from './parse-route-matching.js';
@@ -10,27 +9,7 @@ import { ROUTE_KEYS } from './route-option-table.js';
 import type { ReadText } from './sources.js';
 import type { RouteSettings } from './types.js';
 import { closestKey, isPlainObject, type Reader } from './value-readers.js';
-
-/** Typed readers for one route's keys, recording problems at `<route path>.<key>`. */
-export interface RouteFields {
-  readonly raw: Record<string, unknown>;
-  at(key: string): string;
-  str(key: string): string | undefined;
-  bool(key: string): boolean;
-  duration(key: string): number | undefined;
-}
-
-/** Builds the RouteFields of `raw` at `path`. */
-export function routeFields(reader: Reader, path: string, raw: Record<string, unknown>): RouteFields {
-  const at = (key: string): string => `${path}.${key}`;
-  return {
-    raw,
-    at,
-    str: (key) => (raw[key] === undefined ? undefined : reader.string(at(key), raw[key])),
-    bool: (key) => (raw[key] === undefined ? false : (reader.bool(at(key), raw[key]) ?? false)),
-    duration: (key) => (raw[key] === undefined ? undefined : reader.duration(at(key), raw[key])),
-  };
-}
+import { routeFields, type RouteFields } from './route-fields.js';
 
 /**
  * Validates one route (`routes[i]`) into RouteSettings, recording every problem with its key path.
@@ -72,26 +51,23 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
   const { raw, at } = fields;
   const setRequestHeaders: Readonly<Record<string, string>> =
     raw.set_request_headers === undefined
-      ? ABSENT_RECORD
-      : (reader.stringMap(at('set_request_headers'), raw.set_request_headers) ?? ABSENT_RECORD);
+      ? {}
+      : (reader.stringMap(at('set_request_headers'), raw.set_request_headers) ?? {});
   return {
     timeout_ms: fields.duration('timeout'),
     idle_timeout_ms: fields.duration('idle_timeout'),
     allow_websockets: fields.bool('allow_websockets'),
-    set_request_headers:
-      setRequestHeaders === ABSENT_RECORD
-        ? ABSENT_RECORD
-        : Object.fromEntries(
-            Object.entries(setRequestHeaders).filter(([name]) => name.toLowerCase() !== 'host'),
-          ),
+    set_request_headers: Object.fromEntries(
+      Object.entries(setRequestHeaders).filter(([name]) => name.toLowerCase() !== 'host'),
+    ),
     remove_request_headers:
       raw.remove_request_headers === undefined
-        ? ABSENT_LIST
-        : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? ABSENT_LIST),
+        ? []
+        : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? []),
     set_response_headers:
       raw.set_response_headers === undefined
-        ? ABSENT_RECORD
-        : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? ABSENT_RECORD),
+        ? {}
+        : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? {}),
     preserve_host_header: fields.bool('preserve_host_header'),
     host_rewrite: checkHostRewrite(
       reader,

@@ -1,108 +1,59 @@
+import { Properties, PropertiesNodeType, type PropertyNode } from 'properties-file/parser';
+
 /**
- * A reader for Java `.properties` files (the format the peer's viper reads): `key=value`,
- * `key: value` or `key value` lines, `#` and `!` comments, backslash line continuations and
- * escapes (`\t`, `\n`, `\uXXXX`). All values are strings; the option readers coerce them as they
- * do environment variables (lists comma-separated, maps and routes as JSON). A key with a dot,
- * `idp_request_params.prompt=login`, sets one entry of a map option (split at the first dot).
+ * Java `.properties` config files (the format the peer's viper reads), parsed by the
+ * `properties-file` library (Java's rules: `key=value`, `key: value` or `key value`, `#` and `!`
+ * comments, backslash continuations and escapes). All values are strings; the option readers
+ * coerce them as they do environment variables (lists comma-separated, maps and routes as JSON).
+ * A key with a dot, `idp_request_params.prompt=login`, sets one entry of a map option (split at
+ * the first dot).
  */
 
-/** The parsed document, a line number per key path, or the first syntax problem. */
+/** The parsed document, a line number per key path, or the first problem (with its line when known). */
 export type PropertiesResult =
   | { readonly document: Record<string, unknown>; readonly lines: Map<string, number> }
-  | { readonly error: string; readonly line: number };
+  | { readonly error: string; readonly line: number | undefined };
 
-interface LogicalLine {
-  readonly text: string;
-  readonly line: number;
-}
-
-function logicalLines(text: string): LogicalLine[] {
-  const physical = text.split(/\r\n|\r|\n/);
-  const out: LogicalLine[] = [];
-  for (let index = 0; index < physical.length; index++) {
-    const start = index;
-    let current = (physical[index] ?? '').replace(/^[ \t\f]+/, '');
-    if (current === '' || current.startsWith('#') || current.startsWith('!')) continue;
-    while (/(^|[^\\])(\\\\)*\\$/.test(current) && index + 1 < physical.length) {
-      index++;
-      current = current.slice(0, -1) + (physical[index] ?? '').replace(/^[ \t\f]+/, '');
-    }
-    out.push({ text: current, line: start + 1 });
-  }
-  return out;
-}
-
-const ESCAPES: Record<string, string> = { t: '\t', n: '\n', r: '\r', f: '\f' };
-
-function unescape(text: string, line: number): string {
-  return text.replace(/\\(u[0-9a-fA-F]{4}|u.{0,4}|.)/g, (_match, escaped: string) => {
-    if (escaped.startsWith('u') && escaped.length > 1) {
-      if (!/^u[0-9a-fA-F]{4}$/.test(escaped)) throw new PropertiesError('malformed \\uXXXX escape', line);
-      return String.fromCharCode(parseInt(escaped.slice(1), 16));
-    }
-    return ESCAPES[escaped] ?? escaped;
-  });
-}
-
-class PropertiesError extends Error {
-  constructor(
-    message: string,
-    readonly line: number,
-  ) {
-    super(message);
-  }
-}
-
-function splitKeyValue({ text, line }: LogicalLine): [string, string] {
-  let end = 0;
-  while (end < text.length) {
-    const char = text[end];
-    if (char === '\\') {
-      end += 2;
-      continue;
-    }
-    if (char === '=' || char === ':' || char === ' ' || char === '\t' || char === '\f') break;
-    end++;
-  }
-  const key = unescape(text.slice(0, end), line);
-  const rest = text
-    .slice(end)
-    .replace(/^[ \t\f]*/, '')
-    .replace(/^[=:]/, '')
-    .replace(/^[ \t\f]*/, '');
-  return [key, unescape(rest, line)];
-}
-
-/** Parses properties text; duplicate keys are errors (the peer silently keeps the last). */
+/**
+ * Parses properties text. Duplicate keys are errors (Java and the peer silently keep the last),
+ * and so is a map option set both whole and entry by entry. A malformed `\uXXXX` escape is an
+ * error too; the library does not say where, so its line is the first line holding that escape.
+ */
 export function parseProperties(text: string): PropertiesResult {
+  let nodes: readonly PropertyNode[];
+  try {
+    nodes = new Properties(text).nodes.filter(
+      (node): node is PropertyNode => node.type === PropertiesNodeType.PROPERTY,
+    );
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0] ?? 'parse error';
+    return { error: message, line: lineHolding(text, /'(\\u[^']*)'/.exec(message)?.[1]) };
+  }
   const document: Record<string, unknown> = {};
   const lines = new Map<string, number>();
-  try {
-    for (const logical of logicalLines(text)) {
-      const [key, value] = splitKeyValue(logical);
-      if (key === '') throw new PropertiesError('a line has a value but no key', logical.line);
-      if (lines.has(key))
-        throw new PropertiesError(`duplicate key ${key} (first on line ${lines.get(key)})`, logical.line);
-      lines.set(key, logical.line);
-      const dot = key.indexOf('.');
-      if (dot === -1) {
-        if (document[key] !== undefined)
-          throw new PropertiesError(`${key} is also set entry by entry (${key}.*)`, logical.line);
-        document[key] = value;
-        continue;
-      }
-      const [parent, child] = [key.slice(0, dot), key.slice(dot + 1)];
-      const existing = document[parent];
-      if (typeof existing === 'string')
-        throw new PropertiesError(`${parent} is also set as a whole`, logical.line);
-      const map = (existing as Record<string, unknown> | undefined) ?? {};
-      map[child] = value;
-      document[parent] = map;
-      if (!lines.has(parent)) lines.set(parent, logical.line);
+  for (const { key, value, startingLineNumber: line } of nodes) {
+    const fail = (error: string): PropertiesResult => ({ error, line });
+    if (key === '') return fail('a line has a value but no key');
+    const first = lines.get(key);
+    if (first !== undefined) return fail(`duplicate key ${key} (first on line ${first})`);
+    lines.set(key, line);
+    const dot = key.indexOf('.');
+    if (dot === -1) {
+      if (document[key] !== undefined) return fail(`${key} is also set entry by entry (${key}.*)`);
+      document[key] = value;
+      continue;
     }
-  } catch (err) {
-    if (err instanceof PropertiesError) return { error: err.message, line: err.line };
-    throw err;
+    const [parent, child] = [key.slice(0, dot), key.slice(dot + 1)];
+    const existing = document[parent];
+    if (typeof existing === 'string') return fail(`${parent} is also set as a whole`);
+    document[parent] = { ...(existing as Record<string, unknown> | undefined), [child]: value };
+    if (!lines.has(parent)) lines.set(parent, line);
   }
   return { document, lines };
+}
+
+/** The 1-based line of the first occurrence of `fragment` in `text`, if it occurs. */
+function lineHolding(text: string, fragment: string | undefined): number | undefined {
+  const at = fragment === undefined ? -1 : text.indexOf(fragment);
+  return at === -1 ? undefined : text.slice(0, at).split(/\r\n|\r|\n/).length;
 }

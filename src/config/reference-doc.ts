@@ -1,6 +1,7 @@
 import {
   envName,
   GLOBAL_OPTIONS,
+  type NotYetSupported,
   type OptionGroup,
   type OptionKind,
   type OptionSpec,
@@ -8,6 +9,7 @@ import {
 import { CRITERIA, LIST_MATCHER_OPERATORS, STRING_MATCHER_OPERATORS } from './policy-types.js';
 import { PEER_ONLY_OPTIONS, REMOVED_OPTIONS } from './removed-options.js';
 import { ROUTE_OPTIONS } from './route-option-table.js';
+import { UNSUPPORTED_CRITERIA } from './unsupported-options.js';
 
 const GROUPS: readonly OptionGroup[] = [
   'Services',
@@ -42,6 +44,17 @@ const CRITERIA_DOCS: Readonly<Record<(typeof CRITERIA)[number], string>> = {
 
 function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
+}
+
+/** The status an option's description starts with while it is not supported yet. */
+export function supportText(mark: NotYetSupported): string {
+  const setting = mark.which === undefined ? 'setting it' : `setting it to ${mark.which}`;
+  const outcome = mark.severity === 'error' ? 'is an error' : 'warns';
+  return `**Not supported yet (issue ${mark.issue}):** ${setting} ${outcome}; ${mark.effect}.`;
+}
+
+function describeOption(doc: string, mark: NotYetSupported | undefined): string {
+  return mark === undefined ? doc : `${supportText(mark)} ${doc}`;
 }
 
 /** The type column of an option, in words. */
@@ -102,7 +115,7 @@ function optionRow(option: OptionSpec): string {
     fallback,
     option.services.join(', '),
     option.secret ? 'yes' : '',
-    option.doc,
+    describeOption(option.doc, option.support),
   ];
   return `| ${cells.map(cell).join(' | ')} |`;
 }
@@ -133,6 +146,9 @@ when this file and the table disagree. Do not edit by hand.
   or the environment variable's name, and the line in the file where it can tell.
 - Unknown keys are warnings with a did-you-mean suggestion; removed options are errors that say what
   replaces them.
+- Options marked **Not supported yet** are accepted but have no effect in this version: setting one
+  is a warning, or an error where ignoring it would weaken security or lose data (see
+  [Not supported yet](#not-supported-yet)).
 `;
 
 const COMMANDS = `## Commands
@@ -156,14 +172,19 @@ export function renderReference(): string {
   }
   parts.push('## Route options\n\nEach entry of `routes` is a map of these keys.\n');
   parts.push(
-    `| Key | Type | Description |\n| --- | --- | --- |\n${ROUTE_OPTIONS.map((option) => `| \`${option.key}\` | ${option.type} | ${cell(option.doc)} |`).join('\n')}\n`,
+    `| Key | Type | Description |\n| --- | --- | --- |\n${ROUTE_OPTIONS.map((option) => `| \`${option.key}\` | ${option.type} | ${cell(describeOption(option.doc, option.support))} |`).join('\n')}\n`,
   );
-  parts.push(policyDocs(), removedDocs());
+  parts.push(policyDocs(), notYetDocs(), removedDocs());
   return parts.join('\n');
 }
 
 function policyDocs(): string {
-  const rows = CRITERIA.map((name) => `| \`${name}\` | ${cell(CRITERIA_DOCS[name])} |`).join('\n');
+  const rows = CRITERIA.map((name) => {
+    const status = UNSUPPORTED_CRITERIA.includes(name)
+      ? '**Not supported yet:** a policy using it is an error (it would never be true). '
+      : '';
+    return `| \`${name}\` | ${cell(status + CRITERIA_DOCS[name])} |`;
+  }).join('\n');
   return `## Policy criteria
 
 A route's \`policy\` is a rule, or a list of rules. A rule maps \`allow\` or \`deny\` to blocks \`and\`
@@ -177,6 +198,35 @@ ${rows}
 String matchers take a value (meaning \`is\`) or a map of ${STRING_MATCHER_OPERATORS.map((op) => `\`${op}\``).join(', ')}.
 List matchers (claims) take a value (meaning \`has\`) or a map of ${LIST_MATCHER_OPERATORS.map((op) => `\`${op}\``).join(', ')},
 each holding a string matcher.
+`;
+}
+
+/** The options not supported yet, by the issue that builds them. */
+function notYetDocs(): string {
+  const marked = [
+    ...GLOBAL_OPTIONS.map((option) => ({ key: option.key, mark: option.support })),
+    ...ROUTE_OPTIONS.map((option) => ({ key: `routes[].${option.key}`, mark: option.support })),
+  ];
+  const issues = [...new Set(marked.flatMap(({ mark }) => (mark === undefined ? [] : [mark.issue])))];
+  const rows = issues
+    .sort((a, b) => a - b)
+    .map((issue) => {
+      const keys = marked
+        .filter(({ mark }) => mark?.issue === issue)
+        .map(({ key, mark }) => `\`${key}\`${mark?.which === undefined ? '' : ` (${mark.which})`}`);
+      return `| ${issue} | ${keys.join(', ')} |`;
+    });
+  return `## Not supported yet
+
+These options are accepted and validated, but this version does not act on them yet. Leaving one
+unset or at its default is silent. Setting it is reported by \`portcullis validate\` and logged at
+start-up, naming the option and the issue that builds it: as an error (the config is refused) where
+ignoring it would weaken security or lose data, otherwise as a warning. Each option's description
+above says which.
+
+| Issue | Options |
+| --- | --- |
+${rows.join('\n')}
 `;
 }
 

@@ -3,6 +3,8 @@
  * drives the unknown-key warnings and the route section of docs/reference.md. Access settings
  * (policy and shortcuts) are parsed and validated here; the authorize stage evaluates them.
  */
+import type { NotYetSupported } from './option-table.js';
+
 export type RouteOptionType =
   | 'url'
   | 'to'
@@ -26,13 +28,42 @@ export interface RouteOptionSpec {
   readonly key: string;
   readonly type: RouteOptionType;
   readonly doc: string;
+  /** Set while the key has no effect yet; reported when a route sets it (unsupported-options.ts). */
+  readonly support?: NotYetSupported;
 }
+
+// Not supported yet (see NotYetSupported). TCP (issue 27), redirect and response routes (issue 26)
+// are refused by translate, which `validate` runs. Per-route identity-provider clients (issue 24)
+// fail: ignored, a route would accept sessions made for another client.
+const TCP_ROUTES: NotYetSupported = {
+  status: 'not-yet',
+  issue: 27,
+  severity: 'error',
+  which: 'a `tcp+https://` URL',
+  effect: 'TCP routes are not served',
+  refusedBy: 'translate',
+};
+const ANSWERING_ROUTES: NotYetSupported = {
+  status: 'not-yet',
+  issue: 26,
+  severity: 'error',
+  effect: 'routes that answer by themselves are not served',
+  refusedBy: 'translate',
+};
+const ROUTE_CLIENT: NotYetSupported = {
+  status: 'not-yet',
+  issue: 24,
+  severity: 'error',
+  effect:
+    'the route would not be its own identity-provider client, and sessions made for another client would be accepted on it',
+};
 
 /** Every route key this version understands. */
 export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'from',
     type: 'url',
+    support: TCP_ROUTES,
     doc: 'Source URL (scheme and host, optional port, no path); `*` wildcards allowed in the host. `tcp+https://host:port` makes a TCP route.',
   },
   {
@@ -43,11 +74,13 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'redirect',
     type: 'redirect',
+    support: ANSWERING_ROUTES,
     doc: 'Answer with a redirect instead of forwarding: https_redirect, scheme_redirect, host_redirect, port_redirect, path_redirect, prefix_rewrite, response_code (301, 302, 303, 307, 308), strip_query.',
   },
   {
     key: 'response',
     type: 'response',
+    support: ANSWERING_ROUTES,
     doc: 'Answer with a fixed response instead of forwarding: `{status, body}`.',
   },
   { key: 'name', type: 'string', doc: 'Display name of the route.' },
@@ -160,11 +193,13 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'idp_client_id',
     type: 'string',
+    support: ROUTE_CLIENT,
     doc: 'Identity-provider client id for this route only (with `idp_client_secret`).',
   },
   {
     key: 'idp_client_secret',
     type: 'secret',
+    support: ROUTE_CLIENT,
     doc: 'Identity-provider client secret for this route only (with `idp_client_id`).',
   },
 ];

@@ -12,13 +12,12 @@ export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
 
 /**
  * One `to` destination with its optional weight (`http://a:8080,3`), and the parts of its URL that
- * translation reads, read once here: every build would otherwise slice them out of the URL's text
- * again (a new string each time) and keep the copies in its IR.
+ * translation reads, with the scheme's default port and an empty path resolved.
  */
 export interface WeightedUrl {
   readonly url: URL;
   readonly weight: number | undefined;
-  /** `url.href`, read once at parse: a route's id is hashed from it (see route-identity.ts). */
+  /** `url.href`: a route's id is hashed from it (see route-identity.ts). */
   readonly href: string;
   /** `url.protocol`, such as `https:`. */
   readonly protocol: string;
@@ -78,11 +77,7 @@ export interface RouteSettings {
   /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
   readonly kind: 'http' | 'tcp';
   readonly from: URL;
-  /**
-   * `from.href` and `from`'s host name, lower-cased, read once at parse: translate reads them for
-   * every route of every cold build, and each read through the URL is two more objects to fetch
-   * (the URL and its internal record), and a new string for every read of `hostname`.
-   */
+  /** `from.href` (what route ids hash) and `from`'s host name, lower-cased (what hosts group by). */
   readonly from_href: string;
   readonly from_host: string;
   /** Destinations; empty when the route answers with `redirect` or `response`. */

@@ -1,4 +1,3 @@
-import { concatFlat } from '../shared/flat-string.js';
 /**
  * Names Envoy's resources and Portcullis's services must agree on. Changing one is a protocol
  * change: every compiled resource, bootstrap and ext_authz lookup uses these constants.
@@ -16,7 +15,7 @@ export const INGRESS_ROUTE_CONFIG = 'ingress';
  * under host-scoped delivery: `ingress/<host>`. Stable, so an unchanged host keeps its version.
  */
 export function hostScopeName(host: string): string {
-  return concatFlat(`${INGRESS_ROUTE_CONFIG}/`, host);
+  return `${INGRESS_ROUTE_CONFIG}/${host}`;
 }
 
 /** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */

@@ -4,8 +4,8 @@
  * xDS resources; golden files at this seam show every decision translate made. Durations are in
  * milliseconds; names are derived from content, never from counters.
  */
-import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from '../config/types.js';
-import type { PolicyRule } from '../config/policy-types.js';
+import type { PolicyRule } from './policy.js';
+import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from './upstream.js';
 
 export interface IR {
   readonly listener: IRListener;

@@ -19,9 +19,8 @@ const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
 /**
  * The authorize service as the runtime runs it: derives keys from each config, tells the compiler
  * where Envoy reaches ext_authz and which JWKS to publish, installs each accepted config's
- * policies before Envoy sees its routes, and supplies the authorizer that answers Check on the
- * gRPC port: Envoy's ext_authz connections reach the h2c Check server with `authorizer()`, any other
- * client the grpc-js service that `register` adds.
+ * policies before Envoy sees its routes, and registers the ext_authz Check service that answers
+ * with its authorizer on the gRPC server (`register`).
  */
 export class AuthorizeService {
   private readonly identities: IdentityResolver;
@@ -71,11 +70,11 @@ export class AuthorizeService {
   }
 
   /**
-   * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (clients not routed to h2c),
-   * answering with `authorizer` (this service's own by default).
+   * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (the one on `grpc_address`,
+   * beside ADS), answering each Check with `authorizer()`.
    */
-  register(server: grpc.Server, authorizer: Authorizer = this.authorizer()): void {
-    registerAuthorizationService(server, authorizer, this.logger);
+  register(server: grpc.Server): void {
+    registerAuthorizationService(server, this.authorizer(), this.logger);
   }
 
   /** The authorizer over this service's current state, sessions, handles and signer. */

@@ -3,12 +3,8 @@ import type { Logger } from '../shared/logger.js';
 import type { TranslateOptions } from '../translate/translate.js';
 import type { Config } from '../config/types.js';
 import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
-import { buildFromFile, type BuildResult } from './build-pipeline.js';
+import { build, type BuildInput, type BuildResult, type GoodBuild } from './build-pipeline.js';
 import { FileWatcher } from './file-watcher.js';
-import { spliceAwaitingVerification, verifyLastSplice } from '../config/incremental-yaml.js';
-
-/** How long after a reload its incremental YAML parse is checked against a full parse. */
-const SPLICE_VERIFY_DELAY_MS = 1000;
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -33,9 +29,7 @@ export class Reloader {
     activeVersion: undefined,
     lastProblems: [],
   };
-  private lastGood: Extract<BuildResult, { ok: true }> | undefined;
-  private verifyTimer: NodeJS.Timeout | undefined;
-  private closed = false;
+  private lastGood: GoodBuild | undefined;
 
   constructor(
     private readonly options: {
@@ -47,7 +41,7 @@ export class Reloader {
       readonly debounceMs?: number;
       readonly onReload?: (result: BuildResult) => void;
       /** Called with each accepted build before its snapshot reaches Envoy (authorization state first). */
-      readonly beforePublish?: (result: Extract<BuildResult, { ok: true }>) => void;
+      readonly beforePublish?: (result: GoodBuild) => void;
     },
   ) {
     this.watcher = new FileWatcher((changed) => this.reload(changed), {
@@ -56,8 +50,8 @@ export class Reloader {
   }
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
-  loadInitial(): Extract<BuildResult, { ok: true }> {
-    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate);
+  loadInitial(): GoodBuild {
+    const result = build(this.input());
     this.logWarnings(result.warnings);
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
@@ -72,7 +66,7 @@ export class Reloader {
    * rather than read again.
    */
   reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
-    const result = buildFromFile(this.options.configPath, this.options.env, this.options.translate, read);
+    const result = build(this.input(read), this.lastGood);
     this.logWarnings(result.warnings);
     if (result.ok) {
       const installStarted = performance.now();
@@ -105,49 +99,29 @@ export class Reloader {
     }
     // Watch whatever the newest config references (a new CA file, say), even when it was rejected.
     this.watcher.watch([...new Set([...(this.lastGood?.filesRead ?? []), ...result.filesRead])]);
-    this.scheduleSpliceCheck();
     this.options.onReload?.(result);
     return result;
-  }
-
-  /**
-   * A reload that parsed only the changed routes (incremental YAML) is checked against a full
-   * parse a moment later, off the reload's critical path. A disagreement would be a bug: it is
-   * logged and the config is reloaded with a full parse, so what Envoy serves is always what the
-   * file says.
-   */
-  private scheduleSpliceCheck(): void {
-    if (!spliceAwaitingVerification()) return;
-    if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
-    this.verifyTimer = setTimeout(() => {
-      this.verifyTimer = undefined;
-      void verifyLastSplice().then((agrees) => {
-        if (agrees || this.closed) return;
-        this.options.logger.error(
-          { config: this.options.configPath },
-          'incremental config parse disagreed with a full parse; reloading with a full parse',
-        );
-        this.reload();
-      });
-    }, SPLICE_VERIFY_DELAY_MS);
-    this.verifyTimer.unref();
   }
 
   current(): ReloadStats {
     return this.stats;
   }
 
-  lastGoodBuild(): Extract<BuildResult, { ok: true }> | undefined {
+  lastGoodBuild(): GoodBuild | undefined {
     return this.lastGood;
   }
 
   close(): void {
-    this.closed = true;
     this.watcher.close();
-    if (this.verifyTimer !== undefined) clearTimeout(this.verifyTimer);
   }
 
-  private accept(result: Extract<BuildResult, { ok: true }>): boolean {
+  /** The pipeline's input: the config, the environment, translate's options, and bytes already read. */
+  private input(read?: ReadonlyMap<string, Buffer>): BuildInput {
+    const { configPath, env, translate } = this.options;
+    return read === undefined ? { configPath, env, translate } : { configPath, env, translate, read };
+  }
+
+  private accept(result: GoodBuild): boolean {
     this.lastGood = result;
     this.options.beforePublish?.(result);
     const changed = this.options.store.publish(result.snapshot);

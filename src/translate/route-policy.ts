@@ -1,4 +1,4 @@
-import type { Criterion, PolicyRule } from '../config/policy-types.js';
+import type { Criterion, PolicyRule } from '../ir/policy.js';
 import type { RouteSettings } from '../config/types.js';
 
 /**
@@ -19,9 +19,7 @@ export function assembleRoutePolicy(route: RouteSettings): readonly PolicyRule[]
   route.allowed_domains.forEach((domain, index) =>
     or.push({ kind: 'domain', matcher: { is: domain }, path: `${at}.allowed_domains[${index}]` }),
   );
-  // for-in, not Object.entries: no array per route for the usual empty claims.
-  for (const claim in route.allowed_idp_claims) {
-    const values = route.allowed_idp_claims[claim] ?? [];
+  for (const [claim, values] of Object.entries(route.allowed_idp_claims)) {
     values.forEach((value, index) =>
       or.push({
         kind: 'claim',
@@ -35,7 +33,8 @@ export function assembleRoutePolicy(route: RouteSettings): readonly PolicyRule[]
     const path = `${at}.allowed_users[${index}]`;
     or.push({ kind: 'user', matcher: { is: user }, path }, { kind: 'email', matcher: { is: user }, path });
   });
-  // No shortcuts: the route's own rules, the same (immutable) list, not a copy per route.
-  if (or.length === 0) return route.policy;
-  return [{ action: 'allow', and: [], or, not: [], nor: [], path: at }, ...route.policy];
+  // The config's validated rules have the IR's shape: they are taken as they are (immutable).
+  const own: readonly PolicyRule[] = route.policy;
+  if (or.length === 0) return own;
+  return [{ action: 'allow', and: [], or, not: [], nor: [], path: at }, ...own];
 }

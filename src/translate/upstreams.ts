@@ -18,26 +18,23 @@ export function buildCluster(
   systemCaFile: string,
   problems: Problem[],
 ): IRCluster {
-  // The parse's strings (see WeightedUrl), not copies sliced out of each URL again.
   const endpoints: IREndpoint[] = route.to.map(({ hostname, port, weight }) => ({
     host: normaliseHost(hostname),
     port,
     weight,
   }));
-  // One pass over the destinations, no set or array per route (10,000 of each on a cold build).
+  const schemes = new Set(route.to.map(({ protocol }) => protocol));
   const scheme = (route.to[0] as WeightedUrl).protocol;
-  let mixed = false;
-  for (let i = 1; i < route.to.length; i++)
-    if ((route.to[i] as WeightedUrl).protocol !== scheme) mixed = true;
+  const mixed = schemes.size > 1;
   if (mixed) {
     problems.push({
       path: `${route.source_path}.to`,
       message: 'cannot mix http, https and h2c destinations in one route',
     });
   }
-  const useTls = scheme === 'https:' || (mixed && hasScheme(route, 'https:'));
+  const useTls = scheme === 'https:' || (mixed && schemes.has('https:'));
   const upstreamProtocol =
-    scheme === 'h2c:' || (mixed && hasScheme(route, 'h2c:'))
+    scheme === 'h2c:' || (mixed && schemes.has('h2c:'))
       ? 'http2'
       : route.allow_websockets || !useTls
         ? 'http1'
@@ -64,15 +61,11 @@ export function buildCluster(
     connectTimeoutMs: UPSTREAM_CONNECT_TIMEOUT_MS,
     tls: useTls ? upstreamTls(route, systemCaFile) : undefined,
     upstreamProtocol,
+    // The config's validated settings have the IR's shapes (ir/upstream.ts): taken as they are.
     healthChecks: route.health_checks,
     outlierDetection: route.outlier_detection,
     healthyPanicThreshold: route.healthy_panic_threshold,
   };
-}
-
-/** Whether any of the route's destinations has `scheme` (a module function: no closure per route). */
-function hasScheme(route: RouteSettings, scheme: string): boolean {
-  return route.to.some(({ protocol }) => protocol === scheme);
 }
 
 function upstreamTls(route: RouteSettings, systemCaFile: string): IRUpstreamTls {

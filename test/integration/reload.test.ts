@@ -168,7 +168,7 @@ describe('hot reload', () => {
     const nacksBefore = portcullis.running.ads.stats().nacks.routes;
     // Bypass Portcullis's own validation to make Envoy the one that says no: RE2 caps repetition at
     // 1000. Exact hosts: each host's routes are in its own RouteConfiguration (per-host delivery).
-    const broken = editableCompiled(good.compiled);
+    const broken = editableCompiled(compile(good.ir));
     assert.ok(broken[SCOPED_ROUTE_CONFIGURATION_TYPE].length > 0, 'per-host delivery');
     const routeConfig = broken[ROUTE_CONFIGURATION_TYPE][0]?.message as {
       virtual_hosts: { routes: { match: Record<string, unknown> }[] }[];
@@ -176,7 +176,7 @@ describe('hot reload', () => {
     const firstRoute = routeConfig.virtual_hosts[0]?.routes[0];
     assert.ok(firstRoute);
     firstRoute.match = { safe_regex: { regex: 'a{1001}' } };
-    portcullis.running.store.publish(buildSnapshot(broken));
+    portcullis.running.store.publish(buildSnapshot(broken).snapshot);
     await waitFor(async () => portcullis.running.ads.stats().nacks.routes > nacksBefore, {
       what: "Envoy to NACK the host's RouteConfiguration",
     });
@@ -188,7 +188,7 @@ describe('hot reload', () => {
       ),
     );
     assert.equal(await status('stable.test'), 200);
-    portcullis.running.store.publish(buildSnapshot(compile(good.ir)));
+    portcullis.running.store.publish(buildSnapshot(compile(good.ir)).snapshot);
     portcullis.running.reloader.reload();
     await waitFor(() => envoyHasApplied(portcullis.adminUrl, portcullis.running), {
       what: 'Envoy to apply the good config again',

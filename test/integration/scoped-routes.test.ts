@@ -8,7 +8,6 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
 import { adminRequest } from '../../src/envoy/admin.js';
-import { resourceVersion } from '../../src/xds/snapshot/snapshot-entry.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -66,8 +65,8 @@ function routingVersions(): Map<string, string | undefined> {
   const scopes = resources?.['envoy.config.route.v3.ScopedRouteConfiguration'].values() ?? [];
   const tables = resources?.['envoy.config.route.v3.RouteConfiguration'].values() ?? [];
   return new Map([
-    ...[...scopes].map((scope) => [`scope ${scope.name}`, resourceVersion(scope)] as const),
-    ...[...tables].map((table) => [`rds ${table.name}`, resourceVersion(table)] as const),
+    ...[...scopes].map((scope) => [`scope ${scope.name}`, scope.version] as const),
+    ...[...tables].map((table) => [`rds ${table.name}`, table.version] as const),
   ]);
 }
 

@@ -1,11 +1,20 @@
-import type { CompiledResources } from '../../src/xds/compile/compile.js';
-import { withBuiltMessages, type BuiltResources } from '../../src/xds/compile/lazy-resource.js';
+import type { CompiledResource, CompiledResources } from '../../src/xds/codec/compiled.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../src/xds/codec/type-urls.js';
+
+/** Compiled resources whose lists and messages a test may edit. */
+export type EditableCompiled = Record<ResourceType, { name: string; message: Record<string, unknown> }[]>;
 
 /**
- * A deep, editable copy of compiled resources, every message built and held: compile's per-route
- * resources build theirs when read (LazyResource), and built messages share frozen constants, so
- * a test that breaks a resource on purpose edits this copy instead.
+ * A deep, editable copy of compiled resources, for a test that breaks a resource on purpose. The
+ * copies carry no content key (see `CompiledResource.contentKey`): an edited message is no longer
+ * what the key says it was made from.
  */
-export function editableCompiled(compiled: CompiledResources): BuiltResources {
-  return structuredClone(withBuiltMessages(compiled));
+export function editableCompiled(compiled: CompiledResources): EditableCompiled {
+  const copy = (resource: CompiledResource): { name: string; message: Record<string, unknown> } => ({
+    name: resource.name,
+    message: structuredClone(resource.message),
+  });
+  return Object.fromEntries(
+    RESOURCE_TYPES.map((type) => [type, compiled[type].map(copy)]),
+  ) as EditableCompiled;
 }

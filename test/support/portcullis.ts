@@ -10,12 +10,11 @@ import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
 import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
-import { resourceVersion } from '../../src/xds/snapshot/snapshot-entry.js';
 import type { EncodedResource } from '../../src/xds/snapshot/types.js';
 
 /** A resource's version, or undefined for none. */
 function versionOf(resource: EncodedResource | undefined): string | undefined {
-  return resource === undefined ? undefined : resourceVersion(resource);
+  return resource?.version;
 }
 
 /** A Portcullis all-in-one with its real Envoy, started for a test on free loopback ports. */

@@ -2,21 +2,22 @@ import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
-import { CHECK_METHOD_PATH } from './check-call.js';
-import { readCheckRequest } from './check-request-reader.js';
-import { writeCheckResponse } from './check-response-writer.js';
+import { createCheckCodec, type CheckCodec } from './check-codec.js';
 
 /** Decides one request; the gRPC layer only converts types around it. */
 export type Authorizer = (request: AuthorizeRequest) => Decision | Promise<Decision>;
 
-const toBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+/** The one method of `envoy.service.auth.v3.Authorization` that Envoy's ext_authz calls. */
+export const CHECK_METHOD_PATH = '/envoy.service.auth.v3.Authorization/Check';
+
+const toBuffer = (bytes: Uint8Array): Buffer =>
+  Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 const passThrough = (bytes: Buffer): Buffer => bytes;
 
 /**
- * `envoy.service.auth.v3.Authorization/Check` on grpc-js. Requests are decoded by hand from raw
- * bytes (the service definition passes buffers through) by the hand-written codec, so only the
- * fields authorization needs are read. A handler failure answers gRPC INTERNAL: Envoy then returns `status_on_error` (503),
- * never an allow.
+ * `envoy.service.auth.v3.Authorization/Check` for grpc-js. Messages pass through grpc-js as bytes
+ * and the handler decodes them with the protobufjs codec, so an undecodable request is answered
+ * INVALID_ARGUMENT (and logged) rather than grpc-js's generic INTERNAL.
  */
 export const AUTHORIZATION_SERVICE: grpc.ServiceDefinition = {
   Check: {
@@ -30,34 +31,60 @@ export const AUTHORIZATION_SERVICE: grpc.ServiceDefinition = {
   },
 };
 
-/** Adds the Authorization service to `server`, answering with `authorize`. */
+/**
+ * Adds the Authorization service to `server`, answering each Check with `authorize`. A call never
+ * ends the process: bytes that do not decode answer INVALID_ARGUMENT, an authorizer that throws or
+ * rejects (or a decision that does not encode) answers INTERNAL, each logged with the route and
+ * request id. Envoy turns either error into its `status_on_error` (503), never an allow.
+ */
 export function registerAuthorizationService(
   server: grpc.Server,
   authorize: Authorizer,
   logger: Logger,
+  codec: CheckCodec = createCheckCodec(),
 ): void {
-  server.addService(AUTHORIZATION_SERVICE, {
-    Check: (call: grpc.ServerUnaryCall<Uint8Array, Uint8Array>, callback: grpc.sendUnaryData<Uint8Array>) => {
-      let request: AuthorizeRequest;
+  const check = (
+    call: grpc.ServerUnaryCall<Buffer, Buffer>,
+    callback: grpc.sendUnaryData<Uint8Array>,
+  ): void => {
+    let request: AuthorizeRequest;
+    try {
+      request = codec.decodeRequest(call.request);
+    } catch (err) {
+      logger.warn({ error: errorMessage(err) }, 'ext_authz: undecodable CheckRequest');
+      callback({ code: grpc.status.INVALID_ARGUMENT, details: 'undecodable CheckRequest' });
+      return;
+    }
+    const fail = (err: unknown): void => {
+      logger.error(
+        { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
+        'ext_authz: decision failed',
+      );
+      callback({ code: grpc.status.INTERNAL, details: 'authorization failed' });
+    };
+    const answer = (decision: Decision): void => {
+      let response: Uint8Array;
       try {
-        request = readCheckRequest(call.request);
+        response = codec.encodeResponse(decision);
       } catch (err) {
-        logger.warn({ error: errorMessage(err) }, 'ext_authz: undecodable CheckRequest');
-        callback({ code: grpc.status.INVALID_ARGUMENT, details: 'undecodable CheckRequest' });
+        fail(err);
         return;
       }
-      Promise.resolve()
-        .then(() => authorize(request))
-        .then(
-          (decision) => callback(null, writeCheckResponse(decision)),
-          (err: unknown) => {
-            logger.error(
-              { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
-              'ext_authz: decision failed',
-            );
-            callback({ code: grpc.status.INTERNAL, details: 'authorization failed' });
-          },
-        );
-    },
-  });
+      callback(null, response);
+    };
+    let result: Decision | Promise<Decision>;
+    try {
+      result = authorize(request);
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    // A cached decision answers without a promise hop; a signing one answers when it settles.
+    if (!(result instanceof Promise)) answer(result);
+    else
+      result.then(answer, fail).catch((err: unknown) => {
+        logger.error({ error: errorMessage(err), request_id: request.requestId }, 'ext_authz: answer failed');
+      });
+  };
+  server.addService(AUTHORIZATION_SERVICE, { Check: check });
 }

@@ -1,4 +1,3 @@
-import type protobuf from 'protobufjs';
 import { decodeRouteContext } from '../../contract/authz.js';
 import { messageType } from '../../xds/codec/proto-root.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
@@ -8,19 +7,41 @@ const GRPC_OK = 0;
 const GRPC_PERMISSION_DENIED = 7;
 const GRPC_UNAUTHENTICATED = 16;
 
-let checkRequestType: protobuf.Type | undefined;
-let checkResponseType: protobuf.Type | undefined;
+/**
+ * Converts between ext_authz wire messages and the authorizer's own types, with protobufjs doing
+ * every byte of protobuf (the reflection types of `proto/envoy.json`).
+ */
+export interface CheckCodec {
+  /**
+   * Decodes a CheckRequest into an AuthorizeRequest. Missing parts become empty strings, so a
+   * sparse request is denied by policy rather than crashing the handler; bytes that are not a
+   * CheckRequest throw (protobufjs's error): the caller answers INVALID_ARGUMENT.
+   */
+  decodeRequest(bytes: Uint8Array): AuthorizeRequest;
+  /**
+   * Encodes a Decision as a CheckResponse. Allow: gRPC OK with headers set (overwriting, so a
+   * client-supplied copy never survives) and removed. Deny: the HTTP status, headers and body
+   * Envoy returns to the client, with gRPC UNAUTHENTICATED for 401 and PERMISSION_DENIED otherwise.
+   */
+  encodeResponse(decision: Decision): Uint8Array;
+}
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- decoded protobufjs messages are untyped trees */
 
 /**
- * Decodes a CheckRequest's wire bytes straight into an AuthorizeRequest, reading only the fields
- * authorization needs (no toObject, no copies of the whole tree). Missing parts become empty
- * strings, so a malformed request is denied by policy rather than crashing the handler.
+ * Builds the codec over the CheckRequest and CheckResponse types, looked up once here so a call
+ * only decodes or encodes. The caller holds it (one per registered service).
  */
-export function decodeCheckRequest(bytes: Uint8Array): AuthorizeRequest {
-  checkRequestType ??= messageType('envoy.service.auth.v3.CheckRequest');
-  const message = checkRequestType.decode(bytes) as any;
+export function createCheckCodec(): CheckCodec {
+  const requestType = messageType('envoy.service.auth.v3.CheckRequest');
+  const responseType = messageType('envoy.service.auth.v3.CheckResponse');
+  return {
+    decodeRequest: (bytes) => toAuthorizeRequest(requestType.decode(bytes) as any),
+    encodeResponse: (decision) => responseType.encode(toCheckResponse(decision)).finish(),
+  };
+}
+
+function toAuthorizeRequest(message: any): AuthorizeRequest {
   const attributes = message.attributes ?? {};
   const http = attributes.request?.http ?? {};
   const rawPath: string = http.path ?? '';
@@ -40,34 +61,27 @@ export function decodeCheckRequest(bytes: Uint8Array): AuthorizeRequest {
   };
 }
 
-/**
- * Encodes a Decision as a CheckResponse. Allow: gRPC OK with headers set (overwriting, so a
- * client-supplied copy never survives) and removed. Deny: the HTTP status, headers and body Envoy
- * returns to the client, with gRPC UNAUTHENTICATED for 401 and PERMISSION_DENIED otherwise.
- */
-export function encodeCheckResponse(decision: Decision): Uint8Array {
-  checkResponseType ??= messageType('envoy.service.auth.v3.CheckResponse');
+function toCheckResponse(decision: Decision): Record<string, unknown> {
   const headerOptions = (headers: readonly (readonly [string, string])[]): object[] =>
     headers.map(([key, value]) => ({ header: { key, value }, append_action: OVERWRITE_IF_EXISTS_OR_ADD }));
-  const response =
-    decision.kind === 'allow'
-      ? {
-          status: { code: GRPC_OK, message: '' },
-          ok_response: {
-            headers: headerOptions(decision.setHeaders),
-            headers_to_remove: [...decision.removeHeaders],
-          },
-        }
-      : {
-          status: {
-            code: decision.status === 401 ? GRPC_UNAUTHENTICATED : GRPC_PERMISSION_DENIED,
-            message: decision.reasons[0] ?? '',
-          },
-          denied_response: {
-            status: { code: decision.status },
-            headers: headerOptions(decision.headers),
-            body: decision.body,
-          },
-        };
-  return checkResponseType.encode(response).finish();
+  if (decision.kind === 'allow') {
+    return {
+      status: { code: GRPC_OK, message: '' },
+      ok_response: {
+        headers: headerOptions(decision.setHeaders),
+        headers_to_remove: [...decision.removeHeaders],
+      },
+    };
+  }
+  return {
+    status: {
+      code: decision.status === 401 ? GRPC_UNAUTHENTICATED : GRPC_PERMISSION_DENIED,
+      message: decision.reasons[0] ?? '',
+    },
+    denied_response: {
+      status: { code: decision.status },
+      headers: headerOptions(decision.headers),
+      body: decision.body,
+    },
+  };
 }

@@ -1,4 +1,4 @@
-import type { Criterion, PolicyRule } from '../../config/policy-types.js';
+import type { Criterion, PolicyRule } from '../../ir/policy.js';
 import {
   compileCriterion,
   type CompiledCriterion,

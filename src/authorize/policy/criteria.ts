@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { Criterion } from '../../config/policy-types.js';
+import type { Criterion } from '../../ir/policy.js';
 import type { Session } from '../../session/session.js';
 import type { AuthorizeRequest } from '../decision.js';
 import { claimValues } from './claims.js';

@@ -1,4 +1,4 @@
-import type { ListMatcher, PolicyValue, StringMatcher } from '../../config/policy-types.js';
+import type { ListMatcher, PolicyValue, StringMatcher } from '../../ir/policy.js';
 
 /** A compiled string test: true when `value` satisfies every operator of the matcher. */
 export type StringTest = (value: string | undefined) => boolean;

@@ -1,8 +1,5 @@
 import type protobuf from 'protobufjs';
 import { PortcullisError } from '../../shared/errors.js';
-import { fastEncode, fastEncodeSpans, registerConstant, type EncodedSpans } from './fast-encode.js';
-
-export type { EncodedSpans };
 import { messageType } from './proto-root.js';
 import { TYPE_PREFIX } from './type-urls.js';
 
@@ -14,72 +11,17 @@ import { TYPE_PREFIX } from './type-urls.js';
  */
 export type ProtoObject = Record<string, unknown>;
 
-/**
- * Deep-freezes `value` and returns it, marking it as a constant the compiler shares between
- * resources (say one `HttpProtocolOptions` for every cluster). Typed configs (`Any`) marked this way
- * are encoded once and their bytes reused, which is safe because frozen values cannot change.
- */
-export function constantMessage<T extends ProtoObject>(value: T): T {
-  for (const member of Object.values(value)) {
-    if (member !== null && typeof member === 'object' && !(member instanceof Uint8Array))
-      constantMessage(member as ProtoObject);
-  }
-  registerConstant(value);
-  return Object.freeze(value);
-}
-
 /** Wraps a message as a `google.protobuf.Any` in protobufjs's JSON form (`@type` plus fields). */
 export function typed(messageName: string, value: ProtoObject): ProtoObject {
   return { '@type': TYPE_PREFIX + messageName, ...value };
 }
 
 /**
- * Encodes `value` as the message `messageName`, byte for byte what protobufjs's
- * `encode(fromObject(value))` gives (that stays the reference: see `encodeMessageReference`).
- * The common shapes the compiler emits go through `fastEncode`, which writes wire bytes straight
- * from the object, because `fromObject` plus protobufjs's op-list writer dominated snapshot builds
- * at 10,000 routes; anything else falls back to protobufjs. Unknown fields are dropped either
- * way, so tests call `assertKnownFields` on everything the compiler emits.
+ * Encodes `value` as the message `messageName` with protobufjs (`fromObject`, then `encode`).
+ * protobufjs drops keys the message does not declare, so tests call `assertKnownFields` on
+ * everything the compiler emits.
  */
 export function encodeMessage(messageName: string, value: ProtoObject): Uint8Array {
-  const type = messageType(messageName);
-  return fastEncode(type, value) ?? type.encode(type.fromObject(value)).finish();
-}
-
-/**
- * Encodes many messages of one type, as `encodeMessage` would one by one (same bytes), into a few
- * shared blocks: value i is bytes `starts[i]` to `ends[i]` of `blocks[blockOf[i]]` (see
- * EncodedSpans), which matters at 10,000 clusters per snapshot. A value the fast path leaves to
- * protobufjs gets a block of its own. A block stays alive while any of its values is used, so use
- * this for values that live and die together, like a snapshot's resources of one type.
- */
-export function encodeMessageSpans(messageName: string, values: readonly ProtoObject[]): EncodedSpans {
-  const type = messageType(messageName);
-  const spans = fastEncodeSpans(type, values);
-  for (let i = 0; i < values.length; i++) {
-    if (spans.blockOf[i] !== -1) continue;
-    const bytes = type.encode(type.fromObject(values[i] as ProtoObject)).finish();
-    spans.blockOf[i] = spans.blocks.length;
-    spans.blocks.push(bytes);
-    spans.starts[i] = 0;
-    spans.ends[i] = bytes.length;
-  }
-  return spans;
-}
-
-/** `encodeMessageSpans` as one view per value (for callers that want them, such as tests). */
-export function encodeMessages(messageName: string, values: readonly ProtoObject[]): Uint8Array[] {
-  const { blocks, blockOf, starts, ends } = encodeMessageSpans(messageName, values);
-  return values.map((_, i) => (blocks[blockOf[i] as number] as Uint8Array).subarray(starts[i], ends[i]));
-}
-
-/** The fast path alone: bytes, or undefined where `encodeMessage` would hand over to protobufjs. For tests. */
-export function encodeMessageFastPathOnly(messageName: string, value: ProtoObject): Uint8Array | undefined {
-  return fastEncode(messageType(messageName), value);
-}
-
-/** protobufjs's own `encode(fromObject(value))`: the behaviour `encodeMessage` must match, for tests and benchmarks. */
-export function encodeMessageReference(messageName: string, value: ProtoObject): Uint8Array {
   const type = messageType(messageName);
   return type.encode(type.fromObject(value)).finish();
 }

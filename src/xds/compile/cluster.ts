@@ -1,13 +1,10 @@
 import type { IRCluster } from '../../ir/types.js';
-import { typed, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import { CONNECTION_BUFFER_LIMIT_BYTES, HTTP_PROTOCOL_OPTIONS_KEY } from '../../contract/names.js';
 import { compileEndpoints } from './endpoints.js';
 import { compileHealthCheck } from './health-check.js';
 import { compileOutlierDetection } from './outlier-detection.js';
 import { compileUpstreamTls } from './upstream-tls.js';
-import { frozen, sharedDuration, sharedWrapped } from './shared-values.js';
-
-const EDS_CLUSTER_CONFIG = frozen({ eds_config: { ads: {}, resource_api_version: 'V3' } });
 
 /**
  * IR cluster -> Envoy `cluster.v3.Cluster`. EDS clusters get their endpoints over ADS (pushed
@@ -19,12 +16,12 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
   const out: ProtoObject = {
     name: cluster.name,
     type: cluster.discovery,
-    connect_timeout: sharedDuration(cluster.connectTimeoutMs),
+    connect_timeout: durationMs(cluster.connectTimeoutMs),
     lb_policy: cluster.lbPolicy,
-    per_connection_buffer_limit_bytes: sharedWrapped(CONNECTION_BUFFER_LIMIT_BYTES),
+    per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
   };
   if (cluster.discovery === 'EDS') {
-    out.eds_cluster_config = EDS_CLUSTER_CONFIG;
+    out.eds_cluster_config = { eds_config: { ads: {}, resource_api_version: 'V3' } };
   } else {
     out.load_assignment = compileEndpoints(cluster);
     out.dns_lookup_family = 'V4_PREFERRED';
@@ -43,24 +40,11 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
   return out;
 }
 
-/**
- * `typed_extension_protocol_options` has a handful of possible values (protocol x per-host SNI), so
- * each is built once, frozen and shared by every cluster; the encoder then also reuses its bytes.
- */
-const protocolOptionsCache = new Map<string, ProtoObject>();
+/** The cluster's `typed_extension_protocol_options`: its upstream HTTP protocol, and per-host SNI. */
 function protocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {
-  const key = `${protocol}:${String(perHostSni)}`;
-  let value = protocolOptionsCache.get(key);
-  if (value === undefined) {
-    value = frozen({
-      [HTTP_PROTOCOL_OPTIONS_KEY]: typed(
-        HTTP_PROTOCOL_OPTIONS_KEY,
-        httpProtocolOptions(protocol, perHostSni),
-      ),
-    });
-    protocolOptionsCache.set(key, value);
-  }
-  return value;
+  return {
+    [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(protocol, perHostSni)),
+  };
 }
 
 function httpProtocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {

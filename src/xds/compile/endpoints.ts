@@ -1,6 +1,5 @@
 import type { IRCluster } from '../../ir/types.js';
-import type { ProtoObject } from '../codec/codec.js';
-import { sharedWrapped } from './shared-values.js';
+import { wrapped, type ProtoObject } from '../codec/codec.js';
 
 /**
  * IR endpoints -> Envoy `endpoint.v3.ClusterLoadAssignment`: one locality, weights as
@@ -19,8 +18,7 @@ export function compileEndpoints(cluster: IRCluster): ProtoObject {
               hostname: endpoint.host,
             },
           };
-          if (endpoint.weight !== undefined)
-            lbEndpoint.load_balancing_weight = sharedWrapped(endpoint.weight);
+          if (endpoint.weight !== undefined) lbEndpoint.load_balancing_weight = wrapped(endpoint.weight);
           return lbEndpoint;
         }),
       },

@@ -1,4 +1,3 @@
-import { frozen } from './shared-values.js';
 import { isIP } from 'node:net';
 import type { IR, IRInternal, IRRoute } from '../../ir/types.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
@@ -69,18 +68,16 @@ export function authorizeCluster(internal: IRInternal): ProtoObject {
  * id, through the shared contract); public routes skip the call entirely.
  */
 export function routeAuthzConfig(route: IRRoute): ProtoObject {
-  if (route.public) return PUBLIC_ROUTE_AUTHZ;
+  if (route.public) {
+    // ext_authz switched off: the same setting for every public route.
+    return { [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }) };
+  }
   return {
     [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, {
       check_settings: { context_extensions: encodeRouteContext(route.id) },
     }),
   };
 }
-
-/** ext_authz switched off, the same for every public route (shared, frozen). */
-const PUBLIC_ROUTE_AUTHZ = frozen({
-  [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }),
-});
 
 /**
  * Identity headers a public route removes itself, since no ext_authz answer strips them there:
@@ -98,8 +95,5 @@ export function publicRouteHeadersToRemove(ir: Pick<IR, 'authorize'>): string[] 
  * is never taken. (It must be a cluster route: Envoy skips ext_authz on direct-response routes.)
  */
 export function jwksRoute(): ProtoObject {
-  return JWKS_ROUTE;
+  return { match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } };
 }
-
-/** One frozen object shared by every host's table (compiled output is never mutated). */
-const JWKS_ROUTE = frozen({ match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } });

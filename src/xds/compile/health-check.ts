@@ -1,6 +1,8 @@
-import type { HealthCheckSettings } from '../../config/types.js';
-import type { ProtoObject } from '../codec/codec.js';
-import { sharedDuration, sharedWrapped } from './shared-values.js';
+import type { IRCluster } from '../../ir/types.js';
+import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
+
+/** One health check of an IR cluster. */
+type HealthCheckSettings = IRCluster['healthChecks'][number];
 
 /**
  * IR health check -> Envoy `config.core.v3.HealthCheck`. TCP payloads are hex, as Envoy's `text`
@@ -8,19 +10,19 @@ import { sharedDuration, sharedWrapped } from './shared-values.js';
  */
 export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   const out: ProtoObject = {
-    timeout: sharedDuration(check.timeout_ms),
-    interval: sharedDuration(check.interval_ms),
-    unhealthy_threshold: sharedWrapped(check.unhealthy_threshold),
-    healthy_threshold: sharedWrapped(check.healthy_threshold),
+    timeout: durationMs(check.timeout_ms),
+    interval: durationMs(check.interval_ms),
+    unhealthy_threshold: wrapped(check.unhealthy_threshold),
+    healthy_threshold: wrapped(check.healthy_threshold),
   };
-  if (check.initial_jitter_ms !== undefined) out.initial_jitter = sharedDuration(check.initial_jitter_ms);
-  if (check.interval_jitter_ms !== undefined) out.interval_jitter = sharedDuration(check.interval_jitter_ms);
+  if (check.initial_jitter_ms !== undefined) out.initial_jitter = durationMs(check.initial_jitter_ms);
+  if (check.interval_jitter_ms !== undefined) out.interval_jitter = durationMs(check.interval_jitter_ms);
   if (check.unhealthy_interval_ms !== undefined)
-    out.unhealthy_interval = sharedDuration(check.unhealthy_interval_ms);
+    out.unhealthy_interval = durationMs(check.unhealthy_interval_ms);
   // Envoy checks a cluster that never had traffic only every 60 s by default, so a dead upstream
   // would go unnoticed for a minute after start-up; unless set, use `interval` there too.
-  out.no_traffic_interval = sharedDuration(check.no_traffic_interval_ms ?? check.interval_ms);
-  if (check.reuse_connection !== undefined) out.reuse_connection = sharedWrapped(check.reuse_connection);
+  out.no_traffic_interval = durationMs(check.no_traffic_interval_ms ?? check.interval_ms);
+  if (check.reuse_connection !== undefined) out.reuse_connection = wrapped(check.reuse_connection);
   if (check.http !== undefined) {
     const http: ProtoObject = { path: check.http.path };
     if (check.http.host !== undefined) http.host = check.http.host;

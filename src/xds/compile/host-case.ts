@@ -1,5 +1,4 @@
-import { frozen } from './shared-values.js';
-import { typed } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../codec/codec.js';
 import { HTTP_FILTER_LUA } from '../../contract/names.js';
 
 /**
@@ -26,9 +25,8 @@ end
 
 /**
  * The RouteConfiguration-level setting of every per-host table: the Lua filter is off for its
- * routes (a public route's own setting, more specific, still runs the strip script). One frozen
- * object shared by every table (compiled output is never mutated).
+ * routes (a public route's own setting, more specific, still runs the strip script).
  */
-export const LUA_OFF_FOR_ROUTE_CONFIGURATION = frozen({
-  [HTTP_FILTER_LUA]: typed('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { disabled: true }),
-});
+export function luaOffForRouteConfiguration(): ProtoObject {
+  return { [HTTP_FILTER_LUA]: typed('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { disabled: true }) };
+}

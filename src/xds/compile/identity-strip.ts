@@ -1,4 +1,3 @@
-import { frozen } from './shared-values.js';
 import { typed, type ProtoObject } from '../codec/codec.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
 
@@ -50,10 +49,5 @@ end
 
 /** Per-route setting that runs the strip script on a public route. */
 export function publicRouteLuaConfig(): ProtoObject {
-  return PUBLIC_ROUTE_LUA;
+  return typed('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { name: STRIP_SCRIPT_NAME });
 }
-
-/** Shared by every public route (compiled output is never mutated). */
-const PUBLIC_ROUTE_LUA = frozen(
-  typed('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { name: STRIP_SCRIPT_NAME }),
-);

@@ -1,7 +1,9 @@
-import type { OutlierDetectionSettings } from '../../config/types.js';
-import type { ProtoObject } from '../codec/codec.js';
-import { sharedDuration, sharedWrapped } from './shared-values.js';
+import type { IRCluster } from '../../ir/types.js';
+import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
 import { messageType } from '../codec/proto-root.js';
+
+/** An IR cluster's outlier detection settings (Envoy field names, `_ms` for durations). */
+type OutlierDetectionSettings = NonNullable<IRCluster['outlierDetection']>;
 
 /**
  * IR outlier detection -> Envoy `cluster.v3.OutlierDetection`. Field shapes (wrapper, Duration or
@@ -9,36 +11,11 @@ import { messageType } from '../codec/proto-root.js';
  * the wire shape cannot disagree. `{}` stays `{}`: Envoy's defaults.
  */
 export function compileOutlierDetection(settings: OutlierDetectionSettings): ProtoObject {
+  const fields = messageType('envoy.config.cluster.v3.OutlierDetection').fields;
   const out: ProtoObject = {};
-  for (const key in settings) {
-    const value = settings[key] as number | boolean;
-    const field = outlierField(key);
-    out[field.name] =
-      field.kind === 'duration'
-        ? sharedDuration(value as number)
-        : field.kind === 'bool'
-          ? value
-          : sharedWrapped(value);
+  for (const [key, value] of Object.entries(settings)) {
+    if (key.endsWith('_ms')) out[key.slice(0, -3)] = durationMs(value as number);
+    else out[key] = fields[key]?.type === 'bool' ? value : wrapped(value);
   }
   return out;
-}
-
-/** Envoy field name and shape for a settings key, looked up in the descriptor once per key. */
-const outlierFields = new Map<
-  string,
-  { readonly name: string; readonly kind: 'duration' | 'bool' | 'wrapper' }
->();
-function outlierField(key: string): {
-  readonly name: string;
-  readonly kind: 'duration' | 'bool' | 'wrapper';
-} {
-  let field = outlierFields.get(key);
-  if (field === undefined) {
-    const type = messageType('envoy.config.cluster.v3.OutlierDetection');
-    field = key.endsWith('_ms')
-      ? { name: key.slice(0, -3), kind: 'duration' }
-      : { name: key, kind: type.fields[key]?.type === 'bool' ? 'bool' : 'wrapper' };
-    outlierFields.set(key, field);
-  }
-  return field;
 }

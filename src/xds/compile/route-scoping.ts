@@ -16,10 +16,7 @@ import type { IR, IRVirtualHost } from '../../ir/types.js';
  */
 export type RouteScoping = 'per-host' | 'single';
 
-/**
- * Picks the delivery for an IR; pure, so compile stays deterministic. (Compile itself decides while
- * it makes the hosts' records, with the same rule: see `compileRouting`.)
- */
+/** Picks the delivery for an IR; pure, so compile stays deterministic. */
 export function routeScoping(ir: IR): RouteScoping {
   if (ir.virtualHosts.length === 0) return 'single';
   for (const vhost of ir.virtualHosts) if (!isExactHost(vhost)) return 'single';

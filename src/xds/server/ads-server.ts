@@ -1,12 +1,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import type { SnapshotSource } from '../snapshot/types.js';
+import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
 import { DeltaStream } from './delta-stream.js';
 import { ADS_GRPC_DEFINITION } from './grpc-service.js';
 import type { DeltaCall, SotwCall } from './grpc-service.js';
 import { AdsMetrics } from './metrics.js';
 import type { AdsStats } from './metrics.js';
+import { prepare, type PreparedSnapshot } from './prepared.js';
 import { SotwStream } from './sotw-stream.js';
 import type { AdsStream, StreamContext } from './stream-base.js';
 
@@ -38,6 +39,9 @@ export class AdsServer {
   private readonly streams = new Set<AdsStream>();
   private readonly ctx: StreamContext;
   private readonly unsubscribe: () => void;
+  private readonly source: SnapshotSource;
+  /** The prepared view of the snapshot last read from the source, shared by every stream. */
+  private prepared: PreparedSnapshot | undefined;
   private closed = false;
 
   constructor(options: AdsServerOptions) {
@@ -46,7 +50,13 @@ export class AdsServer {
       throw new RangeError(`maxMessageBytes must be an integer >= 1024, got ${String(maxMessageBytes)}`);
     }
     const logger = options.logger.child({ component: 'ads' });
-    this.ctx = { source: options.source, logger, metrics: this.metrics, maxMessageBytes };
+    this.source = options.source;
+    this.ctx = {
+      snapshotFor: (nodeId) => this.snapshotFor(nodeId),
+      logger,
+      metrics: this.metrics,
+      maxMessageBytes,
+    };
     this.unsubscribe = options.source.subscribe(() => this.fanOut());
   }
 
@@ -69,6 +79,17 @@ export class AdsServer {
     this.closed = true;
     this.unsubscribe();
     for (const stream of [...this.streams]) stream.close();
+  }
+
+  /**
+   * The node's current snapshot, prepared once per snapshot: every stream reads the same view, so
+   * a full-set SotW body is encoded once per snapshot and type, whatever the number of Envoys.
+   */
+  private snapshotFor(nodeId: string): PreparedSnapshot | undefined {
+    const snapshot: Snapshot | undefined = this.source.current(nodeId);
+    if (snapshot === undefined) return undefined;
+    if (this.prepared?.snapshot !== snapshot) this.prepared = prepare(snapshot);
+    return this.prepared;
   }
 
   private open(call: SotwCall | DeltaCall, mode: 'sotw' | 'delta'): void {

@@ -44,7 +44,6 @@ export function deltaResourceSize(
   return delimitedSize(resource);
 }
 
-/** Longest nonce the streams produce (a decimal counter below 2^53 has at most 16 digits). */
 /**
  * Bytes one resource adds to a SotW DiscoveryResponse: the `resources` Any (type URL and value).
  * Used to keep incremental (RDS/EDS) SotW responses under the message limit.
@@ -53,6 +52,7 @@ export function sotwResourceSize(typeUrl: string, valueLength: number): number {
   return delimitedSize(stringFieldSize(typeUrl) + delimitedSize(valueLength));
 }
 
+/** Longest nonce the streams produce (a decimal counter below 2^53 has at most 16 digits). */
 const MAX_NONCE_LENGTH = 20;
 
 /**

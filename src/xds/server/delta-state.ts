@@ -1,4 +1,3 @@
-import { resourceVersion } from '../snapshot/snapshot-entry.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import { isFullSetType } from './prepared.js';
 import type { PreparedResource, PreparedType } from './prepared.js';
@@ -170,15 +169,12 @@ export class DeltaTypeState {
   plan(prepared: PreparedType): DeltaPlan {
     const basis = this.incremental ? this.basis : undefined;
     this.basis = prepared;
-    if (basis !== undefined) {
-      const quick = this.planFrom(basis, prepared);
-      if (quick !== undefined) return this.withReconsidered(quick, prepared);
-    }
+    if (basis !== undefined) return this.withReconsidered(this.planFrom(basis, prepared), prepared);
     this.reconsider.clear();
     const upserts: PreparedResource[] = [];
     const consider = (resource: PreparedResource): void => {
-      if (this.effective(resource.name) === resourceVersion(resource)) return;
-      if (this.rejected.get(resource.name) === resourceVersion(resource)) return;
+      if (this.effective(resource.name) === resource.version) return;
+      if (this.rejected.get(resource.name) === resource.version) return;
       upserts.push(resource);
     };
     if (this.wildcard) {
@@ -199,15 +195,13 @@ export class DeltaTypeState {
 
   /**
    * The plan from `basis` (the last plan, fully sent, since then only ACKed) to `prepared`: only
-   * the resources that differ by object (snapshots reuse an unchanged resource's prepared object)
-   * are considered, in one merge over both name-sorted lists. Undefined when a list is not sorted
-   * by name (the caller then plans in full).
+   * the resources whose name or version differs are considered, in one merge over both
+   * name-sorted lists; an unchanged type version means nothing differs at all.
    */
-  private planFrom(basis: PreparedType, prepared: PreparedType): DeltaPlan | undefined {
-    if (basis === prepared) return { upserts: [], removals: [], mustAnswer: !this.answered };
-    if (!basis.sorted || !prepared.sorted) return undefined;
+  private planFrom(basis: PreparedType, prepared: PreparedType): DeltaPlan {
     const upserts: PreparedResource[] = [];
     const removals: string[] = [];
+    if (basis.version === prepared.version) return { upserts, removals, mustAnswer: !this.answered };
     const before = basis.list;
     const after = prepared.list;
     let i = 0;
@@ -215,12 +209,8 @@ export class DeltaTypeState {
     while (i < before.length || j < after.length) {
       const old = before[i];
       const now = after[j];
-      if (old === now) {
-        // The same resource object: unchanged (the common case, with no string compared).
-        i++;
-        j++;
-      } else if (old !== undefined && now !== undefined && old.name === now.name) {
-        this.upsertInto(upserts, now);
+      if (old !== undefined && now !== undefined && old.name === now.name) {
+        if (old.version !== now.version) this.upsertInto(upserts, now);
         i++;
         j++;
       } else if (now !== undefined && (old === undefined || now.name < old.name)) {
@@ -238,8 +228,8 @@ export class DeltaTypeState {
   /** Adds `resource` to `upserts` when the client wants it and holds (or was sent) another version. */
   private upsertInto(upserts: PreparedResource[], resource: PreparedResource): void {
     if (!this.interested(resource.name)) return;
-    if (this.effective(resource.name) === resourceVersion(resource)) return;
-    if (this.rejected.get(resource.name) === resourceVersion(resource)) return;
+    if (this.effective(resource.name) === resource.version) return;
+    if (this.rejected.get(resource.name) === resource.version) return;
     upserts.push(resource);
   }
 
@@ -265,11 +255,7 @@ export class DeltaTypeState {
         continue;
       }
       if (planned.has(name) || !this.interested(name)) continue;
-      if (
-        this.effective(name) === resourceVersion(resource) ||
-        this.rejected.get(name) === resourceVersion(resource)
-      )
-        continue;
+      if (this.effective(name) === resource.version || this.rejected.get(name) === resource.version) continue;
       upserts.push(resource);
       planned.add(name);
     }
@@ -283,9 +269,9 @@ export class DeltaTypeState {
   /** Records a sent response; returns false when an old pending response had to be dropped. */
   markSent(nonce: string, upserts: readonly PreparedResource[], removals: readonly string[]): boolean {
     this.answered = true;
-    this.pending.set(nonce, { upserts: upserts.map((r) => [r.name, resourceVersion(r)] as const), removals });
+    this.pending.set(nonce, { upserts: upserts.map((r) => [r.name, r.version] as const), removals });
     for (const resource of upserts) {
-      this.inflight.set(resource.name, { version: resourceVersion(resource), nonce });
+      this.inflight.set(resource.name, { version: resource.version, nonce });
       this.forcedRemovals.delete(resource.name);
     }
     for (const name of removals) {

@@ -1,97 +1,66 @@
-import { resourceBytes, resourceVersion } from '../snapshot/snapshot-entry.js';
 import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { EncodedResource, Snapshot } from '../snapshot/types.js';
-import { isSortedByName, SortedResourceMap } from '../snapshot/sorted-by-name.js';
 import { deltaResourceSize } from './chunking.js';
 import { encodeSotwResponse } from './messages.js';
 import type { AnyObject, DeltaResourceObject } from './messages.js';
 
 /**
- * Per-snapshot work shared by every stream. A snapshot is immutable, so the encoded full-set SotW
- * body (LDS/CDS/SRDS) is computed once per snapshot and type, on first use, and cached in a
- * WeakMap keyed by the snapshot: with 10,000 resources and many Envoys, a push costs each stream a
- * diff and a write, never a re-encode of resources.
+ * A snapshot as the streams read it: per type, the resources in name order, by name, and the
+ * encoded full-set SotW body (LDS/CDS/SRDS), made once on first use. The AdsServer prepares each
+ * published snapshot once and hands that one view to every stream, so with many Envoys a push
+ * costs each stream a diff and a write, never a re-encode of resources.
  */
 
-/**
- * One resource ready to be placed in any response: the snapshot's own encoded resource, which a
- * build reuses (same object) while the resource is unchanged, so streams diff snapshots by
- * identity. Its `Any` and delta `Resource` wrappers are made when a response is written
- * (`anyOf`, `deltaResourceOf`): kept for every resource, they were three objects per resource for
- * the life of the snapshot.
- */
+/** One resource ready to be placed in any response: the snapshot's own encoded resource. */
 export type PreparedResource = EncodedResource;
 
 /** `resource` as `Any` for SotW `resources`. */
 export function anyOf(typeUrl: string, resource: PreparedResource): AnyObject {
-  return { type_url: typeUrl, value: resourceBytes(resource) };
+  return { type_url: typeUrl, value: resource.bytes };
 }
 
 /** `resource` as `envoy.service.discovery.v3.Resource` for delta `resources`. */
 export function deltaResourceOf(typeUrl: string, resource: PreparedResource): DeltaResourceObject {
-  return { name: resource.name, version: resourceVersion(resource), resource: anyOf(typeUrl, resource) };
+  return { name: resource.name, version: resource.version, resource: anyOf(typeUrl, resource) };
 }
 
 /** Bytes `deltaResourceOf(typeUrl, resource)` adds to a `DeltaDiscoveryResponse` (see chunking.ts). */
 export function deltaSizeOf(typeUrl: string, resource: PreparedResource): number {
-  return deltaResourceSize(resource.name, resourceVersion(resource), typeUrl, resourceBytes(resource).length);
+  return deltaResourceSize(resource.name, resource.version, typeUrl, resource.bytes.length);
 }
 
-/** All resources of one type in one snapshot, in snapshot order, plus the type's version. */
+/** All resources of one type in one snapshot, in name order, plus the type's version. */
 export interface PreparedType {
   readonly type: ResourceType;
   readonly typeUrl: string;
   /** The snapshot's per-type version: SotW `version_info`, delta `system_version_info`. */
   readonly version: string;
+  /** Sorted by strictly increasing name, so streams can diff two lists in one merge. */
   readonly list: readonly PreparedResource[];
-  /** `list` is in strictly increasing name order (what lets streams diff two lists in one merge). */
-  readonly sorted: boolean;
   readonly byName: ReadonlyMap<string, PreparedResource>;
   /** The encoded SotW response holding every resource of the type, without a nonce (see `withNonce`). */
   fullSotwBody(): Uint8Array;
 }
 
-/** A snapshot with lazily prepared types. */
+/** A snapshot with its types prepared on first use. */
 export interface PreparedSnapshot {
   readonly snapshot: Snapshot;
   type(type: ResourceType): PreparedType;
 }
 
-const cache = new WeakMap<Snapshot, PreparedSnapshot>();
 /**
- * Prepared types by the snapshot's resource map: a build that leaves a type unchanged hands the
- * next snapshot the same map, so streams see the same prepared type and skip it at once.
+ * The prepared view of `snapshot`: a new object whose types are prepared on first use and then
+ * kept with it. Its owner (the AdsServer) keeps the one view of its current snapshot.
  */
-const preparedByMap = new WeakMap<ReadonlyMap<string, EncodedResource>, PreparedType>();
-
-/** Returns the prepared view of `snapshot`, creating it once per snapshot object. */
 export function prepare(snapshot: Snapshot): PreparedSnapshot {
-  let prepared = cache.get(snapshot);
-  if (prepared === undefined) {
-    prepared = createPrepared(snapshot);
-    cache.set(snapshot, prepared);
-  }
-  return prepared;
-}
-
-function createPrepared(snapshot: Snapshot): PreparedSnapshot {
   const types = new Map<ResourceType, PreparedType>();
   return {
     snapshot,
     type(type) {
       let prepared = types.get(type);
       if (prepared === undefined) {
-        const byName = snapshot.resources[type];
-        prepared = preparedByMap.get(byName);
-        if (
-          prepared === undefined ||
-          prepared.type !== type ||
-          prepared.version !== snapshot.typeVersions[type]
-        ) {
-          prepared = prepareType(snapshot, type);
-          preparedByMap.set(byName, prepared);
-        }
+        prepared = prepareType(snapshot, type);
         types.set(type, prepared);
       }
       return prepared;
@@ -103,15 +72,14 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const url = typeUrl(type);
   const version = snapshot.typeVersions[type];
   const byName = snapshot.resources[type];
-  const isSorted = byName instanceof SortedResourceMap;
-  const list = isSorted ? byName.sortedList() : [...byName.values()];
+  const list = [...byName.values()];
+  if (!isSortedByName(list)) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   let body: Uint8Array | undefined;
   return {
     type,
     typeUrl: url,
     version,
     list,
-    sorted: isSorted || isSortedByName(list),
     byName,
     fullSotwBody() {
       body ??= encodeSotwResponse({
@@ -122,6 +90,14 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
       return body;
     },
   };
+}
+
+/** True when every name is greater than the one before it. */
+function isSortedByName(items: readonly { readonly name: string }[]): boolean {
+  for (let i = 1; i < items.length; i++) {
+    if (!((items[i - 1] as { name: string }).name < (items[i] as { name: string }).name)) return false;
+  }
+  return true;
 }
 
 /** Listener, Cluster and ScopedRouteConfiguration: SotW responses carry the complete set and

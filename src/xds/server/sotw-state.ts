@@ -1,4 +1,3 @@
-import { resourceBytes, resourceVersion } from '../snapshot/snapshot-entry.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import { isFullSetType } from './prepared.js';
 import type { PreparedResource, PreparedType } from './prepared.js';
@@ -158,17 +157,16 @@ export class SotwTypeState {
     const pending: PreparedResource[] = [];
     for (const name of this.names) {
       const resource = prepared.byName.get(name);
-      if (resource !== undefined && this.delivered.get(name) !== resourceVersion(resource))
-        pending.push(resource);
+      if (resource !== undefined && this.delivered.get(name) !== resource.version) pending.push(resource);
     }
     if (pending.length === 0) return undefined;
     const [first = []] = splitBySize(pending, budget, (resource) =>
-      sotwResourceSize(prepared.typeUrl, resourceBytes(resource).length),
+      sotwResourceSize(prepared.typeUrl, resource.bytes.length),
     );
     return {
       version: prepared.version,
       names: first.map((resource) => resource.name),
-      resourceVersions: first.map((resource) => resourceVersion(resource)),
+      resourceVersions: first.map((resource) => resource.version),
     };
   }
 

@@ -3,15 +3,17 @@ import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import { resourceTypeOf } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
-import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
 import type { AdsMetrics } from './metrics.js';
 import type { MalformedRequest } from './messages.js';
-import { prepare } from './prepared.js';
 import type { PreparedSnapshot } from './prepared.js';
 
-/** What every stream needs from its server: where snapshots come from, where logs and counts go. */
+/** What every stream needs from its server: the current snapshot, where logs and counts go. */
 export interface StreamContext {
-  readonly source: SnapshotSource;
+  /**
+   * The node's current snapshot, prepared (one view shared by every stream); undefined before the
+   * first validated config.
+   */
+  readonly snapshotFor: (nodeId: string) => PreparedSnapshot | undefined;
   readonly logger: Logger;
   readonly metrics: AdsMetrics;
   readonly maxMessageBytes: number;
@@ -76,8 +78,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
 
   /** The node's current snapshot, prepared; undefined before the first validated config. */
   protected currentSnapshot(): PreparedSnapshot | undefined {
-    const snapshot: Snapshot | undefined = this.ctx.source.current(this.nodeId ?? '');
-    return snapshot === undefined ? undefined : prepare(snapshot);
+    return this.ctx.snapshotFor(this.nodeId ?? '');
   }
 
   /** Next nonce of this stream: a strictly increasing decimal counter (nonces are per stream). */

@@ -1,130 +1,73 @@
-import { fullHash } from '../../shared/hash.js';
+import { hash } from 'node:crypto';
+import { shortHash } from '../../shared/hash.js';
+import { encodeMessage } from '../codec/codec.js';
+import type { CompiledResource, CompiledResources } from '../codec/compiled.js';
 import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
-import type { CompiledResource, CompiledResources, EncodeOrder } from '../compile/compile.js';
-import { sameCompiledResource } from '../compile/lazy-resource.js';
 import type { EncodedResource, Snapshot } from './types.js';
-import { isSortedImmutableList, SortedResourceMap } from './sorted-by-name.js';
-import type { SnapshotEntry } from './snapshot-entry.js';
-import { dropLine, encodeFresh, type TypeEncoding } from './encode-fresh.js';
 
-/** The previous build's compiled lists and their entries, per type: what the next build diffs against. */
-let previousBuild: Partial<Record<ResourceType, TypeBuild>> = {};
+/**
+ * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`):
+ * the reuse a reload needs, as one explicit value. `buildSnapshot` takes the previous build's and
+ * returns the next, which holds exactly the resources of the snapshot it built, so it never grows
+ * past one snapshot's worth. The caller (the runtime's last good build) keeps it; nothing else does.
+ */
+export type EncodeCache = Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
 
-/** One type of one build: the compiled list and, at the same index, each resource's entry. */
-interface TypeBuild {
-  readonly list: readonly CompiledResource[];
-  readonly entries: readonly SnapshotEntry[];
-  /** The snapshot's map of these entries; the next build reuses it when the type is unchanged. */
-  readonly resources: ReadonlyMap<string, EncodedResource>;
-  /** The sums of the entries' line hashes (see `addLine`), which the next build starts from. */
-  readonly sumHigh: number;
-  readonly sumLow: number;
+/** What `buildSnapshot` returns: the snapshot, and the cache to hand the next build. */
+export interface SnapshotBuild {
+  readonly snapshot: Snapshot;
+  readonly cache: EncodeCache;
 }
 
 /**
- * Encodes compiled resources into an immutable Snapshot: each resource's version is a hash of its
- * bytes, each type's version a hash over its resources' names and versions (`typeVersion`), the
- * snapshot's over the types. A resource the previous build encoded is not built or encoded again
- * (compile hands unchanged routes the same resource objects; see `sameCompiledResource`), so a
- * reload encodes only what changed; the rest are built and encoded in batches (`encodeFresh`).
- * Unchanged resources are found by walking each list beside the previous build's (both sorted by
- * name, as compile emits them) and comparing resource objects: no per-object lookup table, whose
- * 40,000 insertions were a visible share of a cold build. `options.reuse: false` (no compiled
- * object can be one the previous build saw; see CompileOptions) skips that walk. Run it before the
- * consistency check: encoding keeps the facts the check reads (see LazyResource).
+ * Encodes compiled resources into an immutable Snapshot. Each resource is encoded with protobufjs
+ * and versioned by a hash of its bytes; each type's version is a hash over its resources' names
+ * and versions, the snapshot's over the type versions. A resource whose content key is in `cache`
+ * (one the previous build encoded from the same content) takes that encoding as it is, so a reload
+ * re-encodes only what changed (encoding is most of a cold build's snapshot time). Same compiled
+ * resources, same snapshot, with or without a cache.
  */
-export function buildSnapshot(
-  compiled: CompiledResources,
-  options: { readonly reuse?: boolean; readonly encodeOrder?: EncodeOrder | undefined } = {},
-): Snapshot {
-  const reuse = options.reuse ?? true;
-  const types = RESOURCE_TYPES.map((type): TypeEncoding => {
-    const list = compiled[type];
-    const sums = new Int32Array(2);
-    const { entries, missing } = reuse
-      ? reusedEntries(list, previousBuild[type], sums)
-      : { entries: new Array<SnapshotEntry | undefined>(list.length), missing: list.length };
-    return { type, list, entries, order: options.encodeOrder?.[type], sums, missing };
-  });
-  encodeFresh(types);
+export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
-  const builds: Partial<Record<ResourceType, TypeBuild>> = {};
-  for (const { type, list, entries, sums } of types) {
-    // Every entry is now filled: the previous build's own object for an unchanged resource (reused
-    // by identity, so under the same name; it costs no allocation here and is recognised
-    // downstream by identity), a fresh one for the rest.
-    const items = entries as SnapshotEntry[];
-    const before = previousBuild[type];
-    let same = before !== undefined && before.entries.length === list.length;
-    for (let i = 0; same && i < items.length; i++) if (items[i] !== before?.entries[i]) same = false;
-    // An unchanged type keeps its map object, so the ADS server skips it by identity. Each entry
-    // has its resource's name, so the entries are sorted when the compiled list is.
-    resources[type] =
-      same && before !== undefined
-        ? before.resources
-        : isSortedImmutableList(list)
-          ? new SortedResourceMap(items)
-          : new Map(items.map((item) => [item.name, item]));
-    const sumHigh = sums[0] as number;
-    const sumLow = sums[1] as number;
-    typeVersions[type] = typeVersion(sumHigh, sumLow, items.length);
-    builds[type] = { list, entries: items, resources: resources[type], sumHigh, sumLow };
+  const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
+  for (const type of RESOURCE_TYPES) {
+    const cached = cache?.[type];
+    const encoded = new Map<string, EncodedResource>();
+    const keep = new Map<string, EncodedResource>();
+    for (const resource of compiled[type]) {
+      const key = cacheKey(resource);
+      const entry = cached?.get(key) ?? encodeResource(type, resource);
+      keep.set(key, entry);
+      encoded.set(entry.name, entry);
+    }
+    resources[type] = encoded;
+    typeVersions[type] = typeVersion(encoded);
+    next[type] = keep;
   }
-  previousBuild = builds;
-  const version = fullHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('.')).slice(0, 16);
-  return { version, typeVersions, resources };
+  const version = shortHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('\n'));
+  return { snapshot: { version, typeVersions, resources }, cache: next };
+}
+
+/** Encodes one resource; its version is the content hash of its bytes. */
+function encodeResource(type: ResourceType, { name, message }: CompiledResource): EncodedResource {
+  const bytes = encodeMessage(type, message);
+  return { name, version: shortHash(bytes), bytes };
 }
 
 /**
- * Each resource's entry from the previous build, or undefined where it must be encoded, and how
- * many are missing: a merge walk beside `previous` (the same resource, see `sameCompiledResource`).
- * Sets `sums` to the previous build's, less every entry the walk passes over without reusing (each
- * previous entry is either reused once or dropped once), so the entries kept are not read at all.
+ * The cache key of a compiled resource: the content key compile gave it (a hash of what its name
+ * and message were made from), or else a SHA-256 of its name and message as JSON text. Equal text
+ * means an equal message, hence equal bytes; two messages that differ only in key order get
+ * different keys: a cache miss, never a wrong hit.
  */
-function reusedEntries(
-  list: readonly CompiledResource[],
-  previous: TypeBuild | undefined,
-  sums: Int32Array,
-): { entries: (SnapshotEntry | undefined)[]; missing: number } {
-  const entries = new Array<SnapshotEntry | undefined>(list.length);
-  if (previous === undefined) return { entries, missing: list.length };
-  const before = previous.list;
-  const kept = previous.entries;
-  sums[0] = previous.sumHigh;
-  sums[1] = previous.sumLow;
-  let missing = 0;
-  let j = 0;
-  for (let i = 0; i < list.length; i++) {
-    const resource = list[i] as CompiledResource;
-    // The same compiled object at the walk's position: reused without comparing names.
-    if (before[j] === resource) {
-      entries[i] = kept[j];
-      j++;
-      continue;
-    }
-    while (j < before.length && (before[j] as CompiledResource).name < resource.name) {
-      dropLine(sums, kept[j] as SnapshotEntry);
-      j++;
-    }
-    const old = before[j];
-    if (old !== undefined && sameCompiledResource(old, resource)) {
-      entries[i] = kept[j];
-      j++;
-    } else missing++;
-  }
-  for (; j < before.length; j++) dropLine(sums, kept[j] as SnapshotEntry);
-  return { entries, missing };
+function cacheKey({ name, message, contentKey }: CompiledResource): string {
+  return contentKey ?? hash('sha256', `${name}\n${JSON.stringify(message)}`, 'base64');
 }
 
-/**
- * A type's version: the sum (two 30-bit lanes, wrapping) of its resources' line hashes, and their
- * count. It depends only on the set of (name, version) pairs, like a hash over the sorted list
- * would, but costs two additions per resource instead of joining and hashing every line (tens of
- * milliseconds per reload at 10,000 routes). The 60 bits per line come from a 64-bit hash of the
- * bytes, so accidental collisions stay negligible; the config author, the only one who picks the inputs,
- * gains nothing from a forced one.
- */
-function typeVersion(high: number, low: number, count: number): string {
-  return `${high.toString(16).padStart(8, '0')}${low.toString(16).padStart(8, '0')}-${count}`;
+/** A type's version: the hash of its resources' `name version` lines, in name order. */
+function typeVersion(resources: ReadonlyMap<string, EncodedResource>): string {
+  const lines: string[] = [];
+  for (const { name, version } of resources.values()) lines.push(`${name} ${version}`);
+  return shortHash(lines.sort().join('\n'));
 }

@@ -1,25 +1,21 @@
 import type { ResourceType } from '../codec/type-urls.js';
-import type { SnapshotEntry } from './snapshot-entry.js';
 
 /**
- * One encoded xDS resource, read through `resourceBytes` and `resourceVersion` (snapshot-entry.ts).
- * Its version is a content hash of its bytes, so an unchanged resource keeps its version across
- * reloads and restarts, and only changed resources are pushed. A snapshot holds `SnapshotEntry`
- * records; a `HeldResource` is the same thing spelled out (tests, tools).
+ * One encoded xDS resource: its name, its wire bytes, and its version, a content hash of those
+ * bytes, so an unchanged resource keeps its version across reloads and restarts and only changed
+ * resources are pushed.
  */
-export type EncodedResource = SnapshotEntry | HeldResource;
-
-/** An encoded resource that holds its bytes and version. */
-export interface HeldResource {
+export interface EncodedResource {
   readonly name: string;
   readonly version: string;
   readonly bytes: Uint8Array;
 }
 
 /**
- * An immutable, consistent set of resources for every type Portcullis serves. `version` is a hash
- * over all resource versions; `typeVersions` are per-type hashes used as SotW `version_info`.
- * A snapshot is only published after its consistency check passed.
+ * An immutable, consistent set of resources for every type Portcullis serves, each type's map in
+ * name order. `version` is a hash over the type versions; `typeVersions` are hashes over each
+ * type's (name, version) pairs, used as SotW `version_info` and delta `system_version_info`. A
+ * snapshot is only published after its consistency check passed.
  */
 export interface Snapshot {
   readonly version: string;

@@ -28,7 +28,11 @@ test('all-in-one mode with authorize_service_url set is a configuration error, n
       cookie_secret: SECRET_32,
     }),
   );
-  assert.deepEqual(split.problems, []);
+  // Split mode itself is not supported yet (issue 25): only those problems remain.
+  assert.deepEqual(
+    split.problems.map((problem) => `${problem.path}: ${problem.message.replace(/;.*/, '')}`),
+    ['services: is not supported yet (issue 25)', 'authorize_service_url: is not supported yet (issue 25)'],
+  );
 });
 
 test('no certificate and no insecure_server is a descriptive error', () => {
@@ -37,7 +41,11 @@ test('no certificate and no insecure_server is a descriptive error', () => {
   assertProblem(list, 'certificate', 'insecure_server: true');
   assert.deepEqual(parse({ routes: [], insecure_server: true }).problems, []);
   // Services without an HTTP listener need no certificate.
-  assert.deepEqual(parse({ services: 'authorize', shared_secret: SECRET_32 }).problems, []);
+  // (Split mode is not supported yet, issue 25: that is its only problem.)
+  assert.deepEqual(
+    parse({ services: 'authorize', shared_secret: SECRET_32 }).problems.map((problem) => problem.path),
+    ['services'],
+  );
 });
 
 for (const removed of REMOVED_OPTIONS.filter((option) => option.scope === 'global')) {

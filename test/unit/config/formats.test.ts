@@ -198,6 +198,59 @@ test('YAML alias bombs are refused', () => {
   assert.match(result.problems[0]?.message ?? '', /malformed YAML/);
 });
 
+test('documents nested deeper than the limit are one error in every format, never a crash', () => {
+  const cases: [string, string][] = [
+    ['deep-flow.yaml', `a: ${'['.repeat(100)}${']'.repeat(100)}\n`],
+    ['deeper-flow.yaml', `a: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`],
+    ['deep-block.yaml', `${Array.from({ length: 2_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n')} 1\n`],
+    ['deep.json', `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
+    ['deep.toml', `a = ${'['.repeat(100)}${']'.repeat(100)}\n`],
+  ];
+  for (const [name, text] of cases) {
+    const result = loadConfigFile(write(name, text), {});
+    assert.equal(result.config, undefined, name);
+    assert.equal(result.problems.length, 1, name);
+    assert.match(
+      result.problems[0]?.message ?? '',
+      /malformed \w+: maps and lists are nested more than 64/,
+      name,
+    );
+  }
+  const fine = `insecure_server: true\nidp_request_params: ${'{a: '.repeat(20)}1${'}'.repeat(20)}\n`;
+  assert.doesNotMatch(
+    loadConfigFile(write('nested-20.yaml', fine), {}).problems.map(formatProblem).join('\n'),
+    /nested more than/,
+  );
+});
+
+test('YAML anchors and aliases of a reasonable size still work', () => {
+  const result = loadConfigFile(
+    write(
+      'aliases.yaml',
+      [
+        'insecure_server: true',
+        'routes:',
+        '  - from: https://a.example.com',
+        '    to: http://10.0.0.1:80',
+        '    policy: &shared',
+        '      - allow:',
+        '          or:',
+        '            - email: { is: a@example.com }',
+        '  - from: https://b.example.com',
+        '    to: http://10.0.0.2:80',
+        '    policy: *shared',
+        '',
+      ].join('\n'),
+    ),
+    {},
+  );
+  assert.deepEqual(result.problems.map(formatProblem), []);
+  assert.deepEqual(
+    result.config?.routes.map((route) => route.policy[0]?.path),
+    ['routes[0].policy[0].allow', 'routes[1].policy[0].allow'],
+  );
+});
+
 test('properties: separators, comments, continuations, escapes, dotted map entries', () => {
   const result = parseProperties(
     '# comment\n! also\nkey1 = a\\tb\nkey2:c\nkey3 d\nlong=one,\\\n    two\nuni=\\u00e9\nmap.X-A=1\nmap.X-B=2\nspaced\\ key=v\n',

@@ -110,7 +110,12 @@ test('a YAML config is rewritten into today form, keeping comments, and the chan
   }
   writeFileSync(join(dir, 'check.yaml'), out);
   const again = loadConfigFile(join(dir, 'check.yaml'), {});
-  assert.deepEqual(again.problems.map(formatProblem), [], 'the migrated config validates');
+  // The one problem left: databroker_service_url is not supported yet (issue 25).
+  assert.deepEqual(
+    again.problems.map(formatProblem).map((line) => line.replace(/;.*/, '')),
+    ['databroker_service_url: is not supported yet (issue 25)'],
+    'the migrated config validates but for the option not supported yet',
+  );
 });
 
 test('--write replaces the file, keeps a .bak and prints the changes; a second run has nothing to do', () => {

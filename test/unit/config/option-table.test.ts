@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { envName, findOption, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS } from '../../../src/config/option-table.js';
 import { REMOVED_OPTIONS } from '../../../src/config/removed-options.js';
 import { ROUTE_OPTIONS } from '../../../src/config/route-option-table.js';
+import { supportText } from '../../../src/config/reference-doc.js';
 import { referenceMarkdown, REFERENCE_PATH } from '../../../src/config/reference-file.js';
 import { valid, base } from './helpers.js';
 
@@ -122,4 +123,11 @@ test('docs/reference.md is generated from the table (run `npm run docs` when thi
   for (const removed of REMOVED_OPTIONS) assert.ok(expected.includes(`\`${removed.key}\``), removed.key);
   for (const option of ROUTE_OPTIONS) assert.ok(expected.includes(`\`${option.key}\``), option.key);
   assert.match(expected, /trailing\s+newline/, 'the docs say secret files are trimmed');
+  const marked = [...GLOBAL_OPTIONS, ...ROUTE_OPTIONS].filter((option) => option.support !== undefined);
+  assert.equal(
+    expected.split('**Not supported yet (issue ').length - 1,
+    marked.length,
+    'each option not supported yet says so in its description',
+  );
+  for (const { key, support } of marked) assert.ok(support && expected.includes(supportText(support)), key);
 });

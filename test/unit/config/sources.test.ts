@@ -32,6 +32,11 @@ interface Row {
   /** Extra context for this row; a key set to undefined is removed from CONTEXT. */
   readonly context?: Record<string, unknown>;
   readonly files?: Record<string, string>;
+  /**
+   * Set while both values are refused as not supported yet (that issue): the row then checks
+   * that the refusal names the source that won (the key, or the environment variable).
+   */
+  readonly notYet?: number;
 }
 
 const href = (url: URL | undefined): string | undefined => url?.href;
@@ -48,6 +53,7 @@ const ROWS: readonly Row[] = [
     read: (c) => c.services,
     fromFile: ['authorize', 'databroker'],
     fromEnv: ['proxy'],
+    notYet: 25,
   },
   {
     key: 'authenticate_service_url',
@@ -81,6 +87,7 @@ const ROWS: readonly Row[] = [
     fromFile: 'http://authz:5443/',
     fromEnv: 'https://authz2:5443/',
     context: { services: 'proxy' },
+    notYet: 25,
   },
   {
     key: 'databroker_service_url',
@@ -89,6 +96,7 @@ const ROWS: readonly Row[] = [
     read: (c) => href(c.databroker_service_url),
     fromFile: 'http://db:5443/',
     fromEnv: 'https://db2:5443/',
+    notYet: 25,
   },
   {
     key: 'signout_redirect_url',
@@ -462,12 +470,13 @@ const ROWS: readonly Row[] = [
   },
   {
     key: 'databroker_storage_type',
-    file: 'memory',
-    env: 'redis',
+    file: 'redis',
+    env: 'REDIS',
     read: (c) => c.databroker_storage_type,
-    fromFile: 'memory',
+    fromFile: 'redis',
     fromEnv: 'redis',
     context: { databroker_storage_connection_string: 'redis://localhost:6379' },
+    notYet: 25,
   },
   {
     key: 'databroker_storage_connection_string',
@@ -476,7 +485,6 @@ const ROWS: readonly Row[] = [
     read: (c) => reveal(c.databroker_storage_connection_string),
     fromFile: 'redis://a:6379',
     fromEnv: 'rediss://u:p@b:6380/1',
-    context: { databroker_storage_type: 'redis' },
   },
   {
     key: 'databroker_storage_connection_string_file',
@@ -485,7 +493,6 @@ const ROWS: readonly Row[] = [
     read: (c) => reveal(c.databroker_storage_connection_string),
     fromFile: 'redis://a:6379',
     fromEnv: 'redis://b:6379',
-    context: { databroker_storage_type: 'redis' },
     files: { '/r/a': 'redis://a:6379\n', '/r/b': 'redis://b:6379' },
   },
 ];
@@ -512,6 +519,19 @@ for (const row of ROWS) {
   test(`${row.key}: file, env, env over file, empty env is unset`, () => {
     const env = envName(row.key);
     const files = row.files ?? {};
+    if (row.notYet !== undefined) {
+      const refusedAt = (document: Record<string, unknown>, vars: Record<string, string>): unknown =>
+        parse(document, vars, files).problems.find(
+          (problem) =>
+            [row.key, env].includes(problem.path) &&
+            problem.message.startsWith(`is not supported yet (issue ${row.notYet})`),
+        )?.path;
+      assert.equal(refusedAt(documentFor(row, true), {}), row.key, 'from the file');
+      assert.equal(refusedAt(documentFor(row, false), { [env]: row.env }), env, 'from env');
+      assert.equal(refusedAt(documentFor(row, true), { [env]: row.env }), env, 'env wins');
+      assert.equal(refusedAt(documentFor(row, true), { [env]: '' }), row.key, 'empty env is unset');
+      return;
+    }
     assert.deepEqual(row.read(valid(documentFor(row, true), {}, files)), row.fromFile, 'from the file');
     assert.deepEqual(
       row.read(valid(documentFor(row, false), { [env]: row.env }, files)),

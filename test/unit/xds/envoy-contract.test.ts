@@ -9,7 +9,6 @@ import { compile } from '../../../src/xds/compile/compile.js';
 import { renderResources } from '../../../src/xds/codec/render.js';
 import { encodeMessage } from '../../../src/xds/codec/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
-import { withBuiltMessages } from '../../../src/xds/compile/lazy-resource.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -34,7 +33,7 @@ function render(document: Record<string, unknown>): {
     },
   });
   assert.ok(ir);
-  const compiled = withBuiltMessages(compile(ir));
+  const compiled = compile(ir);
   const rendered = renderResources(compiled) as unknown as Record<string, Json[]>;
   const listener = rendered.listeners?.[0] as Json;
   const hcm = listener.filter_chains[0].filters[0].typed_config as Json;

@@ -1,150 +1,102 @@
-// The snapshot stage's bookkeeping: the array-backed resource map answers like a Map, and type
-// versions depend only on the set of (name, version) pairs, whatever objects and order produced it.
+// The snapshot stage: each resource is protobufjs's encoding of its message, versioned by a hash of
+// its bytes; type versions depend only on the set of (name, version) pairs; and a build that reuses
+// the previous build's cache gives exactly the snapshot a build without one gives.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { CLUSTER_TYPE, RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from '../../../src/xds/compile/compile.js';
-import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
-import { isSortedByName, SortedResourceMap } from '../../../src/xds/snapshot/sorted-by-name.js';
-import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
-import { encodeMessageReference, type ProtoObject } from '../../../src/xds/codec/codec.js';
+import type { CompiledResource, CompiledResources } from '../../../src/xds/codec/compiled.js';
+import { buildSnapshot, type EncodeCache } from '../../../src/xds/snapshot/build-snapshot.js';
+import { messageType } from '../../../src/xds/codec/proto-root.js';
+import type { ProtoObject } from '../../../src/xds/codec/codec.js';
 import { seededRandom } from '../../support/seeded-random.js';
-import { contentHash64 } from '../../../src/shared/fast-hash.js';
-import { resourceBytes, resourceVersion } from '../../../src/xds/snapshot/snapshot-entry.js';
-import { messageOf } from '../../../src/xds/compile/lazy-resource.js';
 
-function resource(name: string): EncodedResource {
-  return { name, version: `v-${name}`, bytes: new Uint8Array([name.length]) };
-}
-
-test('SortedResourceMap answers get, has, size and iteration exactly as a Map of the same items', () => {
-  const names = Array.from({ length: 257 }, (_, index) => `route-${(index * 7919).toString(36)}`).sort();
-  const items = names.map(resource);
-  assert.ok(isSortedByName(items));
-  const sorted = new SortedResourceMap(items);
-  const map = new Map(items.map((item) => [item.name, item]));
-  assert.equal(sorted.size, map.size);
-  for (const name of [...names, 'absent', '', 'route-', 'zzz', names[0] + 'x']) {
-    assert.equal(sorted.get(name), map.get(name), name);
-    assert.equal(sorted.has(name), map.has(name), name);
-  }
-  assert.deepEqual([...sorted], [...map]);
-  assert.deepEqual([...sorted.keys()], [...map.keys()]);
-  assert.deepEqual([...sorted.values()], [...map.values()]);
-  assert.deepEqual([...sorted.entries()], [...map.entries()]);
-  const seen: string[] = [];
-  sorted.forEach((value, key, self) => {
-    assert.equal(value.name, key);
-    assert.equal(self, sorted);
-    seen.push(key);
-  });
-  assert.deepEqual(seen, names);
-  assert.equal(new SortedResourceMap([]).get('a'), undefined);
-});
-
-test('isSortedByName wants strictly increasing names', () => {
-  assert.ok(isSortedByName([]));
-  assert.ok(isSortedByName([{ name: 'a' }]));
-  assert.ok(isSortedByName([{ name: 'a' }, { name: 'b' }]));
-  assert.ok(!isSortedByName([{ name: 'b' }, { name: 'a' }]));
-  assert.ok(!isSortedByName([{ name: 'a' }, { name: 'a' }]), 'duplicates are not sorted');
-});
-
-/** Compiled resources with the given clusters (fresh message objects each call) and nothing else. */
-function compiledClusters(names: readonly string[], timeoutSeconds = 1): CompiledResources {
+/** Compiled resources with the given clusters and nothing else. */
+function compiledWith(clusters: readonly CompiledResource[]): CompiledResources {
   const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
     ResourceType,
-    CompiledResource[]
+    readonly CompiledResource[]
   >;
-  empty[CLUSTER_TYPE] = names.map((name) => ({
-    name,
-    message: { name, type: 'STATIC', connect_timeout: { seconds: timeoutSeconds, nanos: 0 } },
-  }));
-  return empty;
+  return { ...empty, [CLUSTER_TYPE]: clusters };
 }
 
+/** Clusters with the given names (fresh message objects each call). */
+function clusters(names: readonly string[], timeoutSeconds = 1): CompiledResources {
+  return compiledWith(
+    names.map((name) => ({
+      name,
+      message: { name, type: 'STATIC', connect_timeout: { seconds: timeoutSeconds, nanos: 0 } },
+    })),
+  );
+}
+
+test('each resource holds protobufjs encoding of its message, versioned by a hash of those bytes', () => {
+  const compiled = clusters(['a', 'b', 'c']);
+  const { snapshot } = buildSnapshot(compiled);
+  const type = messageType(CLUSTER_TYPE);
+  for (const { name, message } of compiled[CLUSTER_TYPE]) {
+    const entry = snapshot.resources[CLUSTER_TYPE].get(name);
+    assert.ok(entry, name);
+    const expected = type.encode(type.fromObject(message)).finish();
+    assert.ok(Buffer.from(entry.bytes).equals(Buffer.from(expected)), name);
+    assert.equal(entry.version, createHash('sha256').update(expected).digest('hex').slice(0, 16));
+  }
+  assert.deepEqual([...snapshot.resources[CLUSTER_TYPE].keys()], ['a', 'b', 'c']);
+});
+
 test('a type version depends only on its (name, version) pairs: same content, same version', () => {
-  const first = buildSnapshot(compiledClusters(['a', 'b', 'c']));
-  const again = buildSnapshot(compiledClusters(['a', 'b', 'c'])); // new objects, same content
+  const first = buildSnapshot(clusters(['a', 'b', 'c'])).snapshot;
+  const again = buildSnapshot(clusters(['a', 'b', 'c'])).snapshot; // new objects, same content
   assert.equal(again.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
   assert.equal(again.version, first.version);
-
-  const unsorted = buildSnapshot(compiledClusters(['c', 'a', 'b']));
+  const unsorted = buildSnapshot(clusters(['c', 'a', 'b'])).snapshot;
   assert.equal(
     unsorted.typeVersions[CLUSTER_TYPE],
     first.typeVersions[CLUSTER_TYPE],
     'order does not matter',
   );
-  assert.equal(
-    resourceVersion(unsorted.resources[CLUSTER_TYPE].get('a') as EncodedResource),
-    resourceVersion(first.resources[CLUSTER_TYPE].get('a') as EncodedResource),
-  );
-  assert.deepEqual(
-    [...unsorted.resources[CLUSTER_TYPE].keys()],
-    ['c', 'a', 'b'],
-    'an unsorted list keeps its order',
-  );
-
-  const changed = buildSnapshot(compiledClusters(['a', 'b', 'c'], 2));
+  const changed = buildSnapshot(clusters(['a', 'b', 'c'], 2)).snapshot;
   assert.notEqual(changed.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
-  const fewer = buildSnapshot(compiledClusters(['a', 'b']));
+  assert.notEqual(changed.version, first.version);
+  const fewer = buildSnapshot(clusters(['a', 'b'])).snapshot;
   assert.notEqual(fewer.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
-  const renamed = buildSnapshot(compiledClusters(['a', 'b', 'd']));
+  const renamed = buildSnapshot(clusters(['a', 'b', 'd'])).snapshot;
   assert.notEqual(renamed.typeVersions[CLUSTER_TYPE], first.typeVersions[CLUSTER_TYPE]);
+  for (const type of RESOURCE_TYPES)
+    if (type !== CLUSTER_TYPE) assert.equal(changed.typeVersions[type], first.typeVersions[type]);
 });
 
-test('a rebuild reuses the encoded resource of every unchanged message, beside inserted and removed ones', () => {
-  const compiled = compiledClusters(['b', 'd', 'f']);
-  const first = buildSnapshot(compiled);
-  const [b, , f] = compiled[CLUSTER_TYPE] as [CompiledResource, CompiledResource, CompiledResource];
-  const extra = compiledClusters(['a', 'e'])[CLUSTER_TYPE] as [CompiledResource, CompiledResource];
-  const next = { ...compiled, [CLUSTER_TYPE]: [extra[0], b, extra[1], f] }; // a added, d removed, e added
-  const second = buildSnapshot(next);
-  assert.equal(second.resources[CLUSTER_TYPE].get('b'), first.resources[CLUSTER_TYPE].get('b'));
-  assert.equal(second.resources[CLUSTER_TYPE].get('f'), first.resources[CLUSTER_TYPE].get('f'));
-  assert.equal(second.resources[CLUSTER_TYPE].get('d'), undefined);
-  assert.deepEqual([...second.resources[CLUSTER_TYPE].keys()], ['a', 'b', 'e', 'f']);
-  const rebuiltFromScratch = buildSnapshot(compiledClusters(['a', 'b', 'e', 'f']));
-  assert.equal(second.typeVersions[CLUSTER_TYPE], rebuiltFromScratch.typeVersions[CLUSTER_TYPE]);
-});
-
-test('each entry reads its own bytes out of the shared blocks, and its version is their content hash', () => {
-  // Enough clusters with long names to span several 64 KiB encoding blocks.
-  const names = Array.from(
-    { length: 3000 },
-    (_, index) => `cluster-${String(index).padStart(5, '0')}-${'x'.repeat(40)}`,
+test('the cache holds exactly the last build and is used by content: an edited message is encoded again', () => {
+  const first = buildSnapshot(clusters(['a', 'b']));
+  assert.equal(first.cache[CLUSTER_TYPE].size, 2);
+  const message = (seconds: number): ProtoObject => ({
+    name: 'a',
+    type: 'STATIC',
+    connect_timeout: { seconds },
+  });
+  // The same content key with another message would be a compile bug; without keys, the message decides.
+  const edited = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }]), first.cache);
+  assert.equal(edited.cache[CLUSTER_TYPE].size, 1, 'entries the build did not use are dropped');
+  const fresh = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }])).snapshot;
+  assert.equal(edited.snapshot.version, fresh.version);
+  // A resource compile keyed by content reuses the earlier encoding under that key.
+  const keyed = buildSnapshot(compiledWith([{ name: 'a', message: message(1), contentKey: 'k1' }]));
+  const reused = buildSnapshot(
+    compiledWith([{ name: 'a', message: message(1), contentKey: 'k1' }]),
+    keyed.cache,
   );
-  const compiled = compiledClusters(names);
-  const snapshot = buildSnapshot(compiled);
-  const blocks = new Set<ArrayBufferLike>();
-  for (const resource of compiled[CLUSTER_TYPE]) {
-    const name = resource.name;
-    const message = messageOf(CLUSTER_TYPE, resource);
-    const entry = snapshot.resources[CLUSTER_TYPE].get(name);
-    assert.ok(entry, name);
-    const bytes = resourceBytes(entry);
-    assert.ok(Buffer.from(bytes).equals(Buffer.from(encodeMessageReference(CLUSTER_TYPE, message))), name);
-    assert.ok(
-      Buffer.from(resourceBytes(entry)).equals(Buffer.from(bytes)),
-      `${name}: the same bytes on every read`,
-    );
-    assert.equal(resourceVersion(entry), contentHash64(bytes), `${name}: version`);
-    assert.equal(resourceVersion(entry), resourceVersion(entry));
-    blocks.add(bytes.buffer);
-  }
-  assert.ok(blocks.size > 1 && blocks.size < 100, `${blocks.size} shared blocks`);
+  assert.equal(
+    reused.snapshot.resources[CLUSTER_TYPE].get('a'),
+    keyed.snapshot.resources[CLUSTER_TYPE].get('a'),
+  );
 });
 
-test('a reusing build gives the type versions of a cold build, whatever was kept, changed, added or removed', () => {
+test('a build with the previous cache gives the snapshot of a build without, whatever changed', () => {
   const next = seededRandom(14);
   const pick = (n: number): number => Math.floor(next() * n);
   const universe = Array.from({ length: 60 }, (_, index) => `c${String(index).padStart(3, '0')}`);
-  // name -> the message object its resource holds: the same object means an unchanged resource.
   let live = new Map<string, ProtoObject>();
-  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as CompiledResources;
-  const listOf = (): CompiledResource[] =>
-    [...live.keys()].sort().map((name) => ({ name, message: live.get(name) as ProtoObject }));
-  buildSnapshot({ ...empty, [CLUSTER_TYPE]: listOf() }, { reuse: false });
+  let cache: EncodeCache | undefined;
   for (let step = 0; step < 200; step++) {
     const changed = new Map(live);
     for (let k = 1 + pick(4); k > 0; k--) {
@@ -154,15 +106,18 @@ test('a reusing build gives the type versions of a cold build, whatever was kept
       else if (roll < 0.7) changed.delete(name);
       else if (changed.has(name)) changed.set(name, { ...changed.get(name), name });
     }
-    if (step % 50 === 49) changed.clear(); // now and then everything goes
+    if (step % 50 === 49) changed.clear();
     live = changed;
-    const list = listOf();
-    if (next() < 0.05) list.reverse(); // out of order: less reuse, the same answer
-    const reused = buildSnapshot({ ...empty, [CLUSTER_TYPE]: list });
-    const cold = buildSnapshot({ ...empty, [CLUSTER_TYPE]: list }, { reuse: false });
-    assert.equal(reused.typeVersions[CLUSTER_TYPE], cold.typeVersions[CLUSTER_TYPE], `step ${step}`);
-    assert.equal(reused.version, cold.version, `step ${step}`);
-    // The next step reuses from a build whose entries are the reusing one's, as a reload would.
-    buildSnapshot({ ...empty, [CLUSTER_TYPE]: list });
+    const list = [...live.keys()].sort().map((name) => ({ name, message: live.get(name) as ProtoObject }));
+    const withCache = buildSnapshot(compiledWith(list), cache);
+    const cold = buildSnapshot(compiledWith(list));
+    assert.equal(withCache.snapshot.version, cold.snapshot.version, `step ${step}`);
+    assert.deepEqual(withCache.snapshot.typeVersions, cold.snapshot.typeVersions, `step ${step}`);
+    for (const [name, entry] of cold.snapshot.resources[CLUSTER_TYPE]) {
+      const reused = withCache.snapshot.resources[CLUSTER_TYPE].get(name);
+      assert.equal(reused?.version, entry.version, `step ${step} ${name}`);
+      assert.ok(Buffer.from(reused.bytes).equals(Buffer.from(entry.bytes)), `step ${step} ${name}`);
+    }
+    cache = withCache.cache;
   }
 });

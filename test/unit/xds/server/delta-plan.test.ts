@@ -9,30 +9,18 @@ import {
   CLUSTER_TYPE,
   type ResourceType,
 } from '../../../../src/xds/codec/type-urls.js';
-import { isSortedByName } from '../../../../src/xds/snapshot/sorted-by-name.js';
 import { seededRandom } from '../../../support/seeded-random.js';
-import { resourceVersion } from '../../../../src/xds/snapshot/snapshot-entry.js';
 
-const made = new Map<string, PreparedResource>();
-/** One prepared resource per name@version, shared like snapshots share unchanged resources. */
-function resource(name: string, version: string): PreparedResource {
-  const key = `${name}@${version}`;
-  let found = made.get(key);
-  if (found === undefined) {
-    found = { name, version, bytes: new Uint8Array() };
-    made.set(key, found);
-  }
-  return found;
-}
-
+/** A prepared type holding `entries` (name -> version), as fresh objects sorted by name. */
 function prepared(entries: Record<string, string>, type: ResourceType = CLUSTER_TYPE): PreparedType {
-  const list = Object.entries(entries).map(([name, version]) => resource(name, version));
+  const list = Object.entries(entries)
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, version]): PreparedResource => ({ name, version, bytes: new Uint8Array() }));
   return {
     type,
     typeUrl: 'type.googleapis.com/x',
-    version: JSON.stringify(entries),
+    version: JSON.stringify(list.map((entry) => [entry.name, entry.version])),
     list,
-    sorted: isSortedByName(list),
     byName: new Map(list.map((entry) => [entry.name, entry])),
     fullSotwBody: () => new Uint8Array(),
   };
@@ -49,7 +37,7 @@ function streamHolding(first: PreparedType): DeltaTypeState {
 }
 
 const names = (plan: { upserts: readonly PreparedResource[] }): string[] =>
-  plan.upserts.map((r) => `${r.name}@${resourceVersion(r)}`);
+  plan.upserts.map((r) => `${r.name}@${r.version}`);
 
 test('after an ACKed plan, the next plan holds only what changed, was added or was removed', () => {
   const state = streamHolding(prepared({ a: '1', b: '1', c: '1', d: '1' }));
@@ -75,11 +63,15 @@ test('unsent plans are not double-sent: an update in flight is not planned again
   assert.deepEqual(names(state.plan(prepared({ a: '2', b: '1' }))), ['b@1']);
 });
 
-test('lists out of name order fall back to the full plan, with the same answer', () => {
+test('resources are compared by name and version, not by object: a fresh equal snapshot plans nothing', () => {
   const state = streamHolding(prepared({ a: '1', b: '1' }));
   const plan = state.plan(prepared({ c: '1', a: '2', b: '1' }));
   assert.deepEqual(names(plan).sort(), ['a@2', 'c@1']);
   assert.deepEqual(plan.removals, []);
+  state.markSent('2', plan.upserts, plan.removals);
+  state.onAck('2');
+  const again = state.plan(prepared({ a: '2', b: '1', c: '1' }));
+  assert.deepEqual([names(again), again.removals], [[], []]);
 });
 
 test('named subscribes and unsubscribes keep the plan incremental, with what a full plan gives (1,500 random steps)', () => {

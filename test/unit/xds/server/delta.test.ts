@@ -18,7 +18,6 @@ import {
   waitFor,
   withServer,
 } from './helpers.js';
-import { resourceVersion } from '../../../../src/xds/snapshot/snapshot-entry.js';
 import type { EncodedResource } from '../../../../src/xds/snapshot/types.js';
 
 const CLUSTER = 'envoy.config.cluster.v3.Cluster';
@@ -49,7 +48,7 @@ describe('ADS delta', () => {
       const cds = responses[0]!;
       assert.deepEqual(
         cds.resources.map((r) => [r.name, r.version]),
-        [...snapshot.resources[CLUSTER].values()].map((r) => [r.name, resourceVersion(r)]),
+        [...snapshot.resources[CLUSTER].values()].map((r) => [r.name, r.version]),
       );
       assert.equal(cds.version, snapshot.typeVersions[CLUSTER]);
     }));
@@ -194,7 +193,7 @@ describe('ADS delta', () => {
       const next = await client.next();
       assert.deepEqual(
         next.resources.map((r) => [r.name, r.version]),
-        [['c1', resourceVersion(fixed.resources[CLUSTER].get('c1') as EncodedResource)]],
+        [['c1', (fixed.resources[CLUSTER].get('c1') as EncodedResource).version]],
       );
     }));
 
@@ -296,7 +295,7 @@ describe('ADS delta', () => {
       const client = connect('delta');
       client.deltaRequest({
         type_url: CDS,
-        initial_resource_versions: { c1: resourceVersion(c1), c2: 'outdated', gone: 'v0' },
+        initial_resource_versions: { c1: c1.version, c2: 'outdated', gone: 'v0' },
       });
       const [upserts, removals] = await take(client, 2);
       assert.deepEqual(

@@ -15,15 +15,9 @@ import {
 } from '../../../../src/xds/codec/type-urls.js';
 import type { ResourceType } from '../../../../src/xds/codec/type-urls.js';
 import { AdsServer } from '../../../../src/xds/server/ads-server.js';
-import type {
-  EncodedResource,
-  HeldResource,
-  Snapshot,
-  SnapshotSource,
-} from '../../../../src/xds/snapshot/types.js';
+import type { EncodedResource, Snapshot, SnapshotSource } from '../../../../src/xds/snapshot/types.js';
 import { connectAds } from '../../../support/ads-client.js';
 import type { AdsClient, AdsMode, AdsResponse } from '../../../support/ads-client.js';
-import { resourceVersion } from '../../../../src/xds/snapshot/snapshot-entry.js';
 
 /** Type URLs by short name, for readable tests. */
 export const CDS = typeUrl(CLUSTER_TYPE);
@@ -128,7 +122,7 @@ export function buildSnapshot(spec: SnapshotSpec): Snapshot {
   const resources = {} as Record<ResourceType, Map<string, EncodedResource>>;
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
-    const map = new Map<string, HeldResource>();
+    const map = new Map<string, EncodedResource>();
     for (const object of byType[type]) {
       const name = String(type === CLUSTER_LOAD_ASSIGNMENT_TYPE ? object['cluster_name'] : object['name']);
       const bytes = encodeMessage(type, object);
@@ -268,7 +262,7 @@ export function deltaConverged(
     const held = client.resources.get(typeUrl(type)) ?? new Map<string, string>();
     const want = snapshot.resources[type];
     if (held.size !== want.size) return false;
-    for (const [name, resource] of want) if (held.get(name) !== resourceVersion(resource)) return false;
+    for (const [name, resource] of want) if (held.get(name) !== resource.version) return false;
     return true;
   });
 }

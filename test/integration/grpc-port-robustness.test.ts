@@ -1,0 +1,311 @@
+// The gRPC port (ADS and ext_authz Check on `grpc_address`) survives hostile HTTP/2: a running
+// Portcullis (the real command, `--without-envoy`, in its own process, so a crash is a crash and not
+// an exception the test runner catches) gets the 172-byte packet that used to end it (a HEADERS for
+// an unknown method followed at once by RST_STREAM, issue 22) and a few malformed HTTP/2
+// sequences over raw TCP, and afterwards is still running and still answers ADS and Check. The
+// frames are assembled by hand here, in the test, because a client library would refuse to send
+// most of them.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as grpc from '@grpc/grpc-js';
+import { stringify } from 'yaml';
+import { startAllInOne } from '../../src/cmd/all-in-one.js';
+import { PortcullisError } from '../../src/shared/errors.js';
+import { silentLogger } from '../../src/shared/logger.js';
+import { messageType } from '../../src/xds/codec/proto-root.js';
+import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { connectAds } from '../support/ads-client.js';
+import { freePort } from '../support/ports.js';
+import { waitFor } from '../support/wait.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
+
+// HTTP/2 frame types and flags (RFC 9113 section 6).
+const DATA = 0x0;
+const HEADERS = 0x1;
+const RST_STREAM = 0x3;
+const SETTINGS = 0x4;
+const PING = 0x6;
+const GOAWAY = 0x7;
+const CONTINUATION = 0x9;
+const END_STREAM = 0x1;
+const ACK = 0x1;
+const END_HEADERS = 0x4;
+const CANCEL = 0x8;
+const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
+
+function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
+  const header = Buffer.alloc(9);
+  header.writeUIntBE(payload.length, 0, 3);
+  header[3] = type;
+  header[4] = flags;
+  header.writeUInt32BE(streamId, 5);
+  return Buffer.concat([header, payload]);
+}
+
+/** A header block of "literal never indexed, new name" fields (RFC 7541 6.2.3), no Huffman. */
+function headerBlock(fields: readonly (readonly [string, string])[]): Buffer {
+  return Buffer.concat(
+    fields.map(([name, value]) => {
+      assert.ok(name.length < 127 && value.length < 127);
+      return Buffer.concat([
+        Buffer.from([0x10, name.length]),
+        Buffer.from(name, 'latin1'),
+        Buffer.from([value.length]),
+        Buffer.from(value, 'latin1'),
+      ]);
+    }),
+  );
+}
+
+function requestHeaders(path: string): Buffer {
+  return headerBlock([
+    [':method', 'POST'],
+    [':scheme', 'http'],
+    [':path', path],
+    [':authority', 'x'],
+    ['content-type', 'application/grpc'],
+    ['te', 'trailers'],
+  ]);
+}
+
+const rstStream = (streamId: number): Buffer => {
+  const code = Buffer.alloc(4);
+  code.writeUInt32BE(CANCEL);
+  return frame(RST_STREAM, 0, streamId, code);
+};
+
+/** The packet of issue 22: preface, SETTINGS, HEADERS for an unknown method, RST_STREAM at once. */
+const CRASH_PACKET = Buffer.concat([
+  PREFACE,
+  frame(SETTINGS, 0, 0),
+  frame(HEADERS, END_HEADERS, 1, requestHeaders('/unknown.Service/Method')),
+  rstStream(1),
+]);
+
+/**
+ * Garbage after the preface. Read as HTTP/2 it is a frame of unknown type 0x20 and 4.6 MB, which
+ * HTTP/2 says to skip (RFC 9113 section 4.1), so the server may keep reading rather than answer:
+ * the connection idles until the server's idle timeout closes it.
+ */
+const GARBAGE = Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n\x00\xff\x13\x37', 'latin1');
+
+/** Malformed sequences, each sent on its own connection after the preface and SETTINGS. */
+const MALFORMED: Readonly<Record<string, Buffer>> = {
+  'a frame longer than SETTINGS_MAX_FRAME_SIZE': frame(DATA, 0, 1, Buffer.alloc(0)).fill(0xff, 0, 3),
+  'HEADERS on stream 0': frame(HEADERS, END_HEADERS | END_STREAM, 0, requestHeaders(CHECK_PATH)),
+  'CONTINUATION without HEADERS': frame(CONTINUATION, END_HEADERS, 1, requestHeaders(CHECK_PATH)),
+  'a header block with an index past both tables': frame(HEADERS, END_HEADERS, 1, Buffer.from([0xff, 0x7f])),
+  'a Check whose message is cut short, then RST_STREAM': Buffer.concat([
+    frame(HEADERS, END_HEADERS, 1, requestHeaders(CHECK_PATH)),
+    frame(DATA, 0, 1, Buffer.from([0, 0, 0, 0x10, 0, 0x0a])),
+    rstStream(1),
+  ]),
+  '1,000 HEADERS + RST_STREAM pairs (unknown method and Check)': Buffer.concat(
+    Array.from({ length: 1000 }, (_, index) => {
+      const streamId = 2 * index + 1;
+      const path = index % 2 === 0 ? '/unknown.Service/Method' : CHECK_PATH;
+      return Buffer.concat([
+        frame(HEADERS, END_HEADERS, streamId, requestHeaders(path)),
+        rstStream(streamId),
+      ]);
+    }),
+  ),
+};
+
+type Outcome = 'answered' | 'refused' | 'closed' | 'no reply';
+
+/**
+ * Sends `bytes` on a fresh TCP connection, then a PING, and resolves when the server has acted on
+ * them: it ACKed the PING (it read everything before it), sent GOAWAY (refused the connection; the
+ * server's idle timeout closes it later) or closed the connection; 'no reply' after `timeoutMs`.
+ */
+function sendRaw(port: number, bytes: Buffer, timeoutMs = 5000): Promise<Outcome> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    let received = Buffer.alloc(0);
+    const finish = (outcome: Outcome): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(outcome);
+    };
+    const timer = setTimeout(() => finish('no reply'), timeoutMs);
+    socket.on('connect', () => socket.write(Buffer.concat([bytes, frame(PING, 0, 0, Buffer.alloc(8, 7))])));
+    socket.on('data', (chunk: Buffer) => {
+      received = Buffer.concat([received, chunk]);
+      // Walk the server's frames (its own well-formed output) for the PING ACK or a GOAWAY.
+      for (let offset = 0; offset + 9 <= received.length; ) {
+        const length = received.readUIntBE(offset, 3);
+        const type = received[offset + 3];
+        if (type === GOAWAY) {
+          finish('refused');
+          return;
+        }
+        if (type === PING && ((received[offset + 4] ?? 0) & ACK) !== 0) {
+          finish('answered');
+          return;
+        }
+        offset += 9 + length;
+      }
+    });
+    socket.on('error', () => finish('closed'));
+    socket.on('close', () => finish('closed'));
+  });
+}
+
+let dir: string;
+let child: ChildProcess;
+let grpcPort: number;
+let output = '';
+let configPath: string;
+
+before(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'portcullis-grpc-robustness-'));
+  grpcPort = await freePort();
+  configPath = join(dir, 'config.yaml');
+  writeFileSync(
+    configPath,
+    stringify({
+      insecure_server: true,
+      shared_secret: Buffer.alloc(32, 3).toString('base64'),
+      address: `127.0.0.1:${await freePort()}`,
+      grpc_address: `127.0.0.1:${grpcPort}`,
+      envoy_admin_address: `127.0.0.1:${await freePort()}`,
+      routes: [{ from: 'https://app.test', to: 'http://127.0.0.1:1', allowed_users: ['ada@example.com'] }],
+    }),
+  );
+  child = spawn(
+    process.execPath,
+    ['--import', 'tsx', 'src/cmd/main.ts', '--config', configPath, '--without-envoy'],
+    { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  await waitFor(
+    async () => {
+      if (child.exitCode !== null) throw new Error(`Portcullis exited: ${output}`);
+      return output.includes('ADS server listening');
+    },
+    { what: 'Portcullis to listen on grpc_address', timeoutMs: 30_000 },
+  );
+});
+
+after(async () => {
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function assertAlive(after: string): void {
+  assert.equal(child.exitCode, null, `Portcullis exited after ${after}:\n${output.slice(-3000)}`);
+  assert.equal(child.signalCode, null, `Portcullis was killed after ${after}`);
+}
+
+/** One Check over a real grpc-js client; resolves with the decoded CheckResponse. */
+function check(): Promise<{ status?: { code?: number }; denied_response?: { status?: { code?: number } } }> {
+  const requestType = messageType('envoy.service.auth.v3.CheckRequest');
+  const responseType = messageType('envoy.service.auth.v3.CheckResponse');
+  const bytes = requestType
+    .encode(
+      requestType.fromObject({
+        attributes: {
+          request: { http: { id: 'r1', method: 'GET', host: 'app.test', path: '/', scheme: 'https' } },
+          context_extensions: { route_id: 'ffffffffffffffff' },
+        },
+      }),
+    )
+    .finish();
+  const client = new grpc.Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
+  return new Promise((resolve, reject) => {
+    client.makeUnaryRequest(
+      CHECK_PATH,
+      (value: Uint8Array) => Buffer.from(value),
+      (value: Buffer) => value,
+      bytes,
+      { deadline: Date.now() + 5000 },
+      (err, response) => {
+        client.close();
+        if (err) reject(err);
+        else resolve(responseType.toObject(responseType.decode(response as Buffer)) as never);
+      },
+    );
+  });
+}
+
+/** ADS and Check both answer; when they do not, says whether Portcullis exited, with its output. */
+async function assertServing(after: string): Promise<void> {
+  assertAlive(after);
+  try {
+    await adsAndCheckAnswer(after);
+  } catch (err) {
+    // A crash shows first as a refused connection: give the exit a moment to be reported.
+    const exited = await waitFor(async () => child.exitCode !== null || child.signalCode !== null, {
+      what: 'Portcullis to exit',
+      timeoutMs: 2000,
+    }).catch(() => false);
+    if (exited) assertAlive(after);
+    throw err;
+  }
+}
+
+async function adsAndCheckAnswer(after: string): Promise<void> {
+  const ads = connectAds(`127.0.0.1:${grpcPort}`, { mode: 'delta', nodeId: 'robustness', timeoutMs: 5000 });
+  try {
+    ads.subscribe(TYPE_PREFIX + CLUSTER_TYPE);
+    const response = await ads.next();
+    assert.equal(response.typeUrl, TYPE_PREFIX + CLUSTER_TYPE, `ADS answers after ${after}`);
+    assert.ok(response.resources.length > 0, `ADS sends clusters after ${after}`);
+  } finally {
+    ads.close();
+  }
+  const decision = await check();
+  assert.equal(
+    decision.denied_response?.status?.code,
+    404,
+    `Check answers after ${after} (unknown route: 404)`,
+  );
+}
+
+test('the 172-byte packet (HEADERS for an unknown method, then RST_STREAM) does not stop Portcullis', async () => {
+  assert.equal(CRASH_PACKET.length, 172);
+  await assertServing('nothing yet');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const outcome = await sendRaw(grpcPort, CRASH_PACKET);
+    assert.notEqual(outcome, 'no reply', 'the server answers or closes, it does not hang');
+    assertAlive(`the 172-byte packet (attempt ${attempt + 1})`);
+  }
+  await assertServing('the 172-byte packet');
+});
+
+test('malformed HTTP/2 sequences are refused on their own connection and stop nothing', async () => {
+  const opening = Buffer.concat([PREFACE, frame(SETTINGS, 0, 0)]);
+  await sendRaw(grpcPort, Buffer.concat([opening, GARBAGE]), 1000);
+  assertAlive('garbage after the preface');
+  for (const [name, bytes] of Object.entries(MALFORMED)) {
+    const outcome = await sendRaw(grpcPort, Buffer.concat([opening, bytes]));
+    assert.notEqual(outcome, 'no reply', `${name}: the server answers or closes, it does not hang`);
+    assertAlive(name);
+  }
+  await assertServing('the malformed sequences');
+});
+
+test('a second Portcullis on the same grpc_address fails with GRPC_BIND_FAILED naming it', async () => {
+  await assert.rejects(
+    startAllInOne({ configPath, env: {}, logger: silentLogger, withoutEnvoy: true }),
+    (err: unknown) =>
+      err instanceof PortcullisError &&
+      err.code === 'GRPC_BIND_FAILED' &&
+      err.message.includes(`grpc_address 127.0.0.1:${grpcPort}`),
+  );
+  assertAlive('a second bind on its port');
+});

@@ -1,0 +1,352 @@
+// No silent no-ops: every option of the global and route tables either has a reader outside
+// src/config or a not-supported mark, and a marked option set to anything but its default is
+// reported (an error or a warning naming the key and the issue) while its default stays silent.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { PassThrough } from 'node:stream';
+import ts from 'typescript';
+import { runValidate } from '../../../src/cmd/compile-command.js';
+import { loadConfigFile } from '../../../src/config/load-file.js';
+import { envName, GLOBAL_OPTIONS, type OptionSpec } from '../../../src/config/option-table.js';
+import { ROUTE_OPTIONS } from '../../../src/config/route-option-table.js';
+import { formatProblem, type Problem } from '../../../src/shared/errors.js';
+import { CERT_PEM, parse, SECRET_32 } from './helpers.js';
+
+const ROOT = new URL('../../../', import.meta.url).pathname;
+
+/**
+ * Fields of `Config` and `RouteSettings` (src/config/types.ts) that code outside src/config reads,
+ * as `Config.<field>`: property accesses and destructuring, resolved by the TypeScript checker so
+ * that a same-named field of another type (`listener.address`) does not count.
+ */
+function configFieldReaders(): Set<string> {
+  const files = (function walk(dir: string): string[] {
+    return readdirSync(dir).flatMap((name) => {
+      const path = join(dir, name);
+      if (statSync(path).isDirectory()) return walk(path);
+      return path.endsWith('.ts') ? [path] : [];
+    });
+  })(join(ROOT, 'src'));
+  const tsconfig = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (path) => ts.sys.readFile(path));
+  const { options } = ts.parseJsonConfigFileContent(tsconfig.config, ts.sys, ROOT);
+  const program = ts.createProgram(files, options);
+  const checker = program.getTypeChecker();
+  const typesFile = join(ROOT, 'src/config/types.ts');
+  const found = new Set<string>();
+  const record = (symbol: ts.Symbol | undefined): void => {
+    for (const declaration of symbol?.declarations ?? []) {
+      const owner = declaration.parent;
+      if (ts.isInterfaceDeclaration(owner) && declaration.getSourceFile().fileName === typesFile) {
+        found.add(`${owner.name.text}.${symbol?.name ?? ''}`);
+      }
+    }
+  };
+  for (const source of program.getSourceFiles()) {
+    const path = relative(ROOT, source.fileName);
+    if (!path.startsWith('src/') || path.startsWith('src/config/')) continue;
+    const visit = (node: ts.Node): void => {
+      if (ts.isPropertyAccessExpression(node)) record(checker.getSymbolAtLocation(node.name));
+      if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) {
+        const name = (node.propertyName ?? node.name).getText(source);
+        record(checker.getTypeAtLocation(node.parent).getProperty(name));
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+/**
+ * Global options whose value lands in a Config field of another name, read only inside config
+ * parsing: each is consumed through the field named here.
+ */
+const FOLDED_INTO: Readonly<Record<string, string>> = {
+  // The inline and file forms of the listener certificate are merged into `certificates`.
+  certificate: 'certificates',
+  certificate_key: 'certificates',
+  certificate_file: 'certificates',
+  certificate_key_file: 'certificates',
+  // The deprecated spelling of `routes`; its routes come first in `routes`.
+  policy: 'routes',
+};
+
+/** The Config fields an option's value may land in: its key, or the key with a unit or form suffix. */
+function fieldsOf(key: string): string[] {
+  const base = key.replace(/_file$/, '');
+  return [base, `${base}_ms`, `${base}_pem`, `${base}_href`, `${base}_host`];
+}
+
+/** The global option whose Config field carries `option` (a `_file` option fills its target's). */
+function carrier(option: OptionSpec): OptionSpec {
+  if (option.kind.type !== 'file') return option;
+  const target = option.kind.of;
+  return GLOBAL_OPTIONS.find((candidate) => candidate.key === target) ?? option;
+}
+
+test('every option has a reader outside src/config or a not-supported mark', () => {
+  const readers = configFieldReaders();
+  assert.ok(readers.has('Config.routes') && readers.has('RouteSettings.to'), 'the scan finds readers');
+  const silent: string[] = [];
+  for (const option of GLOBAL_OPTIONS) {
+    const target = carrier(option);
+    if (target.support !== undefined) continue;
+    const fields = FOLDED_INTO[target.key] !== undefined ? [FOLDED_INTO[target.key]] : fieldsOf(target.key);
+    if (!fields.some((field) => readers.has(`Config.${field}`))) silent.push(option.key);
+  }
+  for (const option of ROUTE_OPTIONS) {
+    if (option.support !== undefined) continue;
+    if (!fieldsOf(option.key).some((field) => readers.has(`RouteSettings.${field}`)))
+      silent.push(`routes[].${option.key}`);
+  }
+  assert.deepEqual(
+    silent,
+    [],
+    'these options are parsed but nothing outside src/config reads them: give each a `support` mark (not supported yet, with its issue) or make it work',
+  );
+});
+
+test('marks are well formed: an issue that builds it, a severity, and what happens instead', () => {
+  for (const option of [...GLOBAL_OPTIONS, ...ROUTE_OPTIONS]) {
+    const mark = option.support;
+    if (mark === undefined) continue;
+    assert.ok([24, 25, 26, 27, 28].includes(mark.issue), option.key);
+    assert.ok(mark.effect.length > 10 && !mark.effect.endsWith('.'), `${option.key}: effect`);
+  }
+  for (const option of GLOBAL_OPTIONS) {
+    // A `_file` option is reported through the option it fills.
+    if (option.kind.type === 'file') assert.equal(option.support, undefined, option.key);
+    assert.equal(option.support?.refusedBy, undefined, `${option.key}: parsing reports global options`);
+  }
+});
+
+/** Self-hosted authenticate with split-safe secrets: every marked option can be set on top. */
+const CONTEXT: Record<string, unknown> = {
+  insecure_server: true,
+  address: ':8080',
+  routes: [{ from: 'https://app.example.com', to: 'http://10.0.0.1:8080' }],
+  authenticate_service_url: 'https://auth.example.com',
+  idp_provider: 'google',
+  idp_client_id: 'client',
+  idp_client_secret: 'client-secret',
+  shared_secret: SECRET_32,
+  cookie_secret: SECRET_32,
+};
+
+/** A value that does not work yet for every marked global option, with the context it needs. */
+const SAMPLES: Readonly<Record<string, { value: unknown; context?: Record<string, unknown> }>> = {
+  services: { value: 'proxy' },
+  authenticate_service_url: { value: 'https://auth2.example.com' },
+  authenticate_internal_service_url: { value: 'http://auth.internal:8443' },
+  authenticate_callback_path: { value: '/cb' },
+  authorize_service_url: { value: 'https://authz:5443', context: { services: 'proxy' } },
+  databroker_service_url: { value: 'https://db:5443' },
+  signout_redirect_url: { value: 'https://bye.example.com' },
+  cookie_secret: { value: SECRET_32 },
+  idp_provider: { value: 'gitlab' },
+  idp_provider_url: { value: 'https://idp.example.com' },
+  idp_client_id: { value: 'other-client' },
+  idp_client_secret: { value: 'other-secret' },
+  idp_scopes: { value: ['openid', 'groups'] },
+  idp_request_params: { value: { prompt: 'login' } },
+  cookie_domain: { value: 'example.com' },
+  cookie_expire: { value: '1h' },
+  cookie_http_only: { value: false },
+  cookie_same_site: { value: 'lax' },
+  jwt_issuer_format: { value: 'uri' },
+  programmatic_redirect_domain_whitelist: { value: ['app.example.com'] },
+  certificate_authority: { value: CERT_PEM },
+  proxy_log_level: { value: 'debug' },
+  metrics_address: { value: ':9090' },
+  tracing_sampling_rate: { value: 0.5 },
+  databroker_storage_type: {
+    value: 'redis',
+    context: { databroker_storage_connection_string: 'redis://a:6379' },
+  },
+  databroker_storage_connection_string: {
+    value: 'redis://a:6379',
+    context: { databroker_storage_type: 'redis' },
+  },
+};
+
+/** The form of a value in an environment variable: lists comma-separated, maps as JSON. */
+function envText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(',');
+  if (typeof value === 'object' && value !== null) return JSON.stringify(value);
+  return String(value);
+}
+
+function notSupportedAt(list: readonly Problem[], path: string): Problem | undefined {
+  return list.find((problem) => problem.path === path && /is not supported yet/.test(problem.message));
+}
+
+function allNotSupported(result: { problems: readonly Problem[]; warnings: readonly Problem[] }): string[] {
+  return [...result.problems, ...result.warnings]
+    .filter((problem) => /is not supported yet/.test(problem.message))
+    .map(formatProblem);
+}
+
+const MARKED = GLOBAL_OPTIONS.filter((option) => option.support !== undefined);
+
+test('every marked global option has a sample value for the tests below', () => {
+  assert.deepEqual(
+    MARKED.map((option) => option.key).filter((key) => SAMPLES[key] === undefined),
+    [],
+  );
+});
+
+for (const option of MARKED) {
+  const mark = option.support;
+  const sample = SAMPLES[option.key];
+  if (mark === undefined || sample === undefined) continue;
+  test(`${option.key} set (file and env) is reported as ${mark.severity} naming issue ${mark.issue}`, () => {
+    const document = { ...CONTEXT, ...sample.context };
+    const cases = [
+      { path: option.key, result: parse({ ...document, [option.key]: sample.value }) },
+      {
+        path: envName(option.key),
+        result: parse(document, { [envName(option.key)]: envText(sample.value) }),
+      },
+    ];
+    for (const { path, result } of cases) {
+      const list = mark.severity === 'error' ? result.problems : result.warnings;
+      const found = notSupportedAt(list, path);
+      assert.ok(found, `${path}: expected a ${mark.severity}, got ${JSON.stringify(result)}`);
+      assert.equal(found.message, `is not supported yet (issue ${mark.issue}); ${mark.effect}`);
+      if (mark.severity === 'error') assert.equal(result.config, undefined, 'an error refuses the config');
+    }
+  });
+}
+
+test('a marked option unset, or set to its default in the file or the environment, is silent', () => {
+  assert.deepEqual(allNotSupported(parse({ insecure_server: true, routes: [] })), []);
+  for (const option of MARKED.filter((candidate) => candidate.default !== undefined)) {
+    const value = option.default as string;
+    const fromFile = parse({ ...CONTEXT, [option.key]: value });
+    assert.equal(notSupportedAt(fromFile.warnings, option.key), undefined, `${option.key}: ${value}`);
+    assert.equal(notSupportedAt(fromFile.problems, option.key), undefined, `${option.key}: ${value}`);
+    const fromEnv = parse({ insecure_server: true }, { [envName(option.key)]: value });
+    assert.deepEqual(allNotSupported(fromEnv), [], `${envName(option.key)}=${value}`);
+  }
+});
+
+test('values that already work are silent: services listing every service is all-in-one', () => {
+  for (const services of ['all', 'all,proxy', 'authenticate,authorize,proxy,databroker', 'proxy,all']) {
+    const result = parse({ insecure_server: true, services });
+    assert.deepEqual(allNotSupported(result), [], services);
+    assert.ok(result.config, services);
+  }
+  assert.ok(
+    notSupportedAt(parse({ insecure_server: true, services: 'proxy,databroker' }).problems, 'services'),
+  );
+});
+
+test('a path that already has a problem gets no second message', () => {
+  const result = parse({ insecure_server: true, authorize_service_url: 'https://authz:5443' });
+  const lines = result.problems.filter((problem) => problem.path === 'authorize_service_url');
+  assert.equal(lines.length, 1);
+  assert.match(lines[0]?.message ?? '', /must not be set in all-in-one mode/);
+  // The hosted service's "is ignored" warning already covers identity-provider keys.
+  const hosted = parse({ insecure_server: true, idp_client_id: 'x' });
+  assert.equal(hosted.warnings.filter((warning) => warning.path === 'idp_client_id').length, 1);
+});
+
+test('per-route identity-provider clients are refused with the route key path', () => {
+  const result = parse({
+    insecure_server: true,
+    routes: [
+      { from: 'https://a.example.com', to: 'http://10.0.0.1:80' },
+      { from: 'https://b.example.com', to: 'http://10.0.0.2:80', idp_client_id: 'b', idp_client_secret: 's' },
+    ],
+  });
+  assert.equal(result.config, undefined);
+  assert.deepEqual(
+    result.problems.map((problem) => `${problem.path}: ${problem.message.replace(/;.*/, '')}`),
+    [
+      'routes[1].idp_client_id: is not supported yet (issue 24)',
+      'routes[1].idp_client_secret: is not supported yet (issue 24)',
+    ],
+  );
+  assert.ok(!JSON.stringify(result).includes('"s"'), 'the secret is not echoed');
+});
+
+test('policy criteria that cannot be evaluated yet are refused wherever they appear', () => {
+  const route = (policy: unknown): unknown => ({
+    insecure_server: true,
+    routes: [{ from: 'https://a.example.com', to: 'http://10.0.0.1:80', policy }],
+  });
+  const deny = parse(
+    route({ allow: { or: [{ accept: true }] }, deny: { or: [{ device: { approved: true } }] } }),
+  );
+  assert.match(
+    formatProblem(deny.problems[0] as Problem),
+    /^routes\[0\]\.policy.*deny\.or\[0\]: the device criterion is not supported yet/,
+  );
+  assert.equal(deny.config, undefined);
+  const allow = parse(route({ allow: { not: [{ invalid_client_certificate: true }] } }));
+  assert.ok(allow.problems.some((problem) => /invalid_client_certificate criterion/.test(problem.message)));
+  const fine = parse(route({ allow: { or: [{ email: 'a@example.com' }] } }));
+  assert.deepEqual(fine.problems, []);
+});
+
+const dir = mkdtempSync(join(tmpdir(), 'portcullis-support-'));
+test.after(() => rmSync(dir, { recursive: true, force: true }));
+
+function write(name: string, text: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  return path;
+}
+
+test('loadConfigFile reports marks with their line; validate prints warnings and fails on errors', () => {
+  const warned = write('metrics.yaml', 'insecure_server: true\naddress: ":8080"\nmetrics_address: ":9090"\n');
+  const loaded = loadConfigFile(warned, {});
+  assert.ok(loaded.config);
+  assert.deepEqual(loaded.warnings.map(formatProblem), [
+    'metrics_address: is not supported yet (issue 26); nothing listens on it (line 3)',
+  ]);
+  const out = new PassThrough();
+  const err = new PassThrough();
+  assert.equal(runValidate(warned, out, err), 0);
+  assert.match(String(err.read()), /warning: metrics_address: is not supported yet \(issue 26\)/);
+
+  const redis = write(
+    'redis.yaml',
+    'insecure_server: true\ndatabroker_storage_type: redis\ndatabroker_storage_connection_string: redis://r:6379\n',
+  );
+  const refused = loadConfigFile(redis, {});
+  assert.equal(refused.config, undefined);
+  assert.match(
+    formatProblem(refused.problems[0] as Problem),
+    /^databroker_storage_type: is not supported yet \(issue 25\); sessions would be kept in this process's memory.*\(line 2\)$/,
+  );
+  const errOut = new PassThrough();
+  assert.equal(runValidate(redis, new PassThrough(), errOut), 1);
+  assert.match(String(errOut.read()), /databroker_storage_type: is not supported yet \(issue 25\)/);
+});
+
+test('marks that translate refuses (TCP, redirect, response routes) still fail validate', () => {
+  const tcp = write(
+    'tcp.yaml',
+    'insecure_server: true\nroutes:\n  - from: tcp+https://db.example.com:5432\n    to: tcp://10.0.0.5:5432\n',
+  );
+  assert.deepEqual(allNotSupported(loadConfigFile(tcp, {})), [], 'parsing leaves it to translate');
+  const err = new PassThrough();
+  assert.equal(runValidate(tcp, new PassThrough(), err), 1);
+  assert.match(String(err.read()), /routes\[0\]: TCP routes .*not served/);
+  for (const [key, value] of [
+    ['redirect', '{ https_redirect: true }'],
+    ['response', '{ status: 403, body: no }'],
+  ]) {
+    const path = write(
+      `${key}.yaml`,
+      `insecure_server: true\nroutes:\n  - from: https://a.example.com\n    ${key}: ${value}\n`,
+    );
+    const out = new PassThrough();
+    assert.equal(runValidate(path, new PassThrough(), out), 1, key);
+    assert.match(String(out.read()), new RegExp(`routes\\[0\\]: ${key} routes .*not served`));
+  }
+});

@@ -1,0 +1,111 @@
+// translate is a pure function: duplicate routes reported in config order naming the first; the
+// same config gives the same IR whatever was translated before; hosts and clusters sorted by name.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { parseConfig } from '../../../src/config/parse-config.js';
+import type { Config } from '../../../src/config/types.js';
+import { translate } from '../../../src/translate/translate.js';
+import type { IR } from '../../../src/ir/types.js';
+
+const OPTIONS = { systemCaFile: '/ca.pem' };
+
+function parse(routes: readonly Record<string, unknown>[]): Config {
+  const config = parseConfig({
+    document: { insecure_server: true, address: ':8080', routes },
+    env: {},
+    readText: () => '',
+  }).config;
+  assert.ok(config, 'the config parses');
+  return config;
+}
+
+function irOf(config: Config): IR {
+  const result = translate(config, OPTIONS);
+  assert.deepEqual(result.problems, []);
+  assert.ok(result.ir, 'translated');
+  return result.ir;
+}
+
+const route = (host: string, to = 'http://10.0.0.1:8080'): Record<string, unknown> => ({
+  from: `https://${host}`,
+  to,
+});
+
+test('duplicates are reported in config order, each naming the first route with its id', () => {
+  const config = parse([
+    route('a.test'),
+    route('b.test'),
+    route('a.test'), // duplicates routes[0]
+    { from: 'tcp+https://db.test:5432', to: 'tcp://10.0.0.9:5432' }, // not served yet
+    route('b.test'), // duplicates routes[1]
+    route('a.test'), // duplicates routes[0] too
+    route('a.test', 'http://10.0.0.2:8080'), // same host, other upstream: not a duplicate
+  ]);
+  const result = translate(config, OPTIONS);
+  assert.equal(result.ir, undefined);
+  assert.deepEqual(
+    result.problems.map((problem) => [problem.path, problem.message.split(' (')[0]]),
+    [
+      ['routes[2]', 'duplicates routes[0]'],
+      ['routes[3]', 'TCP routes are valid configuration but not served by this version yet'],
+      ['routes[4]', 'duplicates routes[1]'],
+      ['routes[5]', 'duplicates routes[0]'],
+    ],
+  );
+});
+
+test('a route with problems and a duplicate lists its own problems first', () => {
+  const config = parse([
+    route('a.test', 'h2c://10.0.0.1:80'),
+    { ...route('a.test', 'h2c://10.0.0.1:80'), allow_websockets: true },
+  ]);
+  assert.deepEqual(
+    translate(config, OPTIONS).problems.map((problem) => problem.path),
+    ['routes[1].allow_websockets', 'routes[1]'],
+  );
+});
+
+test('virtual hosts are sorted by name, the catch-all last, each with its routes in config order', () => {
+  const ir = irOf(
+    parse([
+      route('zeta.test', 'http://10.0.0.1:80'),
+      route('a.*.test', 'http://10.0.0.2:80'), // a wildcard shape only the catch-all matches
+      route('*.beta.test', 'http://10.0.0.3:80'),
+      route('alpha.test', 'http://10.0.0.4:80'),
+      route('zeta.test', 'http://10.0.0.5:80'),
+      route('Alpha.test', 'http://10.0.0.6:80'),
+    ]),
+  );
+  assert.deepEqual(
+    ir.virtualHosts.map((host) => [host.name, host.routes.map((r) => r.sourcePath)]),
+    [
+      ['*.beta.test', ['routes[2]']],
+      ['alpha.test', ['routes[3]', 'routes[5]']],
+      ['zeta.test', ['routes[0]', 'routes[4]']],
+      ['catch-all', ['routes[1]']],
+    ],
+  );
+  const names = ir.clusters.map((cluster) => cluster.name);
+  assert.deepEqual(names, [...names].sort(), 'clusters sorted by name');
+  assert.equal(names.length, 6);
+});
+
+test('the same config gives the same IR, whatever was translated before; reordering keeps names', () => {
+  const routes = Array.from({ length: 40 }, (_, i) => route(`h${i % 7}.test`, `http://10.0.1.${i}:80`));
+  const config = parse(routes);
+  const first = JSON.stringify(irOf(config));
+  irOf(parse([route('other.test')]));
+  assert.equal(JSON.stringify(irOf(config)), first, 'no memory of the translation in between');
+  assert.equal(JSON.stringify(irOf(parse(structuredClone(routes)))), first, 'a fresh parse, the same IR');
+  const reversed = irOf(parse([...routes].reverse()));
+  const original = irOf(config);
+  assert.deepEqual(
+    reversed.clusters.map((cluster) => cluster.name),
+    original.clusters.map((cluster) => cluster.name),
+    'cluster names come from route content, not place in the list',
+  );
+  assert.deepEqual(
+    reversed.virtualHosts.map((host) => host.name),
+    original.virtualHosts.map((host) => host.name),
+  );
+});
