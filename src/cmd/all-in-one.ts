@@ -2,6 +2,9 @@ import * as grpc from '@grpc/grpc-js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { Reloader } from '../runtime/reloader.js';
+import { snapshotSubscriber } from '../runtime/subscribers.js';
+import type { GoodBuild } from '../runtime/build-pipeline.js';
+import { runnableParts, type ServiceParts } from './services.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
@@ -64,10 +67,11 @@ export interface AllInOne {
 }
 
 /**
- * Starts Portcullis all-in-one: load and validate the config (an invalid first config throws, as
- * there is nothing to keep serving), publish its snapshot, serve ADS and ext_authz Check from one
- * grpc-js server on `grpc_address`, spawn and supervise Envoy from a generated bootstrap, and watch
- * the config for hot reload.
+ * Starts Portcullis as `services` says (all-in-one today; see `runnableParts`): load and validate
+ * the config (an invalid first config throws, as there is nothing to keep serving), then start
+ * each listed service's part and subscribe it to the reload loop: the authorization state and
+ * ext_authz Check (authorize), the xDS snapshot, ADS and a supervised Envoy (proxy), the session
+ * store (databroker). ADS and Check share one grpc-js server on `grpc_address`.
  */
 export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne> {
   const { logger } = options;
@@ -79,19 +83,28 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     configPath: options.configPath,
     env: options.env,
     translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config) }),
-    beforePublish: (result) => authorize.install(result.config, result.ir),
-    store,
     logger,
     ...(options.reloadDebounceMs === undefined ? {} : { debounceMs: options.reloadDebounceMs }),
   });
-  const initial = reloader.loadInitial();
+  let initial: GoodBuild;
+  let parts: ServiceParts;
+  try {
+    initial = reloader.loadInitial();
+    parts = runnableParts(initial.config);
+    // The authorization state takes each config before Envoy can route by it.
+    if (parts.authorize) reloader.subscribe(authorize.subscriber());
+    if (parts.proxy) reloader.subscribe(snapshotSubscriber(store));
+  } catch (err) {
+    reloader.close();
+    throw err;
+  }
   // Find Envoy before opening any port, so a missing Envoy fails fast with its instructions.
-  const envoy = options.withoutEnvoy === true ? undefined : await locateEnvoy(options.env);
+  const envoy = options.withoutEnvoy === true || !parts.proxy ? undefined : await locateEnvoy(options.env);
   if (logger.level !== undefined) logger.level = initial.config.log_level;
   const ads = new AdsServer({ source: store, logger });
   const server = new grpc.Server(GRPC_SERVER_OPTIONS);
-  ads.register(server);
-  authorize.register(server);
+  if (parts.proxy) ads.register(server);
+  if (parts.authorize) authorize.register(server);
   const { host, port } = splitHostPort(initial.config.grpc_address);
   if (!isLoopbackAddress(host)) {
     logger.warn(
@@ -106,10 +119,11 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     logger.info(
       {
         grpc_address: `${host}:${grpcPort}`,
+        services: initial.config.services,
         routes: initial.config.routes.length,
         version: initial.snapshot.version,
       },
-      'ADS server listening',
+      'gRPC listening (ADS and ext_authz Check)',
     );
     if (envoy !== undefined) {
       supervisor = await superviseEnvoy(envoy, {

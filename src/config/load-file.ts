@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
-import { parseConfig, type ParseResult } from './parse-config.js';
+import { parseConfig, type ParseResult, type RouteCache } from './parse-config.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
@@ -24,18 +24,21 @@ export interface LoadResult extends ParseResult {
  * best effort); a malformed, unreadable or oversized file gives one clear error with the file
  * name and line, never a stack trace. Every referenced file read is listed for the watcher.
  * `read` may already hold the config file's bytes (by absolute path), as the file watcher read
- * and compared them: they are parsed instead of reading the file again.
+ * and compared them: they are parsed instead of reading the file again. `previousRoutes` is the
+ * last good load's `routeCache`, so unchanged routes are not validated again (see RouteCache).
  */
 export function loadConfigFile(
   path: string,
   env: Readonly<Record<string, string | undefined>>,
   read?: ReadonlyMap<string, Buffer>,
+  previousRoutes?: RouteCache,
 ): LoadResult {
   const filesRead = [path];
   const fail = (message: string, line?: number): LoadResult => ({
     config: undefined,
     problems: [{ path: '', message: `${path}: ${message}`, ...(line === undefined ? {} : { line }) }],
     warnings: [],
+    routeCache: new Map(),
     filesRead,
   });
   const extension = extname(path).toLowerCase();
@@ -51,6 +54,7 @@ export function loadConfigFile(
   const result = parseConfig({
     document: source.document,
     env,
+    ...(previousRoutes === undefined ? {} : { previousRoutes }),
     readText: (file) => {
       filesRead.push(file);
       const content = readLimited(file, MAX_REFERENCED_FILE_BYTES);

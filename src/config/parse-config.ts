@@ -2,6 +2,7 @@ import type { Problem } from '../shared/errors.js';
 import { parseSource } from './formats.js';
 import { checkIdentity, type IdentitySettings } from './parse-identity.js';
 import { parseRoute } from './parse-route.js';
+import { fullHash } from '../shared/hash.js';
 import { checkServices, type ServicePlan } from './parse-services.js';
 import { readCertificates, type CertificatePair } from './parse-tls.js';
 import { ParsedValues } from './parsed-values.js';
@@ -19,7 +20,19 @@ export interface ParseResult {
   readonly config: Config | undefined;
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
+  /** This parse's clean routes by content: what the next parse may reuse (see `RouteCache`). */
+  readonly routeCache: RouteCache;
 }
+
+/**
+ * Validated routes by content: the SHA-256 of a route's place (`routes[3]`) and its JSON, to the
+ * RouteSettings it gave with no problem and no warning. A reload passes the last good parse's
+ * cache back in (`ParseInput.previousRoutes`), so a route that did not change is not validated
+ * again: at 10,000 routes that is most of a reload's parse. `parseRoute` reads nothing but the
+ * route's own value and place, so the same key always gives the same settings; routes that read
+ * files (`*_file` keys) are never cached, since a file may change under the same text.
+ */
+export type RouteCache = ReadonlyMap<string, RouteSettings>;
 
 /** Inputs of parseConfig. */
 export interface ParseInput {
@@ -28,6 +41,8 @@ export interface ParseInput {
   /** Environment variables; they win over the file. */
   readonly env: Env;
   readonly readText: ReadText;
+  /** The last good parse's `routeCache`, to skip validating unchanged routes. */
+  readonly previousRoutes?: RouteCache;
 }
 
 /**
@@ -41,7 +56,7 @@ export function parseConfig(input: ParseInput): ParseResult {
   const document = input.document ?? {};
   if (!isPlainObject(document)) {
     reader.problem('', 'the config file must hold a map of options at the top level');
-    return { config: undefined, problems: reader.problems, warnings: reader.warnings };
+    return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache: new Map() };
   }
   const raws = collectRawValues(reader, document, input.env);
   resolveFileOptions(reader, raws, input.readText);
@@ -60,12 +75,13 @@ export function parseConfig(input: ParseInput): ParseResult {
       'no TLS certificate is configured: set certificate and certificate_key (or certificate_file and certificate_key_file, or certificates), or set insecure_server: true to serve plain HTTP',
     );
   }
-  const routes = readRoutes(reader, document, input.env, input.readText);
+  const routeCache = new Map<string, RouteSettings>();
+  const routes = readRoutes(reader, document, input, routeCache);
   reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
-    return { config: undefined, problems: reader.problems, warnings: reader.warnings };
+    return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache };
   const config = buildConfig(values, { ...plan, identity, certificates, routes });
-  return { config, problems: [], warnings: reader.warnings };
+  return { config, problems: [], warnings: reader.warnings, routeCache };
 }
 
 /** The parts of a Config that need cross-option checks, resolved before assembly. */
@@ -133,9 +149,10 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
 function readRoutes(
   reader: Reader,
   document: Record<string, unknown>,
-  env: Env,
-  readText: ReadText,
+  input: ParseInput,
+  cache: Map<string, RouteSettings>,
 ): RouteSettings[] {
+  const { env, readText, previousRoutes } = input;
   const routes: RouteSettings[] = [];
   for (const key of ['policy', 'routes'] as const) {
     let raw = document[key];
@@ -153,11 +170,37 @@ function readRoutes(
       continue;
     }
     raw.forEach((route: unknown, index) => {
-      const parsed = parseRoute(reader, `${key}[${index}]`, route, readText);
+      const parsed = parseRouteWithCache(reader, `${key}[${index}]`, route, readText, previousRoutes, cache);
       if (parsed !== undefined) routes.push(parsed);
     });
   }
   return routes;
+}
+
+/**
+ * `parseRoute`, or the settings `previous` holds for the same place and content (see RouteCache).
+ * Records each clean, file-free route in `cache` for the next parse.
+ */
+function parseRouteWithCache(
+  reader: Reader,
+  path: string,
+  raw: unknown,
+  readText: ReadText,
+  previous: RouteCache | undefined,
+  cache: Map<string, RouteSettings>,
+): RouteSettings | undefined {
+  const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
+  const key = cacheable ? fullHash(`${path}\u0000${JSON.stringify(raw)}`) : undefined;
+  const known = key === undefined ? undefined : previous?.get(key);
+  if (known !== undefined && key !== undefined) {
+    cache.set(key, known);
+    return known;
+  }
+  const before = reader.problems.length + reader.warnings.length;
+  const parsed = parseRoute(reader, path, raw, readText);
+  if (parsed !== undefined && key !== undefined && reader.problems.length + reader.warnings.length === before)
+    cache.set(key, parsed);
+  return parsed;
 }
 
 /**

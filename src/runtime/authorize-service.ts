@@ -12,6 +12,7 @@ import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
 import type { SessionStore } from '../session/session.js';
 import { IdentityResolver, type Identity } from './identity.js';
 import { splitHostPort } from './address.js';
+import type { BuildSubscriber } from './subscribers.js';
 
 /** Default bound on one ext_authz call when `grpc_client_timeout` is unset. */
 const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
@@ -61,6 +62,11 @@ export class AuthorizeService {
     }
     this.identity = identity;
     this.holder.install(ir);
+  }
+
+  /** This service as a build subscriber: each accepted build's policies and keys, before Envoy's. */
+  subscriber(): BuildSubscriber {
+    return { name: 'authorize', publish: (build) => this.install(build.config, build.ir) };
   }
 
   /** The handles of the current config (tests and the authenticate service issue sessions with it). */

@@ -1,5 +1,6 @@
 import { errorMessage, type Problem } from '../shared/errors.js';
 import { loadConfigFile } from '../config/load-file.js';
+import type { RouteCache } from '../config/parse-config.js';
 import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
 import { translate, type TranslateOptions } from '../translate/translate.js';
@@ -27,16 +28,21 @@ export interface GoodBuild {
   readonly snapshot: Snapshot;
   /** The snapshot's encodings by content, handed to the next pass (see `EncodeCache`). */
   readonly encodeCache: EncodeCache;
+  /** The validated routes by content, handed to the next pass's parse (see `RouteCache`). */
+  readonly routeCache: RouteCache;
   readonly warnings: readonly Problem[];
   readonly filesRead: readonly string[];
   /** Milliseconds spent per stage, for the reload log line and benchmarks. */
   readonly timingsMs: StageTimings;
 }
 
-/** A pass that stopped at `stage`, with every problem found there. */
+/**
+ * A pass that stopped at `stage`, with every problem found there. `publish` is the reload loop's:
+ * a subscriber refused the build (see `BuildSubscriber`).
+ */
 export interface FailedBuild {
   readonly ok: false;
-  readonly stage: 'parse' | 'translate' | 'compile';
+  readonly stage: 'parse' | 'translate' | 'compile' | 'publish';
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
   readonly filesRead: readonly string[];
@@ -58,13 +64,18 @@ export interface StageTimings {
 /**
  * config file + env -parse-> Config -translate-> IR -compile-> resources -check-> -snapshot->
  * Snapshot (published by the caller). Any stage's problems stop the pass, so nothing half-built
- * is ever published. `previous` is the last good build: its encodings are reused for resources
- * that did not change (the only memory between passes, and it is the caller's). Same input, same
- * result, with or without `previous`.
+ * is ever published. `previous` is the last good build: its validated routes and its encodings
+ * are reused for routes and resources whose content did not change (the only memory between
+ * passes, and it is the caller's). Same input, same result, with or without `previous`.
  */
 export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
   const started = performance.now();
-  const { config, problems, warnings, filesRead } = loadConfigFile(input.configPath, input.env, input.read);
+  const { config, problems, warnings, filesRead, routeCache } = loadConfigFile(
+    input.configPath,
+    input.env,
+    input.read,
+    previous?.routeCache,
+  );
   const parsed = performance.now();
   const fail = (stage: FailedBuild['stage'], found: readonly Problem[]): FailedBuild => ({
     ok: false,
@@ -98,6 +109,7 @@ export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
       ir: translated.ir,
       snapshot,
       encodeCache: cache,
+      routeCache,
       warnings,
       filesRead,
       timingsMs: {

@@ -1,10 +1,10 @@
-import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
+import { errorMessage, formatProblem, ValidationError, type Problem } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { TranslateOptions } from '../translate/translate.js';
 import type { Config } from '../config/types.js';
-import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { build, type BuildInput, type BuildResult, type GoodBuild } from './build-pipeline.js';
 import { FileWatcher } from './file-watcher.js';
+import type { BuildSubscriber } from './subscribers.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -16,9 +16,10 @@ export interface ReloadStats {
 }
 
 /**
- * The reload loop: watch -> parse -> translate -> compile -> publish, or keep the last good
- * snapshot. An invalid change is logged once with every problem and its key path and never
- * reaches Envoy; the next valid change goes live within the watcher's debounce.
+ * The reload loop: watch -> parse -> translate -> compile -> publish each good build to the
+ * subscribers (see `BuildSubscriber`), or keep the last good one. An invalid change is logged once
+ * with every problem and its key path and reaches no subscriber (so never Envoy); the next valid
+ * change goes live within the watcher's debounce.
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -30,20 +31,24 @@ export class Reloader {
     lastProblems: [],
   };
   private lastGood: GoodBuild | undefined;
+  private readonly subscribers: BuildSubscriber[];
 
   constructor(
     private readonly options: {
       readonly configPath: string;
       readonly env: Readonly<Record<string, string | undefined>>;
       readonly translate: TranslateOptions | ((config: Config) => TranslateOptions);
-      readonly store: SnapshotStore;
+      /**
+       * Who receives each good build, in this order (authorization state before the xDS snapshot);
+       * more can join with `subscribe` once the first config says which services run.
+       */
+      readonly subscribers?: readonly BuildSubscriber[];
       readonly logger: Logger;
       readonly debounceMs?: number;
       readonly onReload?: (result: BuildResult) => void;
-      /** Called with each accepted build before its snapshot reaches Envoy (authorization state first). */
-      readonly beforePublish?: (result: GoodBuild) => void;
     },
   ) {
+    this.subscribers = [...(options.subscribers ?? [])];
     this.watcher = new FileWatcher((changed) => this.reload(changed), {
       debounceMs: options.debounceMs ?? 50,
     });
@@ -51,8 +56,9 @@ export class Reloader {
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
   loadInitial(): GoodBuild {
-    const result = build(this.input());
-    this.logWarnings(result.warnings);
+    const built = build(this.input());
+    this.logWarnings(built.warnings);
+    const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
     this.watcher.watch(result.filesRead);
@@ -66,11 +72,13 @@ export class Reloader {
    * rather than read again.
    */
   reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
-    const result = build(this.input(read), this.lastGood);
-    this.logWarnings(result.warnings);
+    const built = build(this.input(read), this.lastGood);
+    this.logWarnings(built.warnings);
+    const installStarted = performance.now();
+    const result = built.ok ? this.publish(built) : built;
     if (result.ok) {
-      const installStarted = performance.now();
-      const changed = this.accept(result);
+      const changed = this.lastGood?.snapshot.version !== result.snapshot.version;
+      this.accept(result);
       this.options.logger.info(
         {
           version: result.snapshot.version,
@@ -103,6 +111,16 @@ export class Reloader {
     return result;
   }
 
+  /**
+   * Adds `subscriber` after the existing ones and hands it the last good build at once, so a part
+   * started once the first config is known (the services it names) begins from that config.
+   * Throws when it refuses that build (nothing else is affected: the others already have it).
+   */
+  subscribe(subscriber: BuildSubscriber): void {
+    if (this.lastGood !== undefined) subscriber.publish(this.lastGood);
+    this.subscribers.push(subscriber);
+  }
+
   current(): ReloadStats {
     return this.stats;
   }
@@ -121,10 +139,32 @@ export class Reloader {
     return read === undefined ? { configPath, env, translate } : { configPath, env, translate, read };
   }
 
-  private accept(result: GoodBuild): boolean {
+  /**
+   * Hands `result` to each subscriber in order. One that throws stops the build there and turns it
+   * into a failed one (stage `publish`), so the subscribers after it (Envoy's snapshot last) never
+   * see a build an earlier one could not take.
+   */
+  private publish(result: GoodBuild): BuildResult {
+    for (const subscriber of this.subscribers) {
+      try {
+        subscriber.publish(result);
+      } catch (err) {
+        return {
+          ok: false,
+          stage: 'publish',
+          problems: [
+            { path: '', message: `${subscriber.name} could not take the config: ${errorMessage(err)}` },
+          ],
+          warnings: result.warnings,
+          filesRead: result.filesRead,
+        };
+      }
+    }
+    return result;
+  }
+
+  private accept(result: GoodBuild): void {
     this.lastGood = result;
-    this.options.beforePublish?.(result);
-    const changed = this.options.store.publish(result.snapshot);
     this.stats = {
       reloads: this.stats.reloads + 1,
       failures: this.stats.failures,
@@ -132,7 +172,6 @@ export class Reloader {
       activeVersion: result.snapshot.version,
       lastProblems: [],
     };
-    return changed;
   }
 
   private logWarnings(warnings: readonly Problem[]): void {

@@ -191,7 +191,7 @@ before(async () => {
   await waitFor(
     async () => {
       if (child.exitCode !== null) throw new Error(`Portcullis exited: ${output}`);
-      return output.includes('ADS server listening');
+      return output.includes('gRPC listening');
     },
     { what: 'Portcullis to listen on grpc_address', timeoutMs: 30_000 },
   );

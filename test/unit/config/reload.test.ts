@@ -6,6 +6,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reloader } from '../../../src/runtime/reloader.js';
+import { snapshotSubscriber } from '../../../src/runtime/subscribers.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { formatProblem } from '../../../src/shared/errors.js';
@@ -24,7 +25,7 @@ test('an invalid reload keeps the last good config and names the key', () => {
     configPath,
     env: {},
     translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
-    store,
+    subscribers: [snapshotSubscriber(store)],
     logger,
   });
   try {

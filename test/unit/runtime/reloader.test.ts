@@ -6,6 +6,7 @@ import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reloader } from '../../../src/runtime/reloader.js';
+import { snapshotSubscriber } from '../../../src/runtime/subscribers.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { ValidationError } from '../../../src/shared/errors.js';
@@ -25,7 +26,7 @@ function setup(configPath: string): { reloader: Reloader; store: SnapshotStore; 
     configPath,
     env: {},
     translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
-    store,
+    subscribers: [snapshotSubscriber(store)],
     logger: recordingLogger(),
     debounceMs: 10,
   });
@@ -152,6 +153,56 @@ test('a reload re-encodes only what changed (the last good build carries the cac
     assert.equal(rejected.ok, false);
     assert.equal(reloader.lastGoodBuild(), second);
     assert.equal(store.current(), second.snapshot);
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('each good build reaches the subscribers in order; one that throws rejects the build for the rest', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, configText('one.test'));
+  const seen: string[] = [];
+  let refuse = false;
+  const logger = recordingLogger();
+  const reloader = new Reloader({
+    configPath: path,
+    env: {},
+    translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
+    subscribers: [
+      {
+        name: 'first',
+        publish: (build) => {
+          if (refuse) throw new Error('no thanks');
+          seen.push(`first ${build.snapshot.version}`);
+        },
+      },
+      { name: 'second', publish: (build) => seen.push(`second ${build.snapshot.version}`) },
+    ],
+    logger,
+  });
+  try {
+    const initial = reloader.loadInitial();
+    assert.deepEqual(seen, [`first ${initial.snapshot.version}`, `second ${initial.snapshot.version}`]);
+    refuse = true;
+    writeFileSync(path, configText('two.test'));
+    const refused = reloader.reload();
+    assert.equal(refused.ok, false);
+    if (!refused.ok) {
+      assert.equal(refused.stage, 'publish');
+      assert.match(refused.problems[0]?.message ?? '', /first could not take the config: no thanks/);
+    }
+    assert.equal(seen.length, 2, 'the second subscriber never saw the refused build');
+    assert.equal(reloader.lastGoodBuild()?.snapshot.version, initial.snapshot.version);
+    assert.equal(reloader.current().failures, 1);
+    refuse = false;
+    const accepted = reloader.reload();
+    assert.ok(accepted.ok);
+    assert.deepEqual(seen.slice(2), [
+      `first ${accepted.snapshot.version}`,
+      `second ${accepted.snapshot.version}`,
+    ]);
   } finally {
     reloader.close();
     rmSync(dir, { recursive: true });

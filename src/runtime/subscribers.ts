@@ -1,0 +1,22 @@
+import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import type { GoodBuild } from './build-pipeline.js';
+
+/**
+ * A consumer of accepted builds: the xDS snapshot store, the authorization state, and later the
+ * authenticate service. The reload loop publishes each good build to its subscribers in the
+ * order they were given, so the runtime is wired to none of them in particular, and each service
+ * a process runs (`services`) adds only its own subscriber. Order matters where one consumer must
+ * see a build before another: the authorization state takes a config's policies before Envoy can
+ * route by it, so it comes before the snapshot store. `publish` throwing rejects the build: the
+ * subscribers after it do not see it, and the reload is reported as failed.
+ */
+export interface BuildSubscriber {
+  /** Names the subscriber in logs and errors. */
+  readonly name: string;
+  publish(build: GoodBuild): void;
+}
+
+/** The subscriber that hands each build's xDS snapshot to `store`, and so to every Envoy. */
+export function snapshotSubscriber(store: SnapshotStore): BuildSubscriber {
+  return { name: 'xds', publish: (build) => store.publish(build.snapshot) };
+}
