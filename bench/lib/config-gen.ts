@@ -1,74 +1,37 @@
 /**
- * Benchmark configs: N routes of the shape the performance targets name, written as YAML text
- * directly (block style, as people write it) because `yaml.stringify` of 10,000 routes takes
- * seconds and the change-to-serving benchmark writes a fresh file per iteration.
+ * Benchmark configs, written as block-style YAML text (as people write them) because
+ * `yaml.stringify` of 10,000 routes takes seconds and the route-change benchmark writes a fresh file
+ * per change.
  *
- * Each route has two weighted upstreams (`http://<ip>:<port>,3` and `,1`), one HTTP health check and
- * outlier detection. Upstream IPs are unique per route. The compile benchmark uses 10.x addresses
- * (never contacted); anything that runs Envoy uses 127.x addresses so health checks stay on
- * loopback and are refused at once.
+ * Every route has a unique host (`r<i>.bench.test`), two weighted upstreams (`,3` and `,1`) and
+ * outlier detection, and is public (`allow_public_unauthenticated_access`), so Envoy answers without
+ * a session. Bulk routes point at unique 127.x.y.z addresses on port 9, where nothing listens, so
+ * nothing leaves the machine. Routes a benchmark requests ("live" routes) point at local echo
+ * servers and carry an HTTP health check.
  */
-export interface RouteShape {
-  /** First octet of upstream addresses: 10 (compile only) or 127 (a real Envoy will connect). */
-  readonly network: 10 | 127;
-  readonly upstreamPort: number;
-  /** Health check interval; the Envoy benchmarks use a long one so 20,000 checked hosts stay quiet. */
-  readonly healthCheckInterval: string;
-  /**
-   * Spreads each cluster's first health check over this long. Envoy opens a socket per checked host
-   * at once when clusters arrive, and 20,000 at once exceeds this machine's open-file limit (20,000)
-   * and crashes Envoy; routes whose change is being timed are written without it.
-   */
-  readonly healthCheckInitialJitter?: string;
-  /**
-   * `allow_public_unauthenticated_access: true`: requests pass without a session. The Envoy
-   * benchmarks need a 200 from the upstream, which ext_authz would otherwise refuse.
-   */
-  readonly public?: boolean;
-}
 
-export const COMPILE_SHAPE: RouteShape = { network: 10, upstreamPort: 8080, healthCheckInterval: '5s' };
-
-/** Settings shared by every generated config (ports are filled in by the harness). */
-export interface BaseSettings {
+/** Ports and addresses of one benchmark config (all loopback). */
+export interface Listeners {
+  /** Envoy's HTTP listener, `127.0.0.1:<port>`. */
   readonly address: string;
-  readonly grpcAddress?: string;
-  readonly adminAddress?: string;
+  /** Portcullis's gRPC port (ADS and ext_authz). */
+  readonly grpcAddress: string;
+  /** Envoy's admin port. */
+  readonly adminAddress: string;
 }
 
-/** The two upstream addresses of route `index`: unique, deterministic. */
-export function upstreamIps(index: number, network: 10 | 127): [string, string] {
-  const second = network === 127 ? 1 + ((index >> 14) & 127) : (index >> 14) & 255;
+/** How one route is written. */
+export interface RouteOptions {
+  /** An HTTP health check (`/healthz`, every 30 s) on both upstreams. */
+  readonly healthCheck: boolean;
+}
+
+/** The two upstream addresses of bulk route `index`: unique per route, on loopback, port 9. */
+export function bulkTargets(index: number): [string, string] {
+  const second = 1 + ((index >> 14) & 127);
   const third = (index >> 6) & 255;
   const fourth = (index & 63) * 2 + 2;
-  return [`${network}.${second}.${third}.${fourth}`, `${network}.${second}.${third}.${fourth + 1}`];
-}
-
-/** YAML for one route in the benchmark shape, to `targets` (`host:port` pairs, weights 3 and 1). */
-export function routeYaml(host: string, targets: readonly [string, string], shape: RouteShape): string {
-  return [
-    `  - from: https://${host}`,
-    `    to:`,
-    `      - http://${targets[0]},3`,
-    `      - http://${targets[1]},1`,
-    `    health_checks:`,
-    `      - timeout: 1s`,
-    `        interval: ${shape.healthCheckInterval}`,
-    ...(shape.healthCheckInitialJitter === undefined
-      ? []
-      : [`        initial_jitter: ${shape.healthCheckInitialJitter}`]),
-    `        unhealthy_threshold: 2`,
-    `        healthy_threshold: 1`,
-    `        http_health_check:`,
-    `          path: /healthz`,
-    `    outlier_detection:`,
-    `      consecutive_5xx: 5`,
-    `      interval: 10s`,
-    `      base_ejection_time: 30s`,
-    `      max_ejection_percent: 50`,
-    ...(shape.public === true ? ['    allow_public_unauthenticated_access: true'] : []),
-    '',
-  ].join('\n');
+  return [`127.${second}.${third}.${fourth}:9`, `127.${second}.${third}.${fourth + 1}:9`];
 }
 
 /** Host of generated route `index`. */
@@ -76,46 +39,54 @@ export function routeHost(index: number): string {
   return `r${index}.bench.test`;
 }
 
-/** YAML of the generated route `index`. */
-export function generatedRouteYaml(index: number, shape: RouteShape): string {
-  const [a, b] = upstreamIps(index, shape.network);
-  return routeYaml(routeHost(index), [`${a}:${shape.upstreamPort}`, `${b}:${shape.upstreamPort}`], shape);
+/** YAML for one route to `targets` (`host:port`, weights 3 and 1). */
+export function routeYaml(host: string, targets: readonly [string, string], options: RouteOptions): string {
+  const healthCheck = [
+    `    health_checks:`,
+    `      - timeout: 1s`,
+    `        interval: 30s`,
+    `        unhealthy_threshold: 2`,
+    `        healthy_threshold: 1`,
+    `        http_health_check:`,
+    `          path: /healthz`,
+  ];
+  return [
+    `  - from: https://${host}`,
+    `    to:`,
+    `      - http://${targets[0]},3`,
+    `      - http://${targets[1]},1`,
+    ...(options.healthCheck ? healthCheck : []),
+    `    outlier_detection:`,
+    `      consecutive_5xx: 5`,
+    `      interval: 10s`,
+    `      base_ejection_time: 30s`,
+    `      max_ejection_percent: 50`,
+    `    allow_public_unauthenticated_access: true`,
+    '',
+  ].join('\n');
 }
 
-/** The top of the config file: plain HTTP listener, loopback ports, quiet logs. */
-export function headerYaml(base: BaseSettings): string {
-  const lines = ['insecure_server: true', `address: ${base.address}`, 'log_level: warn'];
-  if (base.grpcAddress !== undefined) lines.push(`grpc_address: ${base.grpcAddress}`);
-  if (base.adminAddress !== undefined) lines.push(`envoy_admin_address: ${base.adminAddress}`);
-  return `${lines.join('\n')}\n`;
+/** YAML chunks of `count` bulk routes (`r0` .. `r<count-1>`), for callers that then edit some. */
+export function bulkRoutes(count: number, options: RouteOptions): string[] {
+  return Array.from({ length: count }, (_, index) =>
+    routeYaml(routeHost(index), bulkTargets(index), options),
+  );
 }
 
-/**
- * A whole config: header, then `routes` (YAML chunks from `generatedRouteYaml`/`routeYaml`).
- * With no routes it writes `routes: []`.
- */
-export function configYaml(base: BaseSettings, routes: readonly string[]): string {
-  return routes.length === 0
-    ? `${headerYaml(base)}routes: []\n`
-    : `${headerYaml(base)}routes:\n${routes.join('')}`;
+/** The top of a config file: plain HTTP listener, loopback ports, quiet logs. */
+export function headerYaml(listeners: Listeners): string {
+  return [
+    'insecure_server: true',
+    `address: ${listeners.address}`,
+    `grpc_address: ${listeners.grpcAddress}`,
+    `envoy_admin_address: ${listeners.adminAddress}`,
+    'log_level: warn',
+    '',
+  ].join('\n');
 }
 
-/** The N generated routes' YAML chunks (computed once and reused by callers that edit one). */
-export function generatedRoutes(count: number, shape: RouteShape): string[] {
-  return Array.from({ length: count }, (_, index) => generatedRouteYaml(index, shape));
+/** A whole config: the header, `extra` top-level YAML, then the route chunks (`routes: []` if none). */
+export function configYaml(listeners: Listeners, routes: readonly string[], extra = ''): string {
+  const body = routes.length === 0 ? 'routes: []\n' : `routes:\n${routes.join('')}`;
+  return `${headerYaml(listeners)}${extra}${body}`;
 }
-
-/** A JWKS of realistic size (one P-256 key) for benchmarks that compile authorization in. */
-export const BENCH_JWKS = JSON.stringify({
-  keys: [
-    {
-      kty: 'EC',
-      crv: 'P-256',
-      x: 'x'.repeat(43),
-      y: 'y'.repeat(43),
-      kid: 'k'.repeat(43),
-      alg: 'ES256',
-      use: 'sig',
-    },
-  ],
-});

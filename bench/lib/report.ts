@@ -1,83 +1,136 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT } from './child.js';
 
-/** One target from the issue, with the measured value and whether it is met. */
-export interface TargetCheck {
-  readonly name: string;
-  /** Human-readable limit, e.g. `< 500 ms`. */
-  readonly target: string;
-  readonly measured: number;
+/** One measured number against its budget. */
+export interface Measurement {
+  /** What was measured, e.g. `validate, 10,000 routes`. */
+  readonly what: string;
+  /** The budget, e.g. `< 2500 ms`, or `report` for a number without one. */
+  readonly budget: string;
+  readonly value: number;
   readonly unit: string;
-  /** null for numbers reported alongside a target but not themselves a target. */
+  /** null for a number without a budget. */
   readonly pass: boolean | null;
-  readonly note?: string;
+  /** One line of context (the parts, the runs). */
+  readonly detail: string;
 }
 
-/** Where and when a run happened, so result files can be compared with care. */
+/** What one suite hands back: its measurements and, for its JSON file, the raw runs. */
+export interface SuiteResult {
+  readonly name: string;
+  /** How it was measured, in a sentence or two. */
+  readonly how: string;
+  readonly measurements: readonly Measurement[];
+  readonly data: unknown;
+}
+
+/** Where and when a run happened. */
 export interface RunEnvironment {
   readonly date: string;
   readonly node: string;
-  readonly cpus: number;
-  readonly cpuModel: string;
+  readonly cpus: string;
   readonly loadAverageAtStart: readonly number[];
-  readonly gitCommit: string;
-  readonly gitDirty: boolean;
+  /** Set when the suite has run: how busy the machine was meanwhile. */
+  readonly loadAverageAtEnd?: readonly number[];
+  readonly root: string;
+  readonly commit: string;
+  readonly quick: boolean;
 }
 
-export const RESULTS_DIR = join(REPO_ROOT, 'bench', 'results');
+/** The 1, 5 and 15 minute load averages, rounded. */
+export function loadAverage(): number[] {
+  return loadavg().map((value) => Math.round(value * 100) / 100);
+}
 
-/** Describes this machine and checkout. */
-export function runEnvironment(): RunEnvironment {
-  const git = (...args: string[]): string => {
-    try {
-      return execFileSync('git', args, {
-        cwd: REPO_ROOT,
-        encoding: 'utf8',
-        stdio: ['ignore', 'pipe', 'ignore'],
-      }).trim();
-    } catch {
-      return '';
-    }
-  };
+/** Describes this machine and the measured checkout. */
+export function runEnvironment(root: string, commit: string, quick: boolean): RunEnvironment {
   return {
     date: new Date().toISOString(),
     node: process.version,
-    cpus: cpus().length,
-    cpuModel: cpus()[0]?.model ?? 'unknown',
-    loadAverageAtStart: loadavg().map((value) => Math.round(value * 100) / 100),
-    gitCommit: git('rev-parse', '--short', 'HEAD') || 'unknown',
-    gitDirty: git('status', '--porcelain', '--untracked-files=no') !== '',
+    cpus: `${cpus().length} x ${cpus()[0]?.model ?? 'unknown'}`,
+    loadAverageAtStart: loadAverage(),
+    root,
+    commit,
+    quick,
   };
 }
 
-/** Writes `bench/results/<name>.json`. */
-export function writeResultFile(name: string, content: unknown): string {
-  mkdirSync(RESULTS_DIR, { recursive: true });
-  const path = join(RESULTS_DIR, `${name}.json`);
-  writeFileSync(path, `${JSON.stringify(content, null, 2)}\n`);
-  return path;
+/** The file of one suite's latest result: how and where it ran, and what it measured. */
+export interface SuiteFile extends SuiteResult {
+  readonly environment: RunEnvironment;
 }
 
-/** A Markdown table. */
-export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
-  return [line(header), line(header.map(() => '---')), ...rows.map(line)].join('\n');
+/** Writes `<dir>/<name>.json`, replacing that suite's earlier result. */
+export function writeSuiteFile(dir: string, environment: RunEnvironment, result: SuiteResult): void {
+  mkdirSync(dir, { recursive: true });
+  const file: SuiteFile = { environment, ...result };
+  writeFileSync(join(dir, `${result.name}.json`), `${JSON.stringify(file, null, 2)}\n`);
 }
 
-/** A plain-text table for the terminal, columns padded to width. */
-export function textTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
-  const widths = header.map((cell, column) =>
-    Math.max(cell.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  const line = (cells: readonly string[]): string =>
-    cells.map((cell, column) => cell.padEnd(widths[column] ?? 0)).join('  ');
-  return [line(header), widths.map((width) => '-'.repeat(width)).join('  '), ...rows.map(line)].join('\n');
+/**
+ * The latest result of each of `names` found in `dir`, in that order; other `.json` files (suites
+ * that no longer exist) are removed, so the directory holds the latest results only.
+ */
+export function readSuiteFiles(dir: string, names: readonly string[]): SuiteFile[] {
+  for (const file of readdirSync(dir))
+    if (file.endsWith('.json') && !names.some((name) => file === `${name}.json`)) rmSync(join(dir, file));
+  return names
+    .filter((name) => existsSync(join(dir, `${name}.json`)))
+    .map((name) => JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as SuiteFile);
 }
 
-/** Formats a number for tables: integers as-is, else one decimal. */
+/** A suite that failed, as a result with one failed line saying why. */
+export function failedSuite(name: string, error: unknown): SuiteResult {
+  const message = error instanceof Error ? error.message : String(error);
+  return {
+    name,
+    how: 'failed',
+    measurements: [
+      { what: `${name}: failed`, budget: 'runs', value: NaN, unit: '', pass: false, detail: message },
+    ],
+    data: { error: message },
+  };
+}
+
+/** A number for tables: integers as they are, else one decimal (two below 10). */
 export function fmt(value: number): string {
-  return Number.isInteger(value) ? String(value) : value.toFixed(1);
+  if (Number.isNaN(value)) return '-';
+  if (Number.isInteger(value)) return String(value);
+  return Math.abs(value) < 10 ? value.toFixed(2) : value.toFixed(1);
+}
+
+function verdict(pass: boolean | null): string {
+  return pass === null ? '' : pass ? 'pass' : 'MISSED';
+}
+
+/** `<dir>/summary.md`: one table line per measurement, then each line's detail. Returns the text. */
+export function writeSummary(dir: string, files: readonly SuiteFile[]): string {
+  const line = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
+  const rows = files.flatMap((file) => file.measurements);
+  const runs = files.map(({ name, environment: env }) =>
+    [
+      `- \`${name}\`: ${env.date}, ${env.root} at ${env.commit}, Node ${env.node}, ${env.cpus},`,
+      `load ${env.loadAverageAtStart.join(' ')} at start, ${env.loadAverageAtEnd?.join(' ') ?? '?'} at end`,
+      ...(env.quick ? ['(QUICK run, not for quoting)'] : []),
+    ].join(' '),
+  );
+  const text = [
+    '# Benchmarks: latest results',
+    '',
+    line(['measurement', 'budget', 'result', '']),
+    line(['---', '---', '---', '---']),
+    ...rows.map((row) => line([row.what, row.budget, `${fmt(row.value)} ${row.unit}`, verdict(row.pass)])),
+    '',
+    ...rows.map((row) => `- ${row.what}: ${row.detail}`),
+    '',
+    'Runs (medians; the machine is shared, so single runs vary):',
+    '',
+    ...runs,
+    '',
+    `Raw runs: ${files.map((file) => `\`${file.name}.json\``).join(', ')}.`,
+    '',
+  ].join('\n');
+  writeFileSync(join(dir, 'summary.md'), text);
+  return text;
 }

@@ -1,0 +1,89 @@
+import { spawn } from 'node:child_process';
+import { accessSync, constants } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+
+/** Where the load generator is expected (Debian's `wrk` package). */
+export const WRK = '/usr/bin/wrk';
+const REPORT_SCRIPT = fileURLToPath(new URL('./wrk-report.lua', import.meta.url));
+
+/** One bounded wrk run. */
+export interface WrkResult {
+  readonly requestsPerSecond: number;
+  /** Latency percentiles over all requests, in microseconds. */
+  readonly p50Us: number;
+  readonly p99Us: number;
+}
+
+/** What to load, how hard and for how long. */
+export interface WrkSpec {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly connections: number;
+  readonly seconds: number;
+}
+
+/**
+ * Throws, naming the package to install, when wrk is missing: call it before starting anything
+ * the authz suite would have to tear down.
+ */
+export function requireWrk(): void {
+  try {
+    accessSync(WRK, constants.X_OK);
+  } catch {
+    throw new Error(
+      `wrk is missing: the authz suite needs ${WRK} (Debian: apt-get install -y wrk); the other suites run without it (--only=...)`,
+    );
+  }
+}
+
+/** The JSON line `wrk-report.lua` prints. */
+interface WrkReport {
+  readonly requests: number;
+  readonly durationUs: number;
+  readonly socketErrors: number;
+  readonly non2xx: number;
+  readonly p50Us: number;
+  readonly p99Us: number;
+}
+
+/**
+ * Runs wrk (one thread, HTTP/1.1 keep-alive, loopback) for `seconds` and returns its numbers, read
+ * from the JSON line its `done` hook prints. wrk's own 2 s request timeout and a kill at
+ * `seconds + 10` bound the run. Any socket error or non-2xx answer fails the run: an error answered
+ * fast is not throughput.
+ */
+export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
+  const args = [
+    '-t1',
+    `-c${spec.connections}`,
+    `-d${spec.seconds}s`,
+    '--timeout',
+    '2s',
+    '-s',
+    REPORT_SCRIPT,
+    ...Object.entries(spec.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
+    spec.url,
+  ];
+  const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const killer = setTimeout(() => child.kill('SIGKILL'), (spec.seconds + 10) * 1000);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  clearTimeout(killer);
+  const line = output.split('\n').find((text) => text.startsWith('WRK_JSON '));
+  if (code !== 0 || line === undefined) throw new Error(`wrk exited with ${String(code)}:\n${output}`);
+  const report = JSON.parse(line.slice('WRK_JSON '.length)) as WrkReport;
+  if (report.socketErrors > 0 || report.non2xx > 0)
+    throw new Error(
+      `wrk ${spec.headers['Host'] ?? spec.url}: ${report.socketErrors} socket errors, ${report.non2xx} non-2xx answers`,
+    );
+  return {
+    requestsPerSecond: report.requests / (report.durationUs / 1e6),
+    p50Us: report.p50Us,
+    p99Us: report.p99Us,
+  };
+}
