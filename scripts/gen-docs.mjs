@@ -1,5 +1,5 @@
 // Writes docs/reference.md from the option table (`npm run docs`); `--check` exits 1 when the
-// file is out of date instead. Runs the TypeScript sources through tsx, like bin/portcullis.mjs.
+// file is out of date instead. Runs the TypeScript sources through tsx (a development tool).
 import { register } from 'tsx/esm/api';
 
 register();
