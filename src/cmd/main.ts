@@ -3,6 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
 import { normaliseArgv } from './argv.js';
 import { versionString } from './version.js';
+import type { AllInOne } from './all-in-one.js';
 
 /**
  * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
@@ -123,6 +124,29 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', () => running.reloader.reload());
+  await announceReady(running, logger);
+}
+
+/**
+ * Says on the terminal when requests can flow: once the supervised Envoy is LIVE (its listener
+ * serves the routes), with the address to send them to; in sidecar mode, once ADS is serving.
+ * A slow Envoy is reported, not fatal: the supervisor keeps it running and restarting.
+ */
+async function announceReady(
+  running: AllInOne,
+  logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
+): Promise<void> {
+  const address = running.reloader.lastGoodBuild()?.config.address;
+  if (running.supervisor === undefined) {
+    logger.info({ grpc_port: running.grpcPort }, 'ready: serving ADS for a sidecar Envoy');
+    return;
+  }
+  try {
+    await running.supervisor.waitReady(60_000);
+    logger.info({ address }, `ready: Envoy is serving routes on ${address ?? 'its listener'}`);
+  } catch (err) {
+    logger.warn({ error: errorMessage(err) }, 'Envoy is not ready yet; it keeps starting');
+  }
 }
 
 main().catch((err: unknown) => {

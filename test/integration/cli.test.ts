@@ -2,12 +2,14 @@
 // (never stack traces), and a clear instruction when no Envoy can be found.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { generateTestCertificate } from '../support/test-certs.js';
+import { freePort } from '../support/ports.js';
+import { waitFor } from '../support/wait.js';
 
 const bin = new URL('../../bin/portcullis.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-cli-'));
@@ -91,4 +93,38 @@ test('the bundled example configs are valid', () => {
     ]);
     assert.equal(result.status, 0, `${example}: ${result.stderr}`);
   }
+});
+
+test('all-in-one says what is listening and when Envoy is ready, and stops cleanly on SIGTERM', async () => {
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const config = configFile(
+    'ready.yaml',
+    [
+      'insecure_server: true',
+      `address: 127.0.0.1:${proxyPort}`,
+      `grpc_address: 127.0.0.1:${grpcPort}`,
+      `envoy_admin_address: 127.0.0.1:${adminPort}`,
+      'routes:',
+      '  - from: https://ready.test',
+      '    to: http://127.0.0.1:9',
+      '    allow_public_unauthenticated_access: true',
+      '',
+    ].join('\n'),
+  );
+  const child = spawn(process.execPath, [bin, '--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  try {
+    await waitFor(async () => output.includes(`ready: Envoy is serving routes on 127.0.0.1:${proxyPort}`), {
+      what: 'the ready line',
+      timeoutMs: 30_000,
+    });
+    assert.ok(output.includes(`"grpc_address":"127.0.0.1:${grpcPort}"`), 'the gRPC address is logged');
+    assert.ok(output.includes('Envoy started'));
+  } finally {
+    child.kill('SIGTERM');
+  }
+  assert.equal(await exited, 0, output.slice(-2000));
 });
