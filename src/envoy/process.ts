@@ -79,23 +79,19 @@ export async function settlesWithin(promise: Promise<void>, ms: number): Promise
   return result;
 }
 
-let setprivCache: string | null | undefined;
-
-/** Path of util-linux `setpriv` if it supports `--pdeathsig`; undefined off Linux or when absent. */
+/**
+ * Path of util-linux `setpriv` if it supports `--pdeathsig`; undefined off Linux or when absent.
+ * Looked up at each Envoy spawn (a few milliseconds, a handful of times per run), so no state is kept.
+ */
 export function setprivPath(): string | undefined {
-  if (setprivCache === undefined) {
-    setprivCache = null;
-    const path = ['/usr/bin/setpriv', '/bin/setpriv'].find(
-      (p) => process.platform === 'linux' && existsSync(p),
-    );
-    if (path !== undefined) {
-      try {
-        const help = execFileSync(path, ['--help'], { timeout: 2000, encoding: 'utf8' });
-        if (help.includes('--pdeathsig')) setprivCache = path;
-      } catch {
-        // Too old or broken: run Envoy directly.
-      }
-    }
+  const path = ['/usr/bin/setpriv', '/bin/setpriv'].find(
+    (p) => process.platform === 'linux' && existsSync(p),
+  );
+  if (path === undefined) return undefined;
+  try {
+    const help = execFileSync(path, ['--help'], { timeout: 2000, encoding: 'utf8' });
+    return help.includes('--pdeathsig') ? path : undefined;
+  } catch {
+    return undefined; // Too old or broken: run Envoy directly.
   }
-  return setprivCache ?? undefined;
 }
