@@ -15,6 +15,7 @@ import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/boo
 import { locateEnvoy, type LocatedEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
 import { envoyHeapBudget } from '../envoy/heap-budget.js';
+import { grpcServerOptions } from '../runtime/grpc-limits.js';
 
 /** Options of the all-in-one composition root; tests pass their own ports and logger. */
 export interface AllInOneOptions {
@@ -25,33 +26,9 @@ export interface AllInOneOptions {
   readonly adsApiType?: AdsApiType;
   /** Start no Envoy (sidecar mode: an Envoy started separately connects over ADS). */
   readonly withoutEnvoy?: boolean;
-  readonly reloadDebounceMs?: number;
+  /** How long an in-place config write must stay unchanged before it is loaded (Reloader's `settleMs`). */
+  readonly reloadSettleMs?: number;
 }
-
-/**
- * The bounds of the one gRPC server on `grpc_address` (ADS and ext_authz Check), so that no client
- * can hold unbounded memory, streams or idle connections on it. Envoy stays far inside each:
- * - receive: a CheckRequest is a few KiB and an ADS request lists resource names (~0.5 MiB at
- *   10,000 hosts); send: a state-of-the-world response at 10,000 routes is ~6 MiB.
- * - streams per connection: ADS uses one; ext_authz shares one connection per Envoy worker, and
- *   Envoy opens another connection when a connection's limit is reached.
- * - idle: a connection with no stream for 5 minutes is closed with GOAWAY (Envoy reconnects on its
- *   next request), which also reaps connections that never complete the HTTP/2 preface.
- * - keepalive: the server pings every minute and drops a peer that does not answer in 20 s.
- * - session memory (MiB, Node's `maxSessionMemory`): new streams are refused (ENHANCE_YOUR_CALM)
- *   while one connection's buffers exceed it; grpc-js's default disables the check.
- * Channelz is off: nothing reads it, and its per-call bookkeeping costs ~10% CPU per Check.
- */
-export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
-  'grpc.max_receive_message_length': 4 * 1024 * 1024,
-  'grpc.max_send_message_length': 16 * 1024 * 1024,
-  'grpc.max_concurrent_streams': 1000,
-  'grpc.max_connection_idle_ms': 5 * 60_000,
-  'grpc.keepalive_time_ms': 60_000,
-  'grpc.keepalive_timeout_ms': 20_000,
-  'grpc-node.max_session_memory': 64,
-  'grpc.enable_channelz': 0,
-};
 
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
 export interface AllInOne {
@@ -84,7 +61,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     env: options.env,
     translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config) }),
     logger,
-    ...(options.reloadDebounceMs === undefined ? {} : { debounceMs: options.reloadDebounceMs }),
+    ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
   });
   let initial: GoodBuild;
   let parts: ServiceParts;
@@ -101,15 +78,24 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   // Find Envoy before opening any port, so a missing Envoy fails fast with its instructions.
   const envoy = options.withoutEnvoy === true || !parts.proxy ? undefined : await locateEnvoy(options.env);
   if (logger.level !== undefined) logger.level = initial.config.log_level;
-  const ads = new AdsServer({ source: store, logger });
-  const server = new grpc.Server(GRPC_SERVER_OPTIONS);
+  // Envoy presents this on ADS and Check; the supervised one gets it in its bootstrap.
+  const credential = authorize.grpcCredential();
+  if (options.withoutEnvoy === true && initial.config.shared_secret === undefined) {
+    reloader.close();
+    throw new PortcullisError(
+      'SHARED_SECRET_REQUIRED',
+      'sidecar mode (--without-envoy) needs shared_secret: the sidecar Envoy presents a gRPC credential derived from it (portcullis grpc-credential --config <file>), and a generated secret would refuse every Envoy',
+    );
+  }
+  const ads = new AdsServer({ source: store, logger, credential });
+  const server = new grpc.Server(grpcServerOptions(credential, logger));
   if (parts.proxy) ads.register(server);
   if (parts.authorize) authorize.register(server);
   const { host, port } = splitHostPort(initial.config.grpc_address);
-  if (!isLoopbackAddress(host)) {
+  if (initial.config.grpc_insecure && !isLoopbackAddress(host) && host !== 'localhost') {
     logger.warn(
       { grpc_address: initial.config.grpc_address },
-      'grpc_address is not loopback: the ADS port is unauthenticated, expose it only to Envoy',
+      'grpc_insecure: ADS and ext_authz are served without TLS off loopback; keep the port on a private network',
     );
   }
   let grpcPort: number;
@@ -127,7 +113,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     );
     if (envoy !== undefined) {
       supervisor = await superviseEnvoy(envoy, {
-        ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort },
+        ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort, credential },
         adsApiType: options.adsApiType ?? 'DELTA_GRPC',
         adminAddress: initial.config.envoy_admin_address,
         logger,
@@ -160,7 +146,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
 async function superviseEnvoy(
   envoy: LocatedEnvoy,
   options: {
-    ads: { address: string; port: number };
+    ads: { address: string; port: number; credential: string };
     adsApiType: AdsApiType;
     adminAddress: string;
     logger: Logger;

@@ -11,10 +11,13 @@ import type { TranslateOptions } from '../translate/translate.js';
 function dryRunOptions(): (config: Config) => TranslateOptions {
   const identities = new IdentityResolver(silentLogger);
   const caFile = systemCaFile();
-  return (config) => ({
-    systemCaFile: caFile,
-    internal: internalEndpoints(config, identities.resolve(config).jwksJson),
-  });
+  return (config) => {
+    const identity = identities.resolve(config);
+    return {
+      systemCaFile: caFile,
+      internal: internalEndpoints(config, identity.jwksJson, identity.grpcCredential),
+    };
+  };
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';
 import { compile } from '../xds/compile/compile.js';

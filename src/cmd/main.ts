@@ -36,6 +36,20 @@ async function main(): Promise<void> {
         process.stderr,
       );
     })
+    .command(
+      'grpc-credential',
+      'print the credential a sidecar Envoy presents to Portcullis (derived from shared_secret; secret)',
+      {},
+      async (args) => {
+        const { runGrpcCredential } = await import('./grpc-credential-command.js');
+        process.exitCode = runGrpcCredential(
+          requireConfig(args.config as string | undefined),
+          process.env,
+          process.stdout,
+          process.stderr,
+        );
+      },
+    )
     .command('config', 'config file tools', (y) =>
       y
         .command(

@@ -1,4 +1,12 @@
 /**
+ * The longest duration Envoy accepts where it reads one as milliseconds (every timeout and
+ * interval): 9,223,372,036 seconds, the most whole seconds whose nanoseconds fit an int64
+ * (Envoy's `validateDurationAsMilliseconds`; any protobuf Duration is capped at 315,576,000,000 s).
+ * A longer one is NACKed, so the config refuses it first.
+ */
+export const MAX_DURATION_MS = 9_223_372_036_000;
+
+/**
  * Go-style durations (`30s`, `1m30s`, `500ms`, `1h`, `0`), the format Pomerium configs use, so
  * existing configs move over unchanged. Returns milliseconds, or undefined when `text` is not a
  * duration. Negative durations are rejected by callers where they make no sense.

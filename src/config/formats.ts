@@ -33,15 +33,17 @@ const MAX_ALIAS_COUNT = 100;
 /**
  * Parses config text in `format`. Syntax errors come back as a one-line message with the line
  * number, never as an exception; key lines let every later problem point at its line. Documents
- * nested deeper than MAX_NESTING_DEPTH are refused, so neither the parsers nor the validators
- * after them recurse without bound.
+ * nested deeper than MAX_NESTING_DEPTH are refused with the line where the limit is crossed, so
+ * neither the parsers nor the validators after them recurse without bound: js-yaml (YAML, and
+ * JSON for that line) and smol-toml stop at the limit while parsing; JSON.parse does not recurse
+ * on the stack, and a document deepened by YAML aliases or TOML table headers is measured after.
  */
 export function parseSource(text: string, format: ConfigFormat): SourceResult {
   try {
-    return format === 'yaml' ? parseYaml(text) : withinDepth(parseOther(text, format), format);
+    return format === 'yaml' ? parseYaml(text) : parseOther(text, format);
   } catch (err) {
-    // The parsers recurse per nesting level; a stack overflow is the nesting limit, reached early.
-    if (err instanceof RangeError) return tooDeep(format);
+    // A backstop: a parser that still ran out of stack met the nesting limit, at an unknown line.
+    if (isStackOverflow(err)) return tooDeep(format, undefined);
     throw err;
   }
 }
@@ -53,33 +55,75 @@ const LABELS: Readonly<Record<ConfigFormat, string>> = {
   properties: 'properties',
 };
 
-function tooDeep(format: ConfigFormat): SourceResult {
+function tooDeep(format: ConfigFormat, line: number | undefined): SourceResult {
   return {
     error: `malformed ${LABELS[format]}: maps and lists are nested more than ${MAX_NESTING_DEPTH} levels deep`,
+    ...(line === undefined ? {} : { line }),
   };
 }
 
-/** `source`, or the nesting error when its document nests too deep. */
+/** V8's stack overflow: a RangeError, or a SyntaxError when it happens inside a regular expression. */
+function isStackOverflow(err: unknown): boolean {
+  return err instanceof Error && /Maximum call stack size exceeded/.test(err.message);
+}
+
+/**
+ * `source`, or the nesting error when its document nests too deep, at the line of the key path
+ * where it does (TOML table headers, YAML aliases: what the parsers did not measure).
+ */
 function withinDepth(source: SourceResult, format: ConfigFormat): SourceResult {
-  return 'error' in source || documentShape(source.document).depth <= MAX_NESTING_DEPTH
-    ? source
-    : tooDeep(format);
+  if ('error' in source) return source;
+  const { tooDeepAt } = documentShape(source.document);
+  if (tooDeepAt === undefined) return source;
+  // The first line of a key under that path (a TOML header names the deepest key), else the nearest above.
+  const lines = source.lines();
+  let first: number | undefined;
+  for (const [key, line] of lines) {
+    const under = key.startsWith(tooDeepAt) && /^([.[]|$)/.test(key.slice(tooDeepAt.length));
+    if (under && (first === undefined || line < first)) first = line;
+  }
+  return tooDeep(format, first ?? lineOf(lines, tooDeepAt));
+}
+
+/** Thrown from js-yaml's parse events when a node opens past MAX_NESTING_DEPTH, to stop the parse there. */
+class NestedTooDeep extends Error {
+  constructor(readonly line: number) {
+    super('nested too deep');
+  }
+}
+
+/**
+ * js-yaml's `load` that stops as soon as a map or list is nested more than MAX_NESTING_DEPTH
+ * levels, throwing NestedTooDeep with its 1-based line (js-yaml recurses per level, so it never
+ * gets deep enough to exhaust the stack). js-yaml reports each node's open and close; a node that
+ * opens below a node at MAX_NESTING_DEPTH + 1 proves that one a collection (the line is where its
+ * first item starts), and an empty collection there is caught as it closes.
+ */
+function loadWithinDepth(text: string, json: boolean): unknown {
+  let depth = 0;
+  return jsYaml.load(text, {
+    schema: jsYaml.CORE_SCHEMA,
+    json,
+    listener: (event, state) => {
+      if (event === 'open') {
+        depth += 1;
+        if (depth > MAX_NESTING_DEPTH + 1) throw new NestedTooDeep(state.line + 1);
+        return;
+      }
+      const collection = state.kind === 'mapping' || state.kind === 'sequence';
+      if (depth === MAX_NESTING_DEPTH + 1 && collection) throw new NestedTooDeep(state.line + 1);
+      depth -= 1;
+    },
+  });
 }
 
 /** Parses JSON, TOML or properties text. */
 function parseOther(text: string, format: Exclude<ConfigFormat, 'yaml'>): SourceResult {
   switch (format) {
-    case 'json': {
-      let document: unknown;
-      try {
-        document = JSON.parse(text);
-      } catch (err) {
-        return { error: `malformed JSON: ${jsonMessage(err)}`, ...jsonLine(text, err) };
-      }
-      return { document: document ?? {}, lines: lazyLines(text) };
-    }
+    case 'json':
+      return parseJson(text);
     case 'toml':
-      return parseTomlSource(text);
+      return withinDepth(parseTomlSource(text), 'toml');
     case 'properties': {
       const result = parseProperties(text);
       return 'error' in result
@@ -93,22 +137,43 @@ function parseOther(text: string, format: Exclude<ConfigFormat, 'yaml'>): Source
 }
 
 /**
+ * JSON by JSON.parse (fast, and it does not recurse on the stack). A document nested too deep is
+ * read again by js-yaml (JSON is YAML), which stops at the limit, only to find the line.
+ */
+function parseJson(text: string): SourceResult {
+  let document: unknown;
+  try {
+    document = JSON.parse(text);
+  } catch (err) {
+    return { error: `malformed JSON: ${jsonMessage(err)}`, ...jsonLine(text, err) };
+  }
+  if (documentShape(document).tooDeepAt === undefined)
+    return { document: document ?? {}, lines: lazyLines(text) };
+  try {
+    loadWithinDepth(text, true);
+  } catch (err) {
+    if (err instanceof NestedTooDeep) return tooDeep('json', err.line);
+  }
+  return tooDeep('json', undefined);
+}
+
+/**
  * YAML, by js-yaml first: it parses a 10,000-route file about ten times faster than the `yaml`
- * package. js-yaml has no alias limit, so a document in which it made one object appear twice (an
- * alias of a map or list) is parsed again by the careful path, whose alias limit stops alias
- * bombs; so is anything js-yaml refuses (a syntax error, duplicate keys), for exact messages and
- * lines.
+ * package, and stops at the nesting limit. js-yaml has no alias limit, so a document in which it
+ * made one object appear twice (an alias of a map or list) is parsed again by the careful path,
+ * whose alias limit stops alias bombs; so is anything js-yaml refuses (a syntax error, duplicate
+ * keys), for exact messages and lines.
  */
 function parseYaml(text: string): SourceResult {
   let document: unknown;
   try {
-    document = jsYaml.load(text, { schema: jsYaml.CORE_SCHEMA, json: false });
-  } catch {
-    return withinDepth(parseYamlSource(text), 'yaml');
+    document = loadWithinDepth(text, false);
+  } catch (err) {
+    if (err instanceof NestedTooDeep) return tooDeep('yaml', err.line);
+    return parseYamlSource(text, err);
   }
   const shape = documentShape(document);
-  if (shape.depth > MAX_NESTING_DEPTH) return tooDeep('yaml');
-  if (shape.shared) return withinDepth(parseYamlSource(text), 'yaml');
+  if (shape.shared || shape.tooDeepAt !== undefined) return withinDepth(parseYamlSource(text), 'yaml');
   return { document: document ?? {}, lines: lazyLines(text) };
 }
 
@@ -125,10 +190,21 @@ function lazyLines(text: string): () => Map<string, number> {
   };
 }
 
-/** The careful path: the `yaml` package, with exact error lines, unique keys and an alias limit. */
-function parseYamlSource(text: string): SourceResult {
+/**
+ * The careful path: the `yaml` package, with exact error lines, unique keys and an alias limit.
+ * js-yaml's `refusal`, when given, is what to report if the `yaml` package runs out of stack (it
+ * recurses per level, and js-yaml stopped at a syntax error before seeing how deep the rest goes).
+ */
+function parseYamlSource(text: string, refusal?: unknown): SourceResult {
   const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  let document: ReturnType<typeof parseDocument>;
+  try {
+    document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
+  } catch (err) {
+    if (refusal instanceof jsYaml.YAMLException && isStackOverflow(err))
+      return { error: `malformed YAML: ${refusal.reason}`, line: refusal.mark.line + 1 };
+    throw err;
+  }
   if (document.errors.length > 0) {
     const first = document.errors[0];
     const line = first === undefined ? undefined : lineCounter.linePos(first.pos[0]).line;
@@ -143,36 +219,62 @@ function parseYamlSource(text: string): SourceResult {
       lines: () => yamlKeyLines(document.contents, lineCounter),
     };
   } catch (err) {
-    if (err instanceof RangeError) throw err;
+    if (isStackOverflow(err)) throw err;
     return { error: `malformed YAML: ${(err as Error).message.split('\n')[0] ?? 'parse error'}` };
   }
 }
 
 /**
- * How deep the maps and lists of a parsed document nest (1 for the top; the walk stops once past
- * MAX_NESTING_DEPTH), and whether one object appears at two places (YAML aliases). Iterative, and
- * each object is entered once, so the walk is linear whatever aliases share.
+ * Whether one object appears at two places in a parsed document (YAML aliases), and the key path
+ * of the first map or list, in document order, nested more than MAX_NESTING_DEPTH levels (the top
+ * is level 1), if any. Iterative, and an object is entered again only at a greater depth than
+ * before (so an alias is measured where it sits), which the limit bounds: linear whatever aliases
+ * share.
  */
-function documentShape(document: unknown): { readonly depth: number; readonly shared: boolean } {
-  const seen = new Set<object>();
-  const stack: { readonly value: object; readonly depth: number }[] = [];
-  const push = (value: unknown, depth: number): void => {
-    if (value !== null && typeof value === 'object') stack.push({ value, depth });
-  };
-  push(document, 1);
-  let deepest = 0;
-  let shared = false;
-  for (let next = stack.pop(); next !== undefined; next = stack.pop()) {
-    if (seen.has(next.value)) {
-      shared = true;
-      continue;
-    }
-    seen.add(next.value);
-    deepest = Math.max(deepest, next.depth);
-    if (deepest > MAX_NESTING_DEPTH) break;
-    for (const child of Object.values(next.value)) push(child, next.depth + 1);
+function documentShape(document: unknown): { readonly shared: boolean; readonly tooDeepAt?: string } {
+  interface Entry {
+    readonly value: object;
+    readonly depth: number;
+    readonly parent?: Entry;
+    readonly key?: string;
   }
-  return { depth: deepest, shared };
+  const deepestAt = new Map<object, number>();
+  const stack: Entry[] = [];
+  if (document !== null && typeof document === 'object') stack.push({ value: document, depth: 1 });
+  let shared = false;
+  for (let entry = stack.pop(); entry !== undefined; entry = stack.pop()) {
+    const before = deepestAt.get(entry.value);
+    if (before !== undefined) shared = true;
+    if (before !== undefined && before >= entry.depth) continue;
+    if (entry.depth > MAX_NESTING_DEPTH) return { shared, tooDeepAt: keyPath(entry) };
+    deepestAt.set(entry.value, entry.depth);
+    const children = Object.entries(entry.value);
+    // Pushed last to first, so the walk visits them in document order.
+    for (let index = children.length - 1; index >= 0; index -= 1) {
+      const [key, value] = children[index] ?? [];
+      if (key !== undefined && value !== null && typeof value === 'object') {
+        const name = Array.isArray(entry.value) ? `[${key}]` : key;
+        stack.push({ value: value as object, depth: entry.depth + 1, parent: entry, key: name });
+      }
+    }
+  }
+  return { shared };
+
+  function keyPath(entry: Entry): string {
+    let path = '';
+    for (let at: Entry | undefined = entry; at?.key !== undefined; at = at.parent)
+      path = path === '' || path.startsWith('[') ? `${at.key}${path}` : `${at.key}.${path}`;
+    return path;
+  }
+}
+
+/** The line of `path`, or of its nearest ancestor with a known line (`routes[1].policy` for deeper keys). */
+export function lineOf(lines: ReadonlyMap<string, number>, path: string): number | undefined {
+  for (let current = path; current !== ''; current = current.replace(/\.[^.[\]]+$|\[\d+\]$|^[^.[\]]+$/, '')) {
+    const line = lines.get(current);
+    if (line !== undefined) return line;
+  }
+  return undefined;
 }
 
 /**
@@ -239,11 +341,16 @@ function yamlKeyLines(root: unknown, counter: LineCounter): Map<string, number> 
   return lines;
 }
 
+/** TOML by smol-toml, which stops at MAX_NESTING_DEPTH levels of nested inline arrays and tables. */
 function parseTomlSource(text: string): SourceResult {
   try {
-    return { document: parseToml(text), lines: () => tomlKeyLines(text) };
+    return {
+      document: parseToml(text, { maxDepth: MAX_NESTING_DEPTH }),
+      lines: () => tomlKeyLines(text),
+    };
   } catch (err) {
     if (err instanceof TomlError) {
+      if (/excessively nested/.test(err.message)) return tooDeep('toml', err.line);
       const message = err.message.split('\n')[0]?.replace(/^Invalid TOML document: /, '') ?? 'parse error';
       return { error: `malformed TOML: ${message}`, line: err.line };
     }

@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import type { Problem } from '../shared/errors.js';
-import { FORMAT_BY_EXTENSION, parseSource } from './formats.js';
+import { FORMAT_BY_EXTENSION, lineOf, parseSource } from './formats.js';
 import { parseConfig, type ParseResult, type RouteCache } from './parse-config.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
@@ -77,15 +77,6 @@ export function loadConfigFile(
     warnings: result.warnings.map(withLine),
     filesRead,
   };
-}
-
-/** The line of `path`, or of its nearest ancestor with a known line (`routes[1].policy` for deeper keys). */
-function lineOf(lines: ReadonlyMap<string, number>, path: string): number | undefined {
-  for (let current = path; current !== ''; current = current.replace(/\.[^.[\]]+$|\[\d+\]$|^[^.[\]]+$/, '')) {
-    const line = lines.get(current);
-    if (line !== undefined) return line;
-  }
-  return undefined;
 }
 
 /** Reads a UTF-8 file of at most `limit` bytes, or says why not (no stack trace). */

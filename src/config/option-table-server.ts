@@ -34,6 +34,10 @@ const REDIS_URL: NotYetSupported = {
   effect: 'nothing connects to Redis',
 };
 const SERVICE_CA: NotYetSupported = { ...REDIS_URL, effect: 'no connection between services uses it yet' };
+const GRPC_CLIENT_TIMEOUT: NotYetSupported = {
+  ...SERVICE_CA,
+  effect: 'no connection between services uses it yet (ext_authz is bounded by `authorize_timeout`)',
+};
 
 /** Listeners, TLS, timeouts, observability, databroker storage, routes. */
 export const SERVER_OPTIONS: readonly OptionSpec[] = [
@@ -63,6 +67,15 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     services: ALL,
     secret: false,
     doc: 'Address of the gRPC listener (ADS for Envoy, ext_authz, databroker). Loopback in all-in-one mode.',
+  },
+  {
+    key: 'grpc_insecure',
+    group: 'Listeners and TLS',
+    kind: { type: 'bool' },
+    default: 'false',
+    services: ALL,
+    secret: false,
+    doc: 'Allow a `grpc_address` that is not loopback without TLS (TLS on the gRPC port is not supported yet). The port serves every listener and cluster, private keys included, to the Envoy that presents the credential derived from `shared_secret`, in the clear: set it only on a private network such as a compose or pod network.',
   },
   {
     key: 'use_proxy_protocol',
@@ -184,13 +197,23 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     doc: 'Downstream connection idle timeout.',
   },
   {
+    key: 'authorize_timeout',
+    group: 'Timeouts',
+    kind: { type: 'duration' },
+    default: '1s',
+    services: PROXY,
+    secret: false,
+    doc: 'Longest time Envoy waits for one ext_authz Check: past it a protected request gets 503 (public routes never wait). `0s` means the default.',
+  },
+  {
     key: 'grpc_client_timeout',
     group: 'Timeouts',
     kind: { type: 'duration' },
     default: '10s',
     services: HTTP,
     secret: false,
-    doc: 'Timeout of calls to the authorize service (ext_authz) and the databroker.',
+    support: GRPC_CLIENT_TIMEOUT,
+    doc: 'Timeout of gRPC calls between separately run services (the databroker).',
   },
   {
     key: 'log_level',

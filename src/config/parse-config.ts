@@ -11,7 +11,8 @@ import { readOption } from './read-option.js';
 import { collectRawValues, resolveFileOptions, type Env, type ReadText } from './sources.js';
 import { reportUnsupported } from './unsupported-options.js';
 import type { Config, RouteSettings } from './types.js';
-import { isPlainObject, Reader } from './value-readers.js';
+import { isPlainObject, Reader, type ValueSyntax } from './value-readers.js';
+import { isTextDocument } from './properties.js';
 
 export type { ReadText } from './sources.js';
 
@@ -34,6 +35,9 @@ export interface ParseResult {
  */
 export type RouteCache = ReadonlyMap<string, RouteSettings>;
 
+/** The options that give listener certificates one by one (`certificates` is read by readCertificates). */
+const CERTIFICATE_KEYS = ['certificate', 'certificate_key', 'certificate_file', 'certificate_key_file'];
+
 /** Inputs of parseConfig. */
 export interface ParseInput {
   /** The parsed config document (any format), or {} when there is no file. */
@@ -43,6 +47,11 @@ export interface ParseInput {
   readonly readText: ReadText;
   /** The last good parse's `routeCache`, to skip validating unchanged routes. */
   readonly previousRoutes?: RouteCache;
+  /**
+   * How the document's values are written (see ValueSyntax): `text` for a properties file. When
+   * not given, a document parseProperties made is text and any other is typed.
+   */
+  readonly syntax?: ValueSyntax;
 }
 
 /**
@@ -58,7 +67,8 @@ export function parseConfig(input: ParseInput): ParseResult {
     reader.problem('', 'the config file must hold a map of options at the top level');
     return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache: new Map() };
   }
-  const raws = collectRawValues(reader, document, input.env);
+  const syntax = input.syntax ?? (isTextDocument(document) ? 'text' : 'typed');
+  const raws = collectRawValues(reader, document, input.env, syntax);
   resolveFileOptions(reader, raws, input.readText);
   const values = new ParsedValues(raws);
   for (const option of GLOBAL_OPTIONS) {
@@ -68,8 +78,17 @@ export function parseConfig(input: ParseInput): ParseResult {
   }
   const plan = checkServices(reader, values);
   const identity = checkIdentity(reader, values, plan);
+  const beforeCertificates = reader.problems.length;
   const certificates = readCertificates(reader, values, raws.get('certificates'), input.readText);
-  if (plan.servesHttp && values.get('insecure_server') !== true && certificates.length === 0) {
+  // A certificate that was given but refused has its own problem; "none configured" would mislead.
+  const certificateRefused =
+    reader.problems.length > beforeCertificates || CERTIFICATE_KEYS.some((key) => values.failed(key));
+  if (
+    plan.servesHttp &&
+    values.get('insecure_server') !== true &&
+    certificates.length === 0 &&
+    !certificateRefused
+  ) {
     reader.problem(
       'certificate',
       'no TLS certificate is configured: set certificate and certificate_key (or certificate_file and certificate_key_file, or certificates), or set insecure_server: true to serve plain HTTP',
@@ -130,7 +149,9 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     log_level: get('log_level'),
     ...optional('proxy_log_level'),
     grpc_address: get('grpc_address'),
+    grpc_insecure: get('grpc_insecure'),
     grpc_client_timeout_ms: get('grpc_client_timeout'),
+    authorize_timeout_ms: get('authorize_timeout'),
     envoy_admin_address: get('envoy_admin_address'),
     ...optional('metrics_address'),
     tracing_sampling_rate: get('tracing_sampling_rate'),
@@ -210,11 +231,10 @@ function parseRouteWithCache(
  */
 function decodeRoutesText(reader: Reader, path: string, text: string): unknown {
   if (text.trim() === '') return undefined;
-  try {
-    return JSON.parse(text);
-  } catch {
-    // not JSON; try base64
-  }
+  // As a JSON file is parsed, with the same nesting limit; a list that fails as JSON says why.
+  const json = parseSource(text, 'json');
+  if (!('error' in json)) return json.document;
+  if (text.trimStart().startsWith('[')) return reader.problem(path, json.error);
   const compact = text.replace(/\s+/g, '');
   if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact)) {
     const decoded = parseSource(Buffer.from(compact, 'base64').toString('utf8'), 'yaml');

@@ -1,4 +1,5 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
+import { certificateProblem, readPrivateKey } from './pem-check.js';
 import { Secret } from './secret.js';
 import type { SigningKey } from './types.js';
 import type { Reader } from './value-readers.js';
@@ -41,9 +42,9 @@ function pemText(text: string): string | undefined {
 }
 
 /**
- * A PEM certificate (chain) or private key, raw or base64-encoded, returned as PEM text ending in
- * one newline. Checks the PEM block type; the contents are checked by Envoy (and by the TLS stack)
- * when they are used.
+ * A PEM certificate (chain, or CA bundle) or private key, raw or base64-encoded, returned as PEM
+ * text ending in one newline. Checks the block type and that the contents parse (pem-check.ts),
+ * so what Envoy would refuse is refused here, at its key.
  */
 export function readPem(
   reader: Reader,
@@ -63,7 +64,8 @@ export function readPem(
       `does not hold a PEM ${what} (-----BEGIN ${example}-----), raw or base64-encoded`,
     );
   }
-  return `${pem}\n`;
+  const contentProblem = what === 'certificate' ? certificateProblem(pem) : keyProblem(pem);
+  return contentProblem === undefined ? `${pem}\n` : reader.problem(path, contentProblem);
 }
 
 /**
@@ -125,4 +127,10 @@ function keyAlgorithm(reader: Reader, path: string, block: string): SigningKey['
     return curves[curve] ?? reader.problem(path, `uses curve ${curve}; use P-256, P-384 or P-521`);
   }
   return reader.problem(path, `is a ${type ?? 'unknown'} key; use an ECDSA or RSA key`);
+}
+
+/** Why the private key in `pem` cannot be used, or undefined. */
+function keyProblem(pem: string): string | undefined {
+  const key = readPrivateKey(pem);
+  return typeof key === 'string' ? key : undefined;
 }

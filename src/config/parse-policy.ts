@@ -75,7 +75,13 @@ function parseRule(
   const blocks: Record<PolicyOperator, Criterion[]> = { and: [], or: [], not: [], nor: [] };
   for (const [operator, list] of Object.entries(raw)) {
     const at = `${path}.${operator}`;
-    if (operator === 'action') continue;
+    if (operator === 'action') {
+      // The peer ignores `action` inside a rule; one that contradicts the rule's own action would
+      // mislead a reader about what the rule does, so it must agree.
+      if (list !== action)
+        reader.problem(at, `must be ${action}, the action this rule is under, or be removed`);
+      continue;
+    }
     if (!(POLICY_OPERATORS as readonly string[]).includes(operator)) {
       const hint = closestKey(operator, POLICY_OPERATORS);
       reader.problem(
@@ -142,6 +148,10 @@ function parseCriterionData(
   if ((FLAG_CRITERIA as readonly string[]).includes(name)) {
     if (data === false) {
       return reader.problem(at, `${name}: false would still count as listed; remove the criterion instead`);
+    }
+    // Anything but true, nothing or {} (such as `no` or "false") reads as if it meant something.
+    if (data !== true && data !== null && !(isPlainObject(data) && Object.keys(data).length === 0)) {
+      return reader.problem(at, `takes no value; write ${name}: true, got ${describe(data)}`);
     }
     return { kind: name as (typeof FLAG_CRITERIA)[number], path };
   }

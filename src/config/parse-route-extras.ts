@@ -33,8 +33,8 @@ type Access = Pick<
 /**
  * A route's access settings: the shortcuts (public, any authenticated user, allow lists, CORS
  * preflight), the embedded policy, identity headers and per-route IdP credentials. A public route
- * with allow lists (or any-user), or any-user with allow lists, is an error: the lists would mean
- * nothing. Per-route credentials come as a pair.
+ * with a policy or any other access setting is an error (see checkPublic); so is any-user with
+ * allow lists, which would mean nothing. Per-route credentials come as a pair.
  */
 export function readAccess(
   reader: Reader,
@@ -51,12 +51,7 @@ export function readAccess(
   const users = list('allowed_users');
   const domains = list('allowed_domains');
   const lists = users.length > 0 || domains.length > 0;
-  if (isPublic && (lists || anyUser)) {
-    reader.problem(
-      at('allow_public_unauthenticated_access'),
-      'cannot be combined with allowed_users, allowed_domains or allow_any_authenticated_user: a public route admits everyone, so those would mean nothing; remove one side',
-    );
-  }
+  if (isPublic) checkPublic(reader, path, raw);
   if (anyUser && lists) {
     reader.problem(
       at('allow_any_authenticated_user'),
@@ -96,6 +91,35 @@ export function readAccess(
     idp_client_id: clientId,
     idp_client_secret: clientSecret === undefined ? undefined : new Secret(clientSecret),
   };
+}
+
+/** The access keys a public route must not carry: none of them would be checked. */
+const PUBLIC_EXCLUDES = [
+  'policy',
+  'allowed_users',
+  'allowed_domains',
+  'allowed_idp_claims',
+  'allow_any_authenticated_user',
+] as const;
+
+/**
+ * A public route is never sent to the authorizer, so a `policy` on it (even a deny) or an access
+ * shortcut would silently not apply: an error naming both keys. Keys that say nothing (`false`, an
+ * empty list or map) are let through.
+ */
+function checkPublic(reader: Reader, path: string, raw: Record<string, unknown>): void {
+  const saysNothing = (value: unknown): boolean =>
+    value === undefined ||
+    value === null ||
+    value === false ||
+    (Array.isArray(value) && value.length === 0) ||
+    (isPlainObject(value) && Object.keys(value).length === 0);
+  const given = PUBLIC_EXCLUDES.filter((key) => !saysNothing(raw[key]));
+  if (given.length === 0) return;
+  reader.problem(
+    `${path}.allow_public_unauthenticated_access`,
+    `cannot be combined with ${given.join(', ')}: a public route admits everyone and is never checked, so ${given.length === 1 ? 'that key' : 'those keys'} (a deny rule included) would not apply; remove allow_public_unauthenticated_access or ${given.join(', ')}`,
+  );
 }
 
 function readClaims(reader: Reader, path: string, raw: unknown): Record<string, PolicyValue[]> | undefined {

@@ -3,6 +3,7 @@ import { parseOutlierDetection } from './parse-outlier-detection.js';
 import type { RouteFields } from './route-fields.js';
 import { fileErrorText, type ReadText } from './sources.js';
 import { LB_POLICIES } from './types.js';
+import { certificateProblem, pairProblem, readPrivateKey } from './pem-check.js';
 import type { Reader } from './value-readers.js';
 
 /** Load balancing, health checks, outlier detection, the panic threshold and upstream TLS. */
@@ -47,41 +48,56 @@ function readUpstreamTls(
   raw: Record<string, unknown>,
   readText: ReadText,
 ): Record<string, string | undefined> {
-  const pem = (inlineKey: string, fileKey: string): string | undefined => {
+  const given = (inlineKey: string, fileKey: string): string =>
+    `${path}.${raw[inlineKey] === undefined ? fileKey : inlineKey}`;
+  const pem = (inlineKey: string, fileKey: string, what: PemKind): string | undefined => {
     if (raw[inlineKey] !== undefined && raw[fileKey] !== undefined) {
       return reader.problem(path, `set only one of ${inlineKey} and ${fileKey}`);
     }
-    if (raw[inlineKey] !== undefined) return decodeBase64Pem(reader, `${path}.${inlineKey}`, raw[inlineKey]);
+    if (raw[inlineKey] !== undefined)
+      return decodeBase64Pem(reader, `${path}.${inlineKey}`, raw[inlineKey], what);
     if (raw[fileKey] === undefined) return undefined;
     const file = reader.string(`${path}.${fileKey}`, raw[fileKey]);
     if (file === undefined) return undefined;
     try {
-      return requirePem(reader, `${path}.${fileKey}`, readText(file));
+      return requirePem(reader, `${path}.${fileKey}`, readText(file), what);
     } catch (err) {
       return reader.problem(`${path}.${fileKey}`, `cannot read ${file}: ${fileErrorText(err)}`);
     }
   };
-  const ca = pem('tls_custom_ca', 'tls_custom_ca_file');
-  const cert = pem('tls_client_cert', 'tls_client_cert_file');
-  const key = pem('tls_client_key', 'tls_client_key_file');
+  const ca = pem('tls_custom_ca', 'tls_custom_ca_file', 'certificate');
+  const cert = pem('tls_client_cert', 'tls_client_cert_file', 'certificate');
+  const key = pem('tls_client_key', 'tls_client_key_file', 'private key');
   if ((cert === undefined) !== (key === undefined)) {
     reader.problem(
       path,
       'client certificate key and cert both must be non-empty (tls_client_cert and tls_client_key, or their _file forms)',
     );
   }
+  const certName = given('tls_client_cert', 'tls_client_cert_file');
+  const mismatch =
+    cert === undefined || key === undefined
+      ? undefined
+      : pairProblem(cert, key, certName.slice(path.length + 1));
+  if (mismatch !== undefined) reader.problem(given('tls_client_key', 'tls_client_key_file'), mismatch);
   return { tls_custom_ca_pem: ca, tls_client_cert_pem: cert, tls_client_key_pem: key };
 }
 
-function decodeBase64Pem(reader: Reader, path: string, raw: unknown): string | undefined {
+type PemKind = 'certificate' | 'private key';
+
+function decodeBase64Pem(reader: Reader, path: string, raw: unknown, what: PemKind): string | undefined {
   const text = reader.string(path, raw);
   if (text === undefined) return undefined;
   if (!/^[A-Za-z0-9+/=\s]+$/.test(text)) return reader.problem(path, 'expected base64-encoded PEM');
-  return requirePem(reader, path, Buffer.from(text, 'base64').toString('utf8'));
+  return requirePem(reader, path, Buffer.from(text, 'base64').toString('utf8'), what);
 }
 
-function requirePem(reader: Reader, path: string, text: string): string | undefined {
-  return /-----BEGIN [A-Z ]+-----/.test(text)
-    ? text
-    : reader.problem(path, 'does not contain a PEM block (-----BEGIN ...-----)');
+/** The PEM text, when it holds a block and its contents parse as `what` (pem-check.ts). */
+function requirePem(reader: Reader, path: string, text: string, what: PemKind): string | undefined {
+  if (!/-----BEGIN [A-Z ]+-----/.test(text))
+    return reader.problem(path, 'does not contain a PEM block (-----BEGIN ...-----)');
+  const key = what === 'private key' ? readPrivateKey(text) : undefined;
+  const problem =
+    what === 'certificate' ? certificateProblem(text) : typeof key === 'string' ? key : undefined;
+  return problem === undefined ? text : reader.problem(path, problem);
 }

@@ -79,7 +79,10 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
   };
 }
 
-/** Unknown route keys warn with a did-you-mean hint; removed ones (allowed_groups) are errors. */
+/**
+ * Unknown route keys are errors with a did-you-mean hint (a misspelled key would silently drop
+ * what it says, such as a restriction); removed ones (allowed_groups) name their replacement.
+ */
 function checkRouteKeys(reader: Reader, path: string, raw: Record<string, unknown>): void {
   for (const key of Object.keys(raw)) {
     if (ROUTE_KEYS.includes(key)) continue;
@@ -88,9 +91,9 @@ function checkRouteKeys(reader: Reader, path: string, raw: Record<string, unknow
       reader.problem(`${path}.${key}`, removedMessage(removed));
     } else {
       const hint = closestKey(key, ROUTE_KEYS);
-      reader.warn(
+      reader.problem(
         `${path}.${key}`,
-        `unknown route option, ignored${hint === undefined ? '' : ` (did you mean ${hint}?)`}`,
+        `unknown route option${hint === undefined ? '; remove it' : ` (did you mean ${hint}?)`}`,
       );
     }
   }

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import type { ServiceName } from './types.js';
 import type { ParsedValues } from './parsed-values.js';
 import type { Reader } from './value-readers.js';
@@ -59,7 +60,27 @@ export function checkServices(reader: Reader, values: ParsedValues): ServicePlan
     );
   }
   checkDatabrokerStorage(reader, values);
+  checkGrpcTransport(reader, values);
   return { services, allInOne, servesHttp };
+}
+
+/**
+ * `grpc_address` off loopback is an error unless `grpc_insecure: true`: the port has no TLS, so
+ * the credential Envoy presents and every resource it receives (private keys included) would
+ * cross the network in the clear. Loopback is 127.0.0.0/8, ::1 or `localhost`; an empty host
+ * (`:5443`) listens on every interface.
+ */
+function checkGrpcTransport(reader: Reader, values: ParsedValues): void {
+  const address = values.get<string>('grpc_address');
+  if (address === undefined || values.get('grpc_insecure') === true) return;
+  const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
+  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+  if (!loopback) {
+    reader.problem(
+      values.path('grpc_address'),
+      `${address} is not loopback and the gRPC port has no TLS (not supported yet): keep it on 127.0.0.1, or set grpc_insecure: true to serve ADS and ext_authz in the clear on a private network`,
+    );
+  }
 }
 
 function checkDatabrokerStorage(reader: Reader, values: ParsedValues): void {

@@ -1,5 +1,6 @@
 import type { ParsedValues } from './parsed-values.js';
 import { readPem } from './parse-keys.js';
+import { pairProblem } from './pem-check.js';
 import { fileErrorText, type RawValue, type ReadText } from './sources.js';
 import { describe, isPlainObject, type Reader } from './value-readers.js';
 
@@ -12,7 +13,7 @@ export interface CertificatePair {
 /**
  * The listener certificates from every source, in order: `certificate` + `certificate_key`,
  * `certificate_file` + `certificate_key_file`, then each `certificates[i]` entry. Half a pair is
- * an error naming the missing key.
+ * an error naming the missing key; a key that is not its certificate's is an error at the key.
  */
 export function readCertificates(
   reader: Reader,
@@ -35,7 +36,9 @@ export function readCertificates(
       reader.problem(missing, `is required together with ${cert === undefined ? keyKey : certKey}`);
       continue;
     }
-    out.push({ certPem: cert, keyPem: key });
+    const mismatch = pairProblem(cert, key, values.path(certKey));
+    if (mismatch === undefined) out.push({ certPem: cert, keyPem: key });
+    else reader.problem(values.path(keyKey), mismatch);
   }
   if (certificatesRaw !== undefined) out.push(...readCertificateList(reader, certificatesRaw, readText));
   return out;
@@ -64,7 +67,10 @@ function readCertificateList(reader: Reader, raw: RawValue, readText: ReadText):
     }
     const cert = pemOrFile(reader, `${at}.cert`, entry.cert, 'certificate', readText);
     const key = pemOrFile(reader, `${at}.key`, entry.key, 'private key', readText);
-    if (cert !== undefined && key !== undefined) out.push({ certPem: cert, keyPem: key });
+    if (cert === undefined || key === undefined) return;
+    const mismatch = pairProblem(cert, key, `${at}.cert`);
+    if (mismatch === undefined) out.push({ certPem: cert, keyPem: key });
+    else reader.problem(`${at}.key`, mismatch);
   });
   return out;
 }

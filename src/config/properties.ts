@@ -9,6 +9,19 @@ import { Properties, PropertiesNodeType, type PropertyNode } from 'properties-fi
  * the first dot).
  */
 
+/**
+ * Marks a document whose values are all text, as a properties file's are, so parsing converts them
+ * as it converts environment variables (`"true"`, `"30"`) instead of refusing them as it refuses
+ * a quoted `"true"` in YAML. A non-enumerable symbol property: it travels with the document
+ * through the format layer and never shows up as a key.
+ */
+export const TEXT_DOCUMENT: unique symbol = Symbol('portcullis.text-document');
+
+/** True for a document parseProperties made (see TEXT_DOCUMENT). */
+export function isTextDocument(document: object): boolean {
+  return (document as { [TEXT_DOCUMENT]?: true })[TEXT_DOCUMENT] === true;
+}
+
 /** The parsed document, a line number per key path, or the first problem (with its line when known). */
 export type PropertiesResult =
   | { readonly document: Record<string, unknown>; readonly lines: Map<string, number> }
@@ -49,6 +62,7 @@ export function parseProperties(text: string): PropertiesResult {
     document[parent] = { ...(existing as Record<string, unknown> | undefined), [child]: value };
     if (!lines.has(parent)) lines.set(parent, line);
   }
+  Object.defineProperty(document, TEXT_DOCUMENT, { value: true });
   return { document, lines };
 }
 

@@ -9,12 +9,13 @@ import { describe, type Reader } from './value-readers.js';
 
 /**
  * Reads one option's raw value according to its kind in the option table, recording a problem
- * (at the key or environment variable it came from) when it does not fit. Secret kinds never
- * echo their value. Returns undefined for a problem, or for kinds read elsewhere (routes,
+ * (at the key or environment variable it came from) when it does not fit. A value from a typed
+ * document must already have the kind's type; text (env, properties, defaults) is converted (see
+ * ValueSyntax). Secret kinds never echo their value. Returns undefined for a problem, or for kinds read elsewhere (routes,
  * certificates lists and `_file` options).
  */
 export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, readText: ReadText): unknown {
-  const { path, value } = raw;
+  const { path, value, syntax } = raw;
   const kind = option.kind;
   switch (kind.type) {
     case 'string': {
@@ -29,11 +30,11 @@ export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, re
     case 'address':
       return readAddress(reader, path, value);
     case 'bool':
-      return reader.bool(path, value);
+      return reader.bool(path, value, syntax);
     case 'int':
-      return reader.integer(path, value, kind.min, kind.max);
+      return reader.integer(path, value, kind.min, kind.max, syntax);
     case 'number':
-      return reader.number(path, value, kind.min, kind.max);
+      return reader.number(path, value, kind.min, kind.max, syntax);
     case 'duration':
       return reader.duration(path, value);
     case 'enum':

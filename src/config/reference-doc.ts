@@ -7,7 +7,7 @@ import {
   type OptionSpec,
 } from './option-table.js';
 import { CRITERIA, LIST_MATCHER_OPERATORS, STRING_MATCHER_OPERATORS } from './policy-types.js';
-import { PEER_ONLY_OPTIONS, REMOVED_OPTIONS } from './removed-options.js';
+import { PEER_ONLY_OPTIONS, PEER_ONLY_REFUSED, REMOVED_OPTIONS } from './removed-options.js';
 import { ROUTE_OPTIONS } from './route-option-table.js';
 import { UNSUPPORTED_CRITERIA } from './unsupported-options.js';
 
@@ -139,13 +139,19 @@ when this file and the table disagree. Do not edit by hand.
 - \`*_file\` options read the value from a file. Surrounding whitespace, including the trailing
   newline most editors and \`echo\` add, is trimmed. Setting both \`x\` and \`x_file\` is an error.
 - A key with no value (\`key:\` in YAML) is an error; remove the key to get the default.
-- Durations are written like \`30s\`, \`1m30s\`, \`500ms\`, \`14h\`. Booleans accept \`true\`/\`false\`
-  and \`1\`/\`0\`, \`yes\`/\`no\`, \`on\`/\`off\`.
+- Durations are written like \`30s\`, \`1m30s\`, \`500ms\`, \`14h\`, at most \`2562047h47m16s\` (the
+  most Envoy accepts); negative durations are errors.
+- In YAML, JSON and TOML a value must have its option's type: booleans are \`true\` or \`false\`
+  (\`yes\`, \`on\` or a quoted \`"true"\` are errors), numbers are unquoted, and text options take
+  strings (write \`"1.10"\`: unquoted, YAML reads it as the number 1.1). Environment variables and
+  properties files are text: booleans there are \`true\`/\`false\`, \`1\`/\`0\` or \`t\`/\`f\`.
+- Certificates and private keys must parse, and a key must belong to its certificate; what Envoy
+  would refuse is an error at its key.
 - Secret values never appear in logs or error messages; errors name the key instead.
 - Every problem is reported at once, each with its key path (\`routes[3].policy[0].allow.and[1]\`),
   or the environment variable's name, and the line in the file where it can tell.
-- Unknown keys are warnings with a did-you-mean suggestion; removed options are errors that say what
-  replaces them.
+- Unknown keys, at the top level, in routes and in policies, are errors with a did-you-mean
+  suggestion; removed options are errors that say what replaces them.
 - Options marked **Not supported yet** are accepted but have no effect in this version: setting one
   is a warning, or an error where ignoring it would weaken security or lose data (see
   [Not supported yet](#not-supported-yet)).
@@ -252,5 +258,9 @@ ${rows}
 ## Options of the peer that Portcullis does not implement
 
 These load with a warning and are ignored: ${PEER_ONLY_OPTIONS.map((key) => `\`${key}\``).join(', ')}.
+
+These are errors, because ignoring them would open access: ${Object.entries(PEER_ONLY_REFUSED)
+    .map(([key, consequence]) => `\`${key}\` (${consequence})`)
+    .join(', ')}.
 `;
 }

@@ -122,7 +122,7 @@ export function removedMessage(option: RemovedOption, name: string = option.key)
 
 /**
  * Options the peer (Pomerium) has that Portcullis does not implement. A config carrying one still
- * loads, with a warning saying so, instead of the generic unknown-option warning.
+ * loads, with a warning saying so, instead of the unknown-option error.
  */
 export const PEER_ONLY_OPTIONS: readonly string[] = [
   'autocert',
@@ -134,13 +134,10 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'authorize_internal_service_url',
   'databroker_service_urls',
   'databroker_internal_service_url',
-  'downstream_mtls',
-  'grpc_insecure',
   'health_check_addr',
   'http_redirect_addr',
   'identity_providers',
   'idp_access_token_allowed_audiences',
-  'metrics_basic_auth',
   'runtime_flags',
   'skip_xff_append',
   'timeout_write',
@@ -150,3 +147,12 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'otel_traces_exporter',
   'otel_exporter_otlp_endpoint',
 ];
+
+/**
+ * Options of the peer that Portcullis does not implement and that would open access if ignored:
+ * setting one is an error saying what ignoring it would do. Each maps to that consequence.
+ */
+export const PEER_ONLY_REFUSED: Readonly<Record<string, string>> = {
+  downstream_mtls: 'client certificates would be neither required nor checked',
+  metrics_basic_auth: 'the metrics would be served without a password',
+};

@@ -1,6 +1,6 @@
 /**
  * The route option table: every key a route may carry, with its type and a one-line doc. It
- * drives the unknown-key warnings and the route section of docs/reference.md. Access settings
+ * drives the unknown-key errors and the route section of docs/reference.md. Access settings
  * (policy and shortcuts) are parsed and validated here; the authorize stage evaluates them.
  */
 import type { NotYetSupported } from './option-table.js';
@@ -169,7 +169,7 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'allow_public_unauthenticated_access',
     type: 'bool',
-    doc: 'Anyone may use the route, signed in or not.',
+    doc: 'Anyone may use the route, signed in or not. The route is never checked, so it cannot also carry a `policy` or another access setting (an error).',
   },
   { key: 'allow_any_authenticated_user', type: 'bool', doc: 'Any signed-in user may use the route.' },
   { key: 'allowed_users', type: 'string_list', doc: 'Users (by id or email) allowed on the route.' },

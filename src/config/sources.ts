@@ -1,7 +1,13 @@
 import { canonicalJson } from '../shared/canonical-json.js';
 import { envName, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS, type OptionSpec } from './option-table.js';
-import { findRemoved, PEER_ONLY_OPTIONS, REMOVED_OPTIONS, removedMessage } from './removed-options.js';
-import { closestKey, type Reader } from './value-readers.js';
+import {
+  findRemoved,
+  PEER_ONLY_OPTIONS,
+  PEER_ONLY_REFUSED,
+  REMOVED_OPTIONS,
+  removedMessage,
+} from './removed-options.js';
+import { closestKey, type Reader, type ValueSyntax } from './value-readers.js';
 
 /** Reads a file's text; injected so parsing stays testable and the watcher knows what was read. */
 export type ReadText = (path: string) => string;
@@ -14,6 +20,8 @@ export interface RawValue {
   readonly value: unknown;
   readonly path: string;
   readonly source: 'env' | 'file' | 'default';
+  /** `text` for environment variables, properties files, defaults and `_file` contents. */
+  readonly syntax: ValueSyntax;
   /** Set when the value could not be obtained (an unreadable `_file`); the problem is reported. */
   readonly failed?: true;
 }
@@ -21,13 +29,16 @@ export interface RawValue {
 /**
  * Collects every option's raw value by precedence (environment variable, then file key, then the
  * table's default) and checks the keys themselves: removed options are errors naming their
- * replacement, unknown keys are warnings with a did-you-mean hint, two spellings of one option
- * with different values are an error. An empty environment variable counts as unset.
+ * replacement, unknown keys are errors with a did-you-mean hint (a misspelled key would silently
+ * leave its option at the default), two spellings of one option with different values are an
+ * error. An empty environment variable counts as unset. `fileSyntax` says how the document's
+ * values are written: `text` for a properties file, `typed` otherwise.
  */
 export function collectRawValues(
   reader: Reader,
   document: Record<string, unknown>,
   env: Env,
+  fileSyntax: ValueSyntax = 'typed',
 ): Map<string, RawValue> {
   checkTopLevelKeys(reader, document);
   for (const removed of REMOVED_OPTIONS) {
@@ -38,7 +49,7 @@ export function collectRawValues(
   const values = new Map<string, RawValue>();
   for (const option of GLOBAL_OPTIONS) {
     if (option.kind.type === 'routes') continue;
-    const raw = pickRaw(reader, option, document, env);
+    const raw = pickRaw(reader, option, document, env, fileSyntax);
     if (raw === undefined) continue;
     if (option.deprecatedFor !== undefined && raw.source !== 'default') {
       reader.warn(raw.path, `is deprecated; use ${option.deprecatedFor}`);
@@ -57,14 +68,20 @@ function pickRaw(
   option: OptionSpec,
   document: Record<string, unknown>,
   env: Env,
+  fileSyntax: ValueSyntax,
 ): RawValue | undefined {
   const spellings = [option.key, ...(option.aliases ?? [])];
   const fromEnv = spellings
     .filter((key) => isSet(env[envName(key)]))
-    .map((key) => ({ value: env[envName(key)], path: envName(key), source: 'env' as const }));
+    .map((key) => ({
+      value: env[envName(key)],
+      path: envName(key),
+      source: 'env' as const,
+      syntax: 'text' as const,
+    }));
   const fromFile = spellings
     .filter((key) => document[key] !== undefined)
-    .map((key) => ({ value: document[key], path: key, source: 'file' as const }));
+    .map((key) => ({ value: document[key], path: key, source: 'file' as const, syntax: fileSyntax }));
   for (const found of [fromEnv, fromFile]) {
     const [first, second] = found;
     if (first !== undefined && second !== undefined && sameValue(first.value, second.value) === false) {
@@ -84,7 +101,7 @@ function pickRaw(
   }
   return option.default === undefined
     ? undefined
-    : { value: option.default, path: option.key, source: 'default' };
+    : { value: option.default, path: option.key, source: 'default', syntax: 'text' };
 }
 
 function sameValue(a: unknown, b: unknown): boolean {
@@ -107,11 +124,16 @@ function checkTopLevelKeys(reader: Reader, document: Record<string, unknown>): v
       reader.problem(key, removedMessage(removed));
     } else if (findRemoved(key, 'route') !== undefined) {
       reader.problem(key, `is a route option; move it into a route under routes`);
+    } else if (PEER_ONLY_REFUSED[key] !== undefined) {
+      reader.problem(
+        key,
+        `is not supported by Portcullis, and ignoring it would open access: ${PEER_ONLY_REFUSED[key]}; remove it`,
+      );
     } else if (PEER_ONLY_OPTIONS.includes(key)) {
       reader.warn(key, 'is not supported by Portcullis; ignored');
     } else {
       const hint = closestKey(key, KNOWN_GLOBAL_KEYS);
-      reader.warn(key, `unknown option, ignored${hint === undefined ? '' : ` (did you mean ${hint}?)`}`);
+      reader.problem(key, `unknown option${hint === undefined ? '; remove it' : ` (did you mean ${hint}?)`}`);
     }
   }
 }
@@ -137,9 +159,15 @@ export function resolveFileOptions(reader: Reader, values: Map<string, RawValue>
     }
     const content = readFileOption(reader, fileRaw, readText);
     if (content === undefined) {
-      values.set(target, { value: undefined, path: fileRaw.path, source: fileRaw.source, failed: true });
+      values.set(target, {
+        value: undefined,
+        path: fileRaw.path,
+        source: fileRaw.source,
+        syntax: 'text',
+        failed: true,
+      });
     } else {
-      values.set(target, { value: content, path: fileRaw.path, source: fileRaw.source });
+      values.set(target, { value: content, path: fileRaw.path, source: fileRaw.source, syntax: 'text' });
     }
   }
 }

@@ -197,7 +197,11 @@ export interface Config {
   readonly log_level: LogLevel | 'silent';
   readonly proxy_log_level?: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'critical' | 'off';
   readonly grpc_address: string;
+  /** A non-loopback `grpc_address` without TLS was allowed explicitly (validated at parse). */
+  readonly grpc_insecure: boolean;
   readonly grpc_client_timeout_ms: number;
+  /** Bound on one ext_authz Check (Envoy's `grpc_service.timeout`); 0 means the default. */
+  readonly authorize_timeout_ms: number;
   readonly envoy_admin_address: string;
   readonly metrics_address?: string;
   readonly tracing_sampling_rate: number;

@@ -76,7 +76,7 @@ function isDefault(option: OptionSpec, value: unknown): boolean {
   const typed = readOption(
     new Reader(),
     option,
-    { value: option.default, path: option.key, source: 'default' },
+    { value: option.default, path: option.key, source: 'default', syntax: 'text' },
     () => {
       throw new Error('a default never names a file');
     },

@@ -1,10 +1,19 @@
 import type { Problem } from '../shared/errors.js';
-import { parseDurationMs } from './duration.js';
+import { formatDurationMs, MAX_DURATION_MS, parseDurationMs } from './duration.js';
+
+/**
+ * How a raw value was written. `typed`: a YAML, JSON or TOML document, where the document already
+ * gives each value its type, so a value of another type is a mistake (YAML 1.1's `yes`, a quoted
+ * `"true"`, `1.10` meant as text) and is refused, never coerced. `text`: an environment variable,
+ * a properties file, a default or a `_file`'s content, where every value is a string to convert
+ * (`"true"`, `"30s"`, `"a,b"`).
+ */
+export type ValueSyntax = 'typed' | 'text';
 
 /**
  * Typed readers for raw config values. Each returns the value or records a problem naming the key
- * path and the expected type, so one pass over a config reports every mistake. Strings from
- * environment variables and properties files are coerced ("true", "30s", "a,b").
+ * path and the expected type, so one pass over a config reports every mistake. Values are read as
+ * `typed` unless the caller says they are `text` (see ValueSyntax).
  */
 export class Reader {
   readonly problems: Problem[] = [];
@@ -19,16 +28,15 @@ export class Reader {
     this.warnings.push({ path, message });
   }
 
+  /** A string; a number or boolean is refused (quoting keeps `1.10` as written, unquoted it is 1.1). */
   string(path: string, value: unknown): string | undefined {
     if (typeof value === 'string') return value;
-    if (typeof value === 'number' || typeof value === 'boolean') return String(value);
-    return this.problem(path, `expected a string, got ${describe(value)}`);
+    return this.problem(path, `expected a string, got ${describe(value)}${quoteHint(value)}`);
   }
 
   /** A secret string: like `string`, but a message never shows the value, only its type. */
   secret(path: string, value: unknown): string | undefined {
     if (typeof value === 'string') return value;
-    if (typeof value === 'number') return String(value);
     const kind = Array.isArray(value)
       ? 'a list'
       : value === null
@@ -36,39 +44,69 @@ export class Reader {
         : typeof value === 'object'
           ? 'a map'
           : `a ${typeof value}`;
-    return this.problem(path, `expected a string, got ${kind} (the value is secret and not shown)`);
+    const hint = typeof value === 'number' || typeof value === 'boolean' ? '; put it in quotes' : '';
+    return this.problem(path, `expected a string, got ${kind} (the value is secret and not shown)${hint}`);
   }
 
-  /** A boolean; strings accept what Go's ParseBool and YAML 1.1 accept (`1`, `t`, `yes`, `on`...). */
-  bool(path: string, value: unknown): boolean | undefined {
+  /**
+   * A boolean. Typed documents must write `true` or `false` (not `yes`, `on`, `"true"`); text
+   * accepts what Go's strconv.ParseBool accepts (`true`, `false`, `1`, `0`, `t`, `f`, any case).
+   */
+  bool(path: string, value: unknown, syntax: ValueSyntax = 'typed'): boolean | undefined {
     if (typeof value === 'boolean') return value;
-    const text = typeof value === 'string' ? value.trim().toLowerCase() : undefined;
-    if (text !== undefined && TRUE_WORDS.includes(text)) return true;
-    if (text !== undefined && FALSE_WORDS.includes(text)) return false;
-    return this.problem(path, `expected true or false, got ${describe(value)}`);
+    if (syntax === 'text' && typeof value === 'string') {
+      const text = value.trim().toLowerCase();
+      if (TRUE_WORDS.includes(text)) return true;
+      if (FALSE_WORDS.includes(text)) return false;
+    }
+    const hint =
+      syntax === 'typed' && typeof value === 'string' ? '; write true or false, without quotes' : '';
+    return this.problem(path, `expected a boolean (true or false), got ${describe(value)}${hint}`);
   }
 
-  integer(path: string, value: unknown, min: number, max: number): number | undefined {
-    const number = typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
+  /** A whole number in [min, max]; text may give it as digits, a typed document as a number only. */
+  integer(
+    path: string,
+    value: unknown,
+    min: number,
+    max: number,
+    syntax: ValueSyntax = 'typed',
+  ): number | undefined {
+    const number =
+      syntax === 'text' && typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
     if (typeof number !== 'number' || !Number.isInteger(number)) {
-      return this.problem(path, `expected a whole number, got ${describe(value)}`);
+      return this.problem(
+        path,
+        `expected a whole number, got ${describe(value)}${unquoteHint(value, syntax)}`,
+      );
     }
     if (number < min || number > max)
       return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
     return number;
   }
 
-  number(path: string, value: unknown, min: number, max: number): number | undefined {
-    const number = typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof number !== 'number' || Number.isNaN(number)) {
-      return this.problem(path, `expected a number, got ${describe(value)}`);
+  /** A number in [min, max]; text may give it as a numeral, a typed document as a number only. */
+  number(
+    path: string,
+    value: unknown,
+    min: number,
+    max: number,
+    syntax: ValueSyntax = 'typed',
+  ): number | undefined {
+    const number =
+      syntax === 'text' && typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
+    if (typeof number !== 'number' || !Number.isFinite(number)) {
+      return this.problem(path, `expected a number, got ${describe(value)}${unquoteHint(value, syntax)}`);
     }
     if (number < min || number > max)
       return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
     return number;
   }
 
-  /** A Go-style duration string (`30s`); bare numbers are rejected because their unit is ambiguous. */
+  /**
+   * A Go-style duration string (`30s`); bare numbers are rejected because their unit is ambiguous.
+   * Negative durations are refused, and so are durations Envoy would refuse (MAX_DURATION_MS).
+   */
   duration(path: string, value: unknown, options: { allowZero?: boolean } = {}): number | undefined {
     if (typeof value !== 'string') {
       return this.problem(path, `expected a duration such as "30s" or "1m30s", got ${describe(value)}`);
@@ -80,6 +118,12 @@ export class Reader {
       return this.problem(
         path,
         `must be ${options.allowZero === false ? 'greater than zero' : 'zero or more'}, got "${value}"`,
+      );
+    }
+    if (!(ms <= MAX_DURATION_MS)) {
+      return this.problem(
+        path,
+        `"${value}" is longer than Envoy accepts; the most is ${formatDurationMs(MAX_DURATION_MS)} (about 292 years)`,
       );
     }
     return ms;
@@ -147,8 +191,21 @@ export class Reader {
   }
 }
 
-const TRUE_WORDS = ['true', 't', '1', 'yes', 'y', 'on'];
-const FALSE_WORDS = ['false', 'f', '0', 'no', 'n', 'off'];
+/** Go's strconv.ParseBool words (compared lower-cased): what the peer accepts from text. */
+const TRUE_WORDS = ['true', 't', '1'];
+const FALSE_WORDS = ['false', 'f', '0'];
+
+/** How to keep a number or boolean as text: quote it (unquoted, YAML has already changed `1.10` to 1.1). */
+function quoteHint(value: unknown): string {
+  return typeof value === 'number' || typeof value === 'boolean'
+    ? '; put it in quotes to have it read as text'
+    : '';
+}
+
+/** How to give a number in a typed document: without quotes. */
+function unquoteHint(value: unknown, syntax: ValueSyntax): string {
+  return syntax === 'typed' && typeof value === 'string' ? '; write the number without quotes' : '';
+}
 
 /** True for `{...}` objects (not arrays, not null). */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {

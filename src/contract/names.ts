@@ -21,9 +21,19 @@ export function hostScopeName(host: string): string {
 /** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */
 export const XDS_CLUSTER = 'portcullis-xds';
 
-/** Envoy HTTP filter names, in chain order (Lua and ext_authz as needed, then the router). */
-export const HTTP_FILTER_LUA = 'envoy.filters.http.lua';
+/**
+ * Envoy HTTP filter names, in chain order: the host-case Lua filter (per-host routes only), the
+ * identity-header strip, ext_authz (with authorization on), the credential strip, the router.
+ * The three Lua filters have Portcullis's own names: Envoy finds a filter's per-route config by the
+ * filter's name, so the host-case filter's per-route "off" reaches it alone. Per-route config names
+ * only `HTTP_FILTER_HOST_CASE` and `HTTP_FILTER_EXT_AUTHZ`; the strips have none, ever, and the
+ * extension name `envoy.filters.http.lua` is never a key either, so no lookup by extension name
+ * could reach them.
+ */
+export const HTTP_FILTER_HOST_CASE = 'portcullis.host_case';
+export const HTTP_FILTER_STRIP_IDENTITY = 'portcullis.strip_identity_headers';
 export const HTTP_FILTER_EXT_AUTHZ = 'envoy.filters.http.ext_authz';
+export const HTTP_FILTER_STRIP_CREDENTIALS = 'portcullis.strip_credentials';
 export const HTTP_FILTER_ROUTER = 'envoy.filters.http.router';
 
 /** Network and listener filter names. */

@@ -1,4 +1,5 @@
 import { XDS_CLUSTER } from '../contract/names.js';
+import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../contract/grpc-credential.js';
 import { isIP } from 'node:net';
 import { stringify } from 'yaml';
 import { PortcullisError } from '../shared/errors.js';
@@ -16,14 +17,25 @@ export const DEFAULT_MAX_HEAP_BYTES = 1024 * 1024 * 1024;
 /** Default global cap on downstream connections (same figure Pomerium ships). */
 export const DEFAULT_MAX_DOWNSTREAM_CONNECTIONS = 50_000;
 
+/**
+ * The credential written into a bootstrap generated for an Envoy that Portcullis does not start
+ * (envoy/sidecar.yaml): the operator replaces it with `portcullis grpc-credential --config <file>`
+ * before starting Envoy (envoy/README.md). Left as is, Portcullis refuses the stream.
+ */
+export const SIDECAR_CREDENTIAL_PLACEHOLDER = 'PORTCULLIS_GRPC_CREDENTIAL';
+
 /** Inputs to `buildBootstrap`. Only `ads` is required; everything else has a safe default. */
 export interface BootstrapOptions {
   /** Envoy node id; the ADS server keys snapshots by it. Default `portcullis`. */
   readonly nodeId?: string;
   /** Envoy node cluster. Default `portcullis`. */
   readonly nodeCluster?: string;
-  /** Where Portcullis's ADS gRPC server listens. An IP gives a STATIC cluster, a host name STRICT_DNS. */
-  readonly ads: { readonly address: string; readonly port: number };
+  /**
+   * Where Portcullis's ADS gRPC server listens (an IP gives a STATIC cluster, a host name
+   * STRICT_DNS), and the credential Envoy presents on the ADS stream (`contract/grpc-credential.ts`,
+   * sent as gRPC `initial_metadata`; Portcullis refuses a stream without it).
+   */
+  readonly ads: { readonly address: string; readonly port: number; readonly credential: string };
   /** Delta (default) or state-of-the-world ADS. */
   readonly adsApiType?: AdsApiType;
   /** Admin listener; must be loopback. Default 127.0.0.1:9901; port 0 lets Envoy pick. */
@@ -58,7 +70,8 @@ export function isLoopbackAddress(address: string): boolean {
 
 /**
  * Builds the bootstrap for an Envoy driven entirely by Portcullis over ADS: a loopback admin,
- * LDS and CDS through one ADS stream, a single static cluster to the control plane, runtime
+ * LDS and CDS through one ADS stream that presents the gRPC credential, a single static cluster
+ * to the control plane, runtime
  * limits and an overload manager so defaults are not DoS-unsafe (security-threats.md §0.1).
  * Stats are flushed when the admin endpoint is read, not every 5 s: there are no stats sinks to
  * flush to, and at 10,000 routes (a few hundred thousand stats) the periodic flush held Envoy's main
@@ -85,7 +98,14 @@ export function buildBootstrap(options: BootstrapOptions): Bootstrap {
       ads_config: {
         api_type: apiType,
         transport_api_version: 'V3',
-        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
+        grpc_services: [
+          {
+            envoy_grpc: { cluster_name: XDS_CLUSTER },
+            initial_metadata: [
+              { key: GRPC_CREDENTIAL_METADATA_KEY, value: grpcCredentialValue(options.ads.credential) },
+            ],
+          },
+        ],
         set_node_on_first_message_only: true,
       },
       lds_config: configSource(),
@@ -122,6 +142,10 @@ function checkOptions(
   if (!validPort(adminPort, true)) problems.push(`admin.port ${adminPort} is not a port number`);
   if (!validPort(options.ads.port, false)) problems.push(`ads.port ${options.ads.port} is not a port number`);
   if (options.ads.address === '') problems.push('ads.address is empty');
+  // A bearer value is one header token: no whitespace or control characters (RFC 6750 section 2.1).
+  if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(options.ads.credential)) {
+    problems.push('ads.credential is empty or not a bearer token');
+  }
   if (!(ADS_API_TYPES as readonly string[]).includes(apiType)) {
     problems.push(`adsApiType ${apiType} is not one of ${ADS_API_TYPES.join(', ')}`);
   }

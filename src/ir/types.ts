@@ -28,6 +28,8 @@ export interface IRInternal {
   readonly authorizeTimeoutMs: number;
   /** The public JWKS served on every route host at /.well-known/portcullis/jwks.json. */
   readonly jwksJson: string;
+  /** The gRPC credential ext_authz presents on each Check (contract/grpc-credential.ts); secret. */
+  readonly authorizeCredential: string;
 }
 
 /** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */

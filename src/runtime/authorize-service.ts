@@ -14,8 +14,12 @@ import { IdentityResolver, type Identity } from './identity.js';
 import { splitHostPort } from './address.js';
 import type { BuildSubscriber } from './subscribers.js';
 
-/** Default bound on one ext_authz call when `grpc_client_timeout` is unset. */
-const DEFAULT_AUTHORIZE_TIMEOUT_MS = 10_000;
+/**
+ * Bound on one ext_authz Check when `authorize_timeout` is 0: a Check answers in well under a
+ * millisecond, so a second means the authorizer stalled, and the request gets 503 at once rather
+ * than holding a connection for the stall.
+ */
+const DEFAULT_AUTHORIZE_TIMEOUT_MS = 1000;
 
 /**
  * The authorize service as the runtime runs it: derives keys from each config, tells the compiler
@@ -28,6 +32,8 @@ export class AuthorizeService {
   private readonly holder = new AuthzStateHolder();
   private identity: Identity | undefined;
   private signer: AssertionSigner | undefined;
+  /** The gRPC credential of the first config, kept for the life of the process (see grpcCredential). */
+  private credential: string | undefined;
 
   constructor(
     private readonly sessions: SessionStore,
@@ -37,9 +43,32 @@ export class AuthorizeService {
     sessions.onInvalidate((id) => this.signer?.invalidate(id));
   }
 
-  /** Where Envoy reaches this service, and the JWKS, for the compiler (called per config). */
+  /** Where Envoy reaches this service, the JWKS and the gRPC credential, for the compiler (per config). */
   internalFor(config: Config): IRInternal {
-    return internalEndpoints(config, this.identities.resolve(config).jwksJson);
+    const identity = this.identities.resolve(config);
+    return internalEndpoints(config, identity.jwksJson, this.pinCredential(identity.grpcCredential));
+  }
+
+  /**
+   * The credential Envoy presents to ADS and Check (`contract/grpc-credential.ts`), derived from
+   * the first config's `shared_secret` (or this process's generated one). It is kept for the life
+   * of the process: Envoy's bootstrap carries it and cannot change without a restart, so a reload
+   * that changes `shared_secret` keeps it (and says so). Throws before the first config.
+   */
+  grpcCredential(): string {
+    if (this.credential === undefined) throw new Error('no config translated yet');
+    return this.credential;
+  }
+
+  private pinCredential(derived: string): string {
+    if (this.credential === undefined) this.credential = derived;
+    else if (derived !== this.credential) {
+      this.logger.warn(
+        {},
+        'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
+      );
+    }
+    return this.credential;
   }
 
   /** Installs an accepted config: its policies, keys and claim headers. */
@@ -77,10 +106,11 @@ export class AuthorizeService {
 
   /**
    * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (the one on `grpc_address`,
-   * beside ADS), answering each Check with `authorizer()`.
+   * beside ADS), answering each Check with `authorizer()` when it presents `grpcCredential()`.
+   * Call after the first config was translated.
    */
   register(server: grpc.Server): void {
-    registerAuthorizationService(server, this.authorizer(), this.logger);
+    registerAuthorizationService(server, this.authorizer(), this.logger, this.grpcCredential());
   }
 
   /** The authorizer over this service's current state, sessions, handles and signer. */
@@ -105,15 +135,16 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * Where Envoy reaches Portcullis for `config`: ext_authz on the gRPC listener (loopback when it
- * listens on all interfaces), its timeout, and the JWKS to publish. The dry run uses this too, so
+ * listens on all interfaces), its timeout, the JWKS to publish and the credential ext_authz presents. The dry run uses this too, so
  * `portcullis compile` prints exactly what Envoy receives.
  */
-export function internalEndpoints(config: Config, jwksJson: string): IRInternal {
+export function internalEndpoints(config: Config, jwksJson: string, authorizeCredential: string): IRInternal {
   const { host, port } = splitHostPort(config.grpc_address);
   return {
     authorize: { host: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host, port },
     authorizeTimeoutMs:
-      config.grpc_client_timeout_ms > 0 ? config.grpc_client_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
+      config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
     jwksJson,
+    authorizeCredential,
   };
 }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/types.js';
+import { deriveGrpcCredential } from '../contract/grpc-credential.js';
 import {
   deriveSigningKey,
   jwksOf,
@@ -14,6 +15,8 @@ export interface Identity {
   readonly signingKey: SigningKey;
   readonly handles: SessionHandles;
   readonly jwksJson: string;
+  /** The gRPC credential Envoy presents to ADS and Check, derived from the same secret; secret. */
+  readonly grpcCredential: string;
 }
 
 /**
@@ -38,6 +41,7 @@ export class IdentityResolver {
       signingKey,
       handles: new SessionHandles(sharedSecret),
       jwksJson: JSON.stringify(jwksOf([signingKey])),
+      grpcCredential: deriveGrpcCredential(sharedSecret),
     };
     this.last = { material, identity };
     return identity;

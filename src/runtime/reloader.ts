@@ -19,7 +19,8 @@ export interface ReloadStats {
  * The reload loop: watch -> parse -> translate -> compile -> publish each good build to the
  * subscribers (see `BuildSubscriber`), or keep the last good one. An invalid change is logged once
  * with every problem and its key path and reaches no subscriber (so never Envoy); the next valid
- * change goes live within the watcher's debounce.
+ * change goes live once the watcher reports it (a rename at once, an in-place write once the file
+ * has stopped changing for `settleMs`; see FileWatcher).
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -44,14 +45,16 @@ export class Reloader {
        */
       readonly subscribers?: readonly BuildSubscriber[];
       readonly logger: Logger;
-      readonly debounceMs?: number;
+      /** How long an in-place write must stay unchanged before it is loaded (FileWatcher's default: 1 s). */
+      readonly settleMs?: number;
       readonly onReload?: (result: BuildResult) => void;
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
-    this.watcher = new FileWatcher((changed) => this.reload(changed), {
-      debounceMs: options.debounceMs ?? 50,
-    });
+    this.watcher = new FileWatcher(
+      (changed) => this.reload(changed),
+      options.settleMs === undefined ? {} : { settleMs: options.settleMs },
+    );
   }
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
@@ -72,7 +75,7 @@ export class Reloader {
    * rather than read again.
    */
   reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
-    const built = build(this.input(read), this.lastGood);
+    const built = this.buildSafely(read);
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
     const result = built.ok ? this.publish(built) : built;
@@ -137,6 +140,26 @@ export class Reloader {
   private input(read?: ReadonlyMap<string, Buffer>): BuildInput {
     const { configPath, env, translate } = this.options;
     return read === undefined ? { configPath, env, translate } : { configPath, env, translate, read };
+  }
+
+  /**
+   * One pass of the pipeline that cannot throw: the stages report problems rather than throw, but
+   * a bug that throws anyway (a stack overflow on input no limit caught, say) becomes a failed
+   * build here, so a reload started from the watcher's timer can never end the process, and the
+   * last good config keeps serving.
+   */
+  private buildSafely(read: ReadonlyMap<string, Buffer> | undefined): BuildResult {
+    try {
+      return build(this.input(read), this.lastGood);
+    } catch (err) {
+      return {
+        ok: false,
+        stage: 'parse',
+        problems: [{ path: '', message: `the config could not be processed: ${errorMessage(err)}` }],
+        warnings: [],
+        filesRead: this.lastGood?.filesRead ?? [this.options.configPath],
+      };
+    }
   }
 
   /**

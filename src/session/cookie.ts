@@ -19,7 +19,9 @@ export interface CookieSplit {
  * it, since the session credential must never reach an upstream. Values are kept byte for byte;
  * one that RFC 6265 does not allow in a Cookie header (a browser may still send it) is forwarded
  * percent-encoded rather than dropped. When a name repeats, the first value wins, as in the
- * library's parse and in most servers.
+ * library's parse and in most servers. Envoy's strip of the session cookie on every request
+ * (src/xds/compile/identity-strip.ts) finds it by these same rules; test/support/cookie-vectors.ts
+ * is the table both are tested against.
  */
 export function splitSessionCookie(header: string | undefined, name: string): CookieSplit {
   if (header === undefined || header === '')
@@ -28,11 +30,25 @@ export function splitSessionCookie(header: string | undefined, name: string): Co
   const hadSession = Object.hasOwn(cookies, name);
   const session = cookies[name] === '' ? undefined : cookies[name];
   delete cookies[name];
-  const others =
-    Object.keys(cookies).length === 0
-      ? undefined
-      : stringifyCookie(cookies, {
-          encode: (value) => (COOKIE_OCTETS.test(value) ? value : encodeURIComponent(value)),
-        });
+  const others = Object.entries(cookies)
+    .map(([key, value]) => forwardedCookie(key, value ?? ''))
+    .join('; ');
   return { session, hadSession, others: others === '' ? undefined : others };
+}
+
+/**
+ * One cookie as forwarded: through `stringifyCookie`, or, for a name it refuses (a space, a
+ * non-ASCII letter, an empty name: all things a client can send and the parse accepts), as the
+ * client wrote it, which Envoy has already accepted in a header. Never a throw: a strange cookie
+ * beside the session cookie must not fail the request.
+ */
+function forwardedCookie(name: string, value: string): string {
+  try {
+    return stringifyCookie(
+      { [name]: value },
+      { encode: (raw) => (COOKIE_OCTETS.test(raw) ? raw : encodeURIComponent(raw)) },
+    );
+  } catch {
+    return `${name}=${value}`;
+  }
 }

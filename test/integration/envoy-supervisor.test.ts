@@ -18,6 +18,7 @@ import { clusterHealth, startEnvoy } from '../support/envoy.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { addStaticHttpRoute, startSlowUpstream } from './envoy-fixtures.js';
+import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
 
 const repoRoot = findRepoRoot();
 let envoy: LocatedEnvoy;
@@ -25,7 +26,11 @@ let deadAdsPort: number;
 
 /** Bootstrap whose ADS cluster points at a port nothing listens on, admin on a random port. */
 function isolatedBootstrap(extra: Partial<BootstrapOptions> = {}): ReturnType<typeof buildBootstrap> {
-  return buildBootstrap({ ads: { address: '127.0.0.1', port: deadAdsPort }, admin: { port: 0 }, ...extra });
+  return buildBootstrap({
+    ads: { address: '127.0.0.1', port: deadAdsPort, credential: TEST_GRPC_CREDENTIAL },
+    admin: { port: 0 },
+    ...extra,
+  });
 }
 
 function processGone(pid: number): boolean {

@@ -11,6 +11,7 @@ import { locateEnvoy } from '../../src/envoy/locate.js';
 import { validateBootstrap } from '../../src/envoy/supervisor.js';
 import { GOLDEN_DIR } from '../support/golden.js';
 import { generateTestCertificate } from '../support/test-certs.js';
+import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
 
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
 type Json = Record<string, unknown>;
@@ -36,8 +37,9 @@ function realMaterial(value: unknown): unknown {
   if (value !== null && typeof value === 'object') {
     const out: Json = {};
     for (const [key, member] of Object.entries(value)) {
-      if (key === 'inline_string' && typeof member === 'string' && member.includes('PLACEHOLDER')) {
-        out[key] = member.includes('PRIVATE KEY') ? certificate.keyPem : certificate.certPem;
+      if (key === 'inline_string' && typeof member === 'string' && member.startsWith('GOLDEN-')) {
+        // The goldens' stand-ins (test/unit/golden/golden.test.ts): GOLDEN-<WHO>-CERT or -KEY.
+        out[key] = member.trim().endsWith('-KEY') ? certificate.keyPem : certificate.certPem;
       } else if (key === 'filename' && member === '/etc/ssl/certs/ca-certificates.crt') {
         out[key] = certificate.certFile;
       } else {
@@ -87,7 +89,10 @@ function bootstrapFor(name: string): Json {
     connect_timeout: '1s',
     load_assignment: { ...assignment, cluster_name: `validate-${String(assignment.cluster_name)}` },
   }));
-  const bootstrap = buildBootstrap({ ads: { address: '127.0.0.1', port: 1 }, admin: { port: 0 } });
+  const bootstrap = buildBootstrap({
+    ads: { address: '127.0.0.1', port: 1, credential: TEST_GRPC_CREDENTIAL },
+    admin: { port: 0 },
+  });
   return realMaterial({
     ...bootstrap,
     static_resources: {

@@ -2,9 +2,11 @@
 // Portcullis (the real command, `--without-envoy`, in its own process, so a crash is a crash and not
 // an exception the test runner catches) gets the 172-byte packet that used to end it (a HEADERS for
 // an unknown method followed at once by RST_STREAM, issue 22) and a few malformed HTTP/2
-// sequences over raw TCP, and afterwards is still running and still answers ADS and Check. The
-// frames are assembled by hand here, in the test, because a client library would refuse to send
-// most of them.
+// sequences over raw TCP, and afterwards is still running and still answers ADS and Check. It also
+// stays bounded (issue 23, item 2): a CONTINUATION flood, a header list past 64 KiB, 60 connections
+// each sending a 4 MiB message without the credential, and 500 idle connections. The frames are
+// assembled by hand (test/support/raw-http2.ts) because a client library would refuse to send most
+// of them.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -21,60 +23,36 @@ import { silentLogger } from '../../src/shared/logger.js';
 import { messageType } from '../../src/xds/codec/proto-root.js';
 import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { connectAds } from '../support/ads-client.js';
+import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
+import { credentialClientOptions } from '../support/grpc-credential.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
+import {
+  exchangeRaw,
+  frame,
+  grpcRequestHeaders as requestHeaders,
+  headerBlock,
+  PREFACE,
+  rssMiB,
+  sendRaw,
+} from '../support/raw-http2.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
+const ADS_DELTA_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
+const SHARED_SECRET = Buffer.alloc(32, 3);
+/** What the sidecar Envoy would present: derived from the config's shared_secret. */
+const CREDENTIAL = deriveGrpcCredential(SHARED_SECRET);
 
 // HTTP/2 frame types and flags (RFC 9113 section 6).
 const DATA = 0x0;
 const HEADERS = 0x1;
 const RST_STREAM = 0x3;
 const SETTINGS = 0x4;
-const PING = 0x6;
-const GOAWAY = 0x7;
 const CONTINUATION = 0x9;
 const END_STREAM = 0x1;
-const ACK = 0x1;
 const END_HEADERS = 0x4;
 const CANCEL = 0x8;
-const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
-
-function frame(type: number, flags: number, streamId: number, payload: Buffer = Buffer.alloc(0)): Buffer {
-  const header = Buffer.alloc(9);
-  header.writeUIntBE(payload.length, 0, 3);
-  header[3] = type;
-  header[4] = flags;
-  header.writeUInt32BE(streamId, 5);
-  return Buffer.concat([header, payload]);
-}
-
-/** A header block of "literal never indexed, new name" fields (RFC 7541 6.2.3), no Huffman. */
-function headerBlock(fields: readonly (readonly [string, string])[]): Buffer {
-  return Buffer.concat(
-    fields.map(([name, value]) => {
-      assert.ok(name.length < 127 && value.length < 127);
-      return Buffer.concat([
-        Buffer.from([0x10, name.length]),
-        Buffer.from(name, 'latin1'),
-        Buffer.from([value.length]),
-        Buffer.from(value, 'latin1'),
-      ]);
-    }),
-  );
-}
-
-function requestHeaders(path: string): Buffer {
-  return headerBlock([
-    [':method', 'POST'],
-    [':scheme', 'http'],
-    [':path', path],
-    [':authority', 'x'],
-    ['content-type', 'application/grpc'],
-    ['te', 'trailers'],
-  ]);
-}
 
 const rstStream = (streamId: number): Buffer => {
   const code = Buffer.alloc(4);
@@ -120,46 +98,6 @@ const MALFORMED: Readonly<Record<string, Buffer>> = {
   ),
 };
 
-type Outcome = 'answered' | 'refused' | 'closed' | 'no reply';
-
-/**
- * Sends `bytes` on a fresh TCP connection, then a PING, and resolves when the server has acted on
- * them: it ACKed the PING (it read everything before it), sent GOAWAY (refused the connection; the
- * server's idle timeout closes it later) or closed the connection; 'no reply' after `timeoutMs`.
- */
-function sendRaw(port: number, bytes: Buffer, timeoutMs = 5000): Promise<Outcome> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    let received = Buffer.alloc(0);
-    const finish = (outcome: Outcome): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(outcome);
-    };
-    const timer = setTimeout(() => finish('no reply'), timeoutMs);
-    socket.on('connect', () => socket.write(Buffer.concat([bytes, frame(PING, 0, 0, Buffer.alloc(8, 7))])));
-    socket.on('data', (chunk: Buffer) => {
-      received = Buffer.concat([received, chunk]);
-      // Walk the server's frames (its own well-formed output) for the PING ACK or a GOAWAY.
-      for (let offset = 0; offset + 9 <= received.length; ) {
-        const length = received.readUIntBE(offset, 3);
-        const type = received[offset + 3];
-        if (type === GOAWAY) {
-          finish('refused');
-          return;
-        }
-        if (type === PING && ((received[offset + 4] ?? 0) & ACK) !== 0) {
-          finish('answered');
-          return;
-        }
-        offset += 9 + length;
-      }
-    });
-    socket.on('error', () => finish('closed'));
-    socket.on('close', () => finish('closed'));
-  });
-}
-
 let dir: string;
 let child: ChildProcess;
 let grpcPort: number;
@@ -174,7 +112,7 @@ before(async () => {
     configPath,
     stringify({
       insecure_server: true,
-      shared_secret: Buffer.alloc(32, 3).toString('base64'),
+      shared_secret: SHARED_SECRET.toString('base64'),
       address: `127.0.0.1:${await freePort()}`,
       grpc_address: `127.0.0.1:${grpcPort}`,
       envoy_admin_address: `127.0.0.1:${await freePort()}`,
@@ -225,7 +163,11 @@ function check(): Promise<{ status?: { code?: number }; denied_response?: { stat
       }),
     )
     .finish();
-  const client = new grpc.Client(`127.0.0.1:${grpcPort}`, grpc.credentials.createInsecure());
+  const client = new grpc.Client(
+    `127.0.0.1:${grpcPort}`,
+    grpc.credentials.createInsecure(),
+    credentialClientOptions(CREDENTIAL),
+  );
   return new Promise((resolve, reject) => {
     client.makeUnaryRequest(
       CHECK_PATH,
@@ -259,7 +201,12 @@ async function assertServing(after: string): Promise<void> {
 }
 
 async function adsAndCheckAnswer(after: string): Promise<void> {
-  const ads = connectAds(`127.0.0.1:${grpcPort}`, { mode: 'delta', nodeId: 'robustness', timeoutMs: 5000 });
+  const ads = connectAds(`127.0.0.1:${grpcPort}`, {
+    mode: 'delta',
+    nodeId: 'robustness',
+    timeoutMs: 5000,
+    credential: CREDENTIAL,
+  });
   try {
     ads.subscribe(TYPE_PREFIX + CLUSTER_TYPE);
     const response = await ads.next();
@@ -308,4 +255,117 @@ test('a second Portcullis on the same grpc_address fails with GRPC_BIND_FAILED n
       err.message.includes(`grpc_address 127.0.0.1:${grpcPort}`),
   );
   assertAlive('a second bind on its port');
+});
+
+/** Portcullis's RSS growth over `baseline` must stay under this many MiB in the bound tests. */
+const RSS_BOUND_MIB = 100;
+
+/** Opens a connection and writes `chunks` with backpressure; resolves with the socket once written. */
+async function writeAll(chunks: Iterable<Buffer>): Promise<net.Socket> {
+  const socket = net.connect(grpcPort, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.on('data', () => undefined);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  for (const chunk of chunks) {
+    if (socket.destroyed) break;
+    if (!socket.write(chunk)) {
+      await new Promise((resolve) => {
+        socket.once('drain', resolve);
+        socket.once('close', resolve);
+      });
+    }
+  }
+  return socket;
+}
+
+test('a CONTINUATION flood (100,000 empty frames after an open HEADERS) ends its connection and holds nothing', async (t) => {
+  const baseline = rssMiB(child.pid ?? 0);
+  const empty = frame(CONTINUATION, 0, 1);
+  function* flood(): Generator<Buffer> {
+    yield Buffer.concat([PREFACE, frame(SETTINGS, 0, 0), frame(HEADERS, 0, 1, requestHeaders(CHECK_PATH))]);
+    for (let sent = 0; sent < 100_000; sent += 1000)
+      yield Buffer.concat(Array.from({ length: 1000 }, () => empty));
+  }
+  const socket = await writeAll(flood());
+  await waitFor(async () => socket.destroyed || socket.readableEnded, {
+    what: 'the server to end the flooding connection',
+    timeoutMs: 5000,
+  });
+  socket.destroy();
+  const grown = rssMiB(child.pid ?? 0) - baseline;
+  t.diagnostic(`RSS +${grown.toFixed(1)} MiB`);
+  assert.ok(grown < RSS_BOUND_MIB, `RSS grew by ${grown.toFixed(0)} MiB`);
+  await assertServing('a CONTINUATION flood');
+});
+
+test('a header list past 64 KiB is refused on its stream or connection', async (t) => {
+  const value = 'v'.repeat(120);
+  const fields = Array.from({ length: 600 }, (_, index): [string, string] => [`x-h${index}`, value]);
+  const block = Buffer.concat([requestHeaders(CHECK_PATH), headerBlock(fields)]);
+  assert.ok(block.length > 70_000);
+  const pieces = Array.from({ length: Math.ceil(block.length / 16_384) }, (_, index) =>
+    block.subarray(index * 16_384, (index + 1) * 16_384),
+  );
+  const frames = pieces.map((piece, index) =>
+    frame(index === 0 ? HEADERS : CONTINUATION, index === pieces.length - 1 ? END_HEADERS : 0, 1, piece),
+  );
+  const { outcome, frames: answer } = await exchangeRaw(
+    grpcPort,
+    Buffer.concat([PREFACE, frame(SETTINGS, 0, 0), ...frames]),
+  );
+  const onStream = answer.filter((f) => f.streamId === 1).map((f) => f.type);
+  t.diagnostic(`outcome: ${outcome}; frames on the stream: ${onStream.join(',')}`);
+  assert.notEqual(outcome, 'no reply');
+  // Reset (RST_STREAM), or the whole connection refused (GOAWAY): never passed on to Check.
+  assert.ok(outcome === 'refused' || onStream.includes(RST_STREAM), `stream 1 got ${onStream.join(',')}`);
+  await assertServing('a header list past 64 KiB');
+});
+
+test('60 connections each sending a 4 MiB Check or ADS message without the credential hold no message bytes', async (t) => {
+  const baseline = rssMiB(child.pid ?? 0);
+  const size = 4 * 1024 * 1024 - 64;
+  const prefix = Buffer.alloc(5);
+  prefix.writeUInt32BE(size, 1);
+  const body = frame(DATA, 0, 1, Buffer.alloc(16_384, 0x61));
+  function* call(path: string): Generator<Buffer> {
+    yield Buffer.concat([
+      PREFACE,
+      frame(SETTINGS, 0, 0),
+      frame(HEADERS, END_HEADERS, 1, requestHeaders(path)),
+    ]);
+    yield frame(DATA, 0, 1, prefix);
+    // Everything but the last bytes: the message stays incomplete, the stream open.
+    for (let sent = 0; sent + 16_384 < size; sent += 16_384) yield body;
+  }
+  const sockets = await Promise.all(
+    Array.from({ length: 60 }, (_, index) => writeAll(call(index % 2 === 0 ? CHECK_PATH : ADS_DELTA_PATH))),
+  );
+  try {
+    const grown = rssMiB(child.pid ?? 0) - baseline;
+    const sent = sockets.reduce((total, socket) => total + socket.bytesWritten, 0) / 2 ** 20;
+    t.diagnostic(`${sent.toFixed(0)} MiB sent; RSS +${grown.toFixed(1)} MiB`);
+    assert.ok(sent > 60 * 3.9, 'every connection sent its 4 MiB');
+    assert.ok(grown < RSS_BOUND_MIB, `RSS grew by ${grown.toFixed(0)} MiB holding 60 x 4 MiB`);
+    await assertServing('60 connections sending 4 MiB each');
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
+});
+
+test('500 idle connections cost little, and ADS and Check answer while they are open', async (t) => {
+  const baseline = rssMiB(child.pid ?? 0);
+  const sockets = await Promise.all(
+    Array.from({ length: 500 }, (_, index) =>
+      writeAll(index % 2 === 0 ? [] : [PREFACE, frame(SETTINGS, 0, 0)]),
+    ),
+  );
+  try {
+    await assertServing('500 idle connections');
+    assert.equal(sockets.filter((socket) => socket.destroyed).length, 0, 'the idle connections stay open');
+    const grown = rssMiB(child.pid ?? 0) - baseline;
+    t.diagnostic(`RSS +${grown.toFixed(1)} MiB`);
+    assert.ok(grown < RSS_BOUND_MIB, `RSS grew by ${grown.toFixed(0)} MiB with 500 idle connections`);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+  }
 });

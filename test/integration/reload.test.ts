@@ -217,7 +217,11 @@ describe('hot reload', () => {
     const second = await startEnvoy({
       bootstrap: buildBootstrap({
         nodeId: 'second',
-        ads: { address: '127.0.0.1', port: portcullis.running.grpcPort },
+        ads: {
+          address: '127.0.0.1',
+          port: portcullis.running.grpcPort,
+          credential: portcullis.running.authorize.grpcCredential(),
+        },
         adsApiType: 'GRPC',
         admin: { port: 0 },
       }),

@@ -8,6 +8,7 @@ import { freePort } from '../support/ports.js';
 import { type EchoResponse, startEchoUpstream } from '../support/upstreams.js';
 import { waitFor } from '../support/wait.js';
 import { addStaticHttpRoute } from './envoy-fixtures.js';
+import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
 
 /** Opens a WebSocket, sends one message, returns the reply (or the HTTP status of a refused upgrade). */
 function wsRoundTrip(url: string, message: string): Promise<string> {
@@ -106,7 +107,7 @@ test(
     after(() => up.stop());
     const listenPort = await freePort();
     const base = buildBootstrap({
-      ads: { address: '127.0.0.1', port: await freePort() },
+      ads: { address: '127.0.0.1', port: await freePort(), credential: TEST_GRPC_CREDENTIAL },
       admin: { port: 0 },
       initialFetchTimeout: '0.5s',
     });

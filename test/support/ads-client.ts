@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { messageType } from '../../src/xds/codec/proto-root.js';
 import { CLUSTER_LOAD_ASSIGNMENT_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { ADS_SERVICE } from '../../src/xds/server/grpc-service.js';
+import { credentialMetadata } from './grpc-credential.js';
 import type { DeltaRequestInit, SotwRequestInit } from '../../src/xds/server/messages.js';
 
 /**
@@ -17,6 +18,11 @@ export type AdsMode = 'sotw' | 'delta';
 export interface ConnectOptions {
   readonly mode: AdsMode;
   readonly nodeId: string;
+  /**
+   * The gRPC credential to present in the stream's metadata, as Envoy does (see
+   * `TEST_GRPC_CREDENTIAL`); unset sends none, and Portcullis refuses the stream.
+   */
+  readonly credential?: string;
   /** Default bound for `next`/`ackAll`, in milliseconds (5000). */
   readonly timeoutMs?: number;
 }
@@ -238,7 +244,11 @@ function isFullSetUrl(typeUrl: string): boolean {
   );
 }
 
-/** Connects a fake Envoy to `address` (`host:port`) with an open ADS stream of the given mode. */
+/**
+ * Connects a fake Envoy to `address` (`host:port`) with an open ADS stream of the given mode,
+ * presenting `options.credential` when set. A refused stream shows as `next()` rejecting with the
+ * gRPC status (e.g. UNAUTHENTICATED).
+ */
 export function connectAds(address: string, options: ConnectOptions): AdsClient {
   const client = new grpc.Client(address, grpc.credentials.createInsecure(), {
     'grpc.max_receive_message_length': -1,
@@ -251,6 +261,7 @@ export function connectAds(address: string, options: ConnectOptions): AdsClient 
     method.path,
     method.requestSerialize as (value: SotwRequestInit | DeltaRequestInit) => Buffer,
     deserialize,
+    options.credential === undefined ? new grpc.Metadata() : credentialMetadata(options.credential),
   );
   return new AdsClient(call, client, options.mode, options.nodeId, options.timeoutMs ?? 5000);
 }

@@ -64,7 +64,7 @@ export async function startPortcullis(
     env: {},
     logger,
     adsApiType: options.adsApiType ?? 'DELTA_GRPC',
-    reloadDebounceMs: 20,
+    reloadSettleMs: 20,
   });
   recordSnapshots(running.store);
   const adminUrl = `http://127.0.0.1:${adminPort}`;

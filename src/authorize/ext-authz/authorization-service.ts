@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { GRPC_CREDENTIAL_METADATA_KEY, isValidGrpcCredential } from '../../contract/grpc-credential.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
@@ -32,7 +33,9 @@ export const AUTHORIZATION_SERVICE: grpc.ServiceDefinition = {
 };
 
 /**
- * Adds the Authorization service to `server`, answering each Check with `authorize`. A call never
+ * Adds the Authorization service to `server`, answering each Check with `authorize`. Only Envoy
+ * may ask: a call whose metadata lacks `credential` (`contract/grpc-credential.ts`) answers
+ * UNAUTHENTICATED, logged with its peer, before the request is decoded or decided. A call never
  * ends the process: bytes that do not decode answer INVALID_ARGUMENT, an authorizer that throws or
  * rejects (or a decision that does not encode) answers INTERNAL, each logged with the route and
  * request id. Envoy turns either error into its `status_on_error` (503), never an allow.
@@ -41,12 +44,24 @@ export function registerAuthorizationService(
   server: grpc.Server,
   authorize: Authorizer,
   logger: Logger,
+  credential: string,
   codec: CheckCodec = createCheckCodec(),
 ): void {
   const check = (
     call: grpc.ServerUnaryCall<Buffer, Buffer>,
     callback: grpc.sendUnaryData<Uint8Array>,
   ): void => {
+    if (!isValidGrpcCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY), credential)) {
+      logger.warn(
+        { peer: call.getPeer() },
+        'ext_authz: Check refused (UNAUTHENTICATED): no valid Portcullis gRPC credential in its metadata',
+      );
+      callback({
+        code: grpc.status.UNAUTHENTICATED,
+        details: 'a valid Portcullis gRPC credential is required',
+      });
+      return;
+    }
     let request: AuthorizeRequest;
     try {
       request = codec.decodeRequest(call.request);

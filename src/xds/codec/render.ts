@@ -31,13 +31,19 @@ export function toYaml(value: unknown): string {
   return stringify(value, { lineWidth: 0, sortMapEntries: false });
 }
 
-/** Replaces inline private keys with a marker so dry-run output never prints a secret. */
+/**
+ * Replaces inline private keys and gRPC `initial_metadata` values (the credential ext_authz
+ * presents) with a marker so dry-run output never prints a secret.
+ */
 export function redactPrivateKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(redactPrivateKeys);
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [key, member] of Object.entries(value)) {
-      out[key] = key === 'private_key' ? { inline_string: '[redacted]' } : redactPrivateKeys(member);
+      if (key === 'private_key') out[key] = { inline_string: '[redacted]' };
+      else if (key === 'initial_metadata' && Array.isArray(member)) {
+        out[key] = member.map((header: unknown) => ({ ...(header as object), value: '[redacted]' }));
+      } else out[key] = redactPrivateKeys(member);
     }
     return out;
   }

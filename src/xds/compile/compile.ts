@@ -39,7 +39,7 @@ export function compile(ir: IR): CompiledResources {
     if (cluster.discovery === 'EDS')
       endpoints.push({ name: cluster.name, message: compileEndpoints(cluster), contentKey });
   }
-  const listener = compileListener(ir.listener, ir.internal, ir.authorize.cookieName, routing.scoping);
+  const listener = compileListener(ir.listener, ir.internal, ir.authorize, routing.scoping);
   return {
     [CLUSTER_TYPE]: byName(clusters),
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: byName(endpoints),

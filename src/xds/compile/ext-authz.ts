@@ -8,6 +8,7 @@ import {
   HTTP_PROTOCOL_OPTIONS_KEY,
 } from '../../contract/names.js';
 import { ASSERTION_HEADER, JWKS_PATH, encodeRouteContext } from '../../contract/authz.js';
+import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../../contract/grpc-credential.js';
 
 const EXT_AUTHZ_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
 const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
@@ -15,7 +16,9 @@ const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.Ext
 /**
  * The ext_authz HTTP filter: gRPC to Portcullis's Authorization service, fail closed
  * (`failure_mode_allow` false, errors and timeouts answer 503), a bounded timeout and no request
- * body (security-threats.md 0.1). It sits right before the router.
+ * body (security-threats.md 0.1). It sits right before the router. Each Check carries the gRPC
+ * credential as metadata: Portcullis answers only calls that present it, and this config reaches
+ * Envoy only over the ADS stream that presented it too.
  */
 export function extAuthzFilter(internal: IRInternal): ProtoObject {
   return {
@@ -23,6 +26,9 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
     typed_config: typed(EXT_AUTHZ_TYPE, {
       grpc_service: {
         envoy_grpc: { cluster_name: AUTHORIZE_CLUSTER },
+        initial_metadata: [
+          { key: GRPC_CREDENTIAL_METADATA_KEY, value: grpcCredentialValue(internal.authorizeCredential) },
+        ],
         timeout: durationMs(internal.authorizeTimeoutMs),
       },
       transport_api_version: 'V3',

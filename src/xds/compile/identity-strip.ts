@@ -1,53 +1,159 @@
 import { typed, type ProtoObject } from '../codec/codec.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
+import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
 
-/** The name of the credential-strip script among the Lua filter's `source_codes`. */
-export const STRIP_SCRIPT_NAME = 'strip-portcullis-identity';
+const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';
 
 /**
- * The Lua script public routes run (they skip ext_authz, so nothing else cleans their requests):
- * it removes every `x-portcullis-*` header, a `Portcullis` Authorization header, and the session
- * cookie from every Cookie header (HTTP/2 may send several), keeping the other cookies. A public
- * upstream must never see a session handle it could replay on a protected route. `cookieName` is a
- * validated cookie token (no quotes or backslashes), so it is safe inside a Lua string.
+ * `text` as a Lua string literal: every byte outside `[A-Za-z0-9_.-]` as a decimal escape, so no
+ * configured name (a cookie name, a header name) can end the literal or inject code.
  */
-export function stripScript(cookieName: string): string {
-  return `local COOKIE = "${cookieName}"
-local PREFIX = "${RESERVED_HEADER_PREFIX}"
-local SCHEME = "${AUTHORIZATION_SCHEME} "
+export function luaString(text: string): string {
+  let out = '"';
+  for (const byte of Buffer.from(text, 'utf8'))
+    out += /[A-Za-z0-9_.-]/.test(String.fromCharCode(byte))
+      ? String.fromCharCode(byte)
+      : `\\${String(byte).padStart(3, '0')}`;
+  return `${out}"`;
+}
+
+/**
+ * Lua that removes every client-sent identity header: each `x-portcullis-*` header and each
+ * configured claim header (`claimHeaders`, lower-case names). It runs before ext_authz, so the
+ * assertion and claim headers Portcullis sets on an allowed request are added after it and reach
+ * the upstream, while nothing the client wrote under those names does.
+ *
+ * It also joins several Cookie fields into one with `; `, as Envoy's HTTP/2 codec does with
+ * crumbs (RFC 9113 8.2.3) and as RFC 6265 5.4 has user agents send them. Over HTTP/1.1 ext_authz
+ * would otherwise hand Portcullis the fields joined with `,`, which the cookie parse reads as one
+ * cookie's value: the authorizer and the credential strip then read one header, the same way,
+ * over either protocol.
+ */
+export function identityStripScript(claimHeaders: readonly string[]): string {
+  const names = [...new Set(claimHeaders.map((name) => name.toLowerCase()))].sort();
+  return `local PREFIX = ${luaString(RESERVED_HEADER_PREFIX)}
+local NAMES = {${names.map((name) => `[${luaString(name)}] = true`).join(', ')}}
 function envoy_on_request(handle)
   local headers = handle:headers()
   local drop = {}
   for key, _ in pairs(headers) do
-    if string.sub(key, 1, #PREFIX) == PREFIX then drop[#drop + 1] = key end
+    if string.sub(key, 1, #PREFIX) == PREFIX or NAMES[key] then drop[#drop + 1] = key end
   end
   for _, key in ipairs(drop) do headers:remove(key) end
-  local auth = headers:get("authorization")
-  if auth ~= nil and string.sub(auth, 1, #SCHEME) == SCHEME then headers:remove("authorization") end
   local count = headers:getNumValues("cookie")
-  if count > 0 then
-    local kept = {}
-    local dropped = false
-    for i = 0, count - 1 do
-      for part in string.gmatch(headers:getAtIndex("cookie", i), "[^;]+") do
-        local trimmed = string.match(part, "^%s*(.-)%s*$")
-        if string.match(trimmed, "^([^=]*)") == COOKIE then
-          dropped = true
-        elseif trimmed ~= "" then
-          kept[#kept + 1] = trimmed
-        end
-      end
-    end
-    if dropped then
-      headers:remove("cookie")
-      if #kept > 0 then headers:add("cookie", table.concat(kept, "; ")) end
-    end
+  if count > 1 then
+    local fields = {}
+    for i = 0, count - 1 do fields[#fields + 1] = headers:getAtIndex("cookie", i) end
+    headers:remove("cookie")
+    headers:add("cookie", table.concat(fields, "; "))
   end
 end
 `;
 }
 
-/** Per-route setting that runs the strip script on a public route. */
-export function publicRouteLuaConfig(): ProtoObject {
-  return typed('envoy.extensions.filters.http.lua.v3.LuaPerRoute', { name: STRIP_SCRIPT_NAME });
+/**
+ * Lua that removes the session credentials from every request: each cookie named `cookieName` in
+ * every Cookie header, and every Authorization header that carries the Portcullis scheme.
+ *
+ * A cookie is found by the rules of the `cookie` library, which the authorizer reads the session
+ * with (src/session/cookie.ts): the header splits at each `;`; a piece with no `=` is no cookie;
+ * the name is the text before the first `=` with spaces and tabs trimmed from both ends, compared
+ * case-sensitively. So ` _portcullis =x` is the session cookie here exactly as it is to the
+ * authorizer; test/support/cookie-vectors.ts holds the cases both sides are tested against. Every
+ * occurrence is removed (the authorizer reads the first). A Cookie header that loses a cookie is
+ * rebuilt from its other pieces (trimmed, joined with `; `), and dropped when none is left; other
+ * headers are kept as sent. (The identity strip has joined the fields into one already; each
+ * field is still handled on its own, so nothing depends on that.) An Authorization header goes when any comma-separated credential in it
+ * has the scheme `Portcullis` in any letter case (the authorizer accepts `Portcullis <token>`).
+ */
+export function credentialStripScript(cookieName: string): string {
+  return `local COOKIE = ${luaString(cookieName)}
+local SCHEME = ${luaString(AUTHORIZATION_SCHEME.toLowerCase())}
+local function trim(text)
+  return string.match(text, "^[ \\t]*(.-)[ \\t]*$")
+end
+local function without_session(value)
+  local kept = {}
+  local dropped = false
+  for piece in string.gmatch(value .. ";", "([^;]*);") do
+    local eq = string.find(piece, "=", 1, true)
+    if eq ~= nil and trim(string.sub(piece, 1, eq - 1)) == COOKIE then
+      dropped = true
+    else
+      local trimmed = trim(piece)
+      if trimmed ~= "" then kept[#kept + 1] = trimmed end
+    end
+  end
+  if dropped then return table.concat(kept, "; ") end
+  return nil
+end
+local function portcullis_credential(value)
+  for credential in string.gmatch(value, "[^,]+") do
+    local scheme = string.match(credential, "^[ \\t]*([^ \\t]+)")
+    if scheme ~= nil and string.lower(scheme) == SCHEME then return true end
+  end
+  return false
+end
+local function rewrite(headers, name, change)
+  local count = headers:getNumValues(name)
+  if count == 0 then return end
+  local values = {}
+  local changed = false
+  for i = 0, count - 1 do
+    local value = headers:getAtIndex(name, i)
+    local next = change(value)
+    if next == value then
+      values[#values + 1] = value
+    else
+      changed = true
+      if next ~= nil and next ~= "" then values[#values + 1] = next end
+    end
+  end
+  if changed then
+    headers:remove(name)
+    for _, value in ipairs(values) do headers:add(name, value) end
+  end
+end
+function envoy_on_request(handle)
+  local headers = handle:headers()
+  rewrite(headers, "cookie", function(value)
+    local stripped = without_session(value)
+    if stripped == nil then return value end
+    return stripped
+  end)
+  rewrite(headers, "authorization", function(value)
+    if portcullis_credential(value) then return nil end
+    return value
+  end)
+end
+`;
+}
+
+/**
+ * The HTTP filter that strips client-sent identity headers, placed before ext_authz. It runs on
+ * every request: its name is Portcullis's own and no route, virtual host or route table carries
+ * per-filter config for it (nor for the extension name `envoy.filters.http.lua`), so no route,
+ * scope or host spelling can skip it (contract/names.ts).
+ */
+export function identityStripFilter(claimHeaders: readonly string[]): ProtoObject {
+  return {
+    name: HTTP_FILTER_STRIP_IDENTITY,
+    typed_config: typed(LUA_TYPE, {
+      default_source_code: { inline_string: identityStripScript(claimHeaders) },
+    }),
+  };
+}
+
+/**
+ * The HTTP filter that strips session credentials, placed after ext_authz (which must read them)
+ * and right before the router, so nothing can add them back. Runs on every request, like
+ * `identityStripFilter`.
+ */
+export function credentialStripFilter(cookieName: string): ProtoObject {
+  return {
+    name: HTTP_FILTER_STRIP_CREDENTIALS,
+    typed_config: typed(LUA_TYPE, {
+      default_source_code: { inline_string: credentialStripScript(cookieName) },
+    }),
+  };
 }

@@ -1,6 +1,7 @@
-import type { IRInternal, IRListener } from '../../ir/types.js';
+import type { IRAuthorize, IRInternal, IRListener } from '../../ir/types.js';
 import { extAuthzFilter } from './ext-authz.js';
-import { luaFilter } from './lua-filter.js';
+import { hostCaseFilter } from './host-case.js';
+import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
 import {
@@ -12,6 +13,9 @@ import {
   NETWORK_FILTER_HCM,
   TRANSPORT_SOCKET_TLS,
 } from '../../contract/names.js';
+
+/** What the strip filters need: the session cookie's name and the configured claim headers. */
+export type StripInputs = Pick<IRAuthorize, 'cookieName' | 'claimHeaders'>;
 
 /** Envoy-side request limits: bounded headers and HTTP/2 windows (security-threats.md 0.1). */
 const MAX_REQUEST_HEADERS_KB = 64;
@@ -26,8 +30,8 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
  */
 export function compileListener(
   listener: IRListener,
-  internal?: IRInternal,
-  cookieName = '_portcullis',
+  internal: IRInternal | undefined,
+  authorize: StripInputs,
   scoping: RouteScoping = 'single',
 ): ProtoObject {
   const listenerFilters: ProtoObject[] = [];
@@ -43,7 +47,7 @@ export function compileListener(
         name: NETWORK_FILTER_HCM,
         typed_config: typed(
           'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          httpConnectionManager(listener, internal, cookieName, scoping),
+          httpConnectionManager(listener, internal, authorize, scoping),
         ),
       },
     ],
@@ -87,15 +91,24 @@ function hostScopedRoutes(): ProtoObject {
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
  * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
- * timeouts. The chain is a Lua filter (public routes run it to strip credentials; under per-host
- * routes it lower-cases the host of a request that found no scope, then Envoy routes it again),
- * ext_authz when authorization is on (after the Lua filter, so it sees the final route), then the
- * router.
+ * timeouts. The chain (names in contract/names.ts):
+ *
+ * 1. under per-host routes, the host-case filter: it lower-cases the host of a request that found
+ *    no scope, and Envoy routes it again (host-case.ts);
+ * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes;
+ * 3. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
+ *    sets the assertion and claim headers and the Cookie header without the session cookie;
+ * 4. the credential strip: the session cookie and `Authorization: Portcullis` go;
+ * 5. the router.
+ *
+ * The strips have no per-route config anywhere, so they run on every request that can reach an
+ * upstream, whatever route, scope or host spelling it took (issue 23, item 3); public routes'
+ * `request_headers_to_remove` is a second line for the identity headers.
  */
 export function httpConnectionManager(
   listener: IRListener,
-  internal?: IRInternal,
-  cookieName = '_portcullis',
+  internal: IRInternal | undefined,
+  authorize: StripInputs,
   scoping: RouteScoping = 'single',
 ): ProtoObject {
   return {
@@ -105,8 +118,10 @@ export function httpConnectionManager(
       ? { rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE } }
       : { scoped_routes: hostScopedRoutes() }),
     http_filters: [
-      ...optional(luaFilter(internal === undefined ? undefined : cookieName, scoping === 'per-host')),
+      ...(scoping === 'per-host' ? [hostCaseFilter()] : []),
+      identityStripFilter(Object.keys(authorize.claimHeaders)),
       ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
+      credentialStripFilter(authorize.cookieName),
       { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },
     ],
     use_remote_address: wrapped(true),
@@ -155,9 +170,4 @@ function downstreamTls(certificates: readonly { certPem: string; keyPem: string 
       },
     }),
   };
-}
-
-/** `[value]`, or `[]` when it is undefined. */
-function optional<T>(value: T | undefined): T[] {
-  return value === undefined ? [] : [value];
 }

@@ -1,11 +1,10 @@
 import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
 import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
 import type { CompiledResource } from '../codec/compiled.js';
-import { HTTP_FILTER_LUA, hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
+import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import { routeScoping, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
-import { publicRouteLuaConfig } from './identity-strip.js';
-import { luaOffForRouteConfiguration } from './host-case.js';
+import { hostCaseOffForRouteConfiguration } from './host-case.js';
 import { contentKeyOf } from './content-key.js';
 
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
@@ -23,7 +22,7 @@ export interface CompiledRouting {
 /**
  * IR virtual hosts -> RDS and SRDS resources, and the delivery they are for (`routeScoping`).
  * Per host: one small RouteConfiguration per virtual host (with the same global response headers,
- * Lua switched off) and one scope keyed by the host that names it, both `ingress/<host>`, so a
+ * the host-case filter switched off) and one scope keyed by the host that names it, both `ingress/<host>`, so a
  * changed host is one small RDS resource that Envoy rebuilds alone, and no single message has to
  * carry every host: the scopes list (which SotW must send whole) holds names only. Single: one
  * RouteConfiguration `ingress` with every virtual host.
@@ -47,7 +46,12 @@ export function compileRouting(ir: IR): CompiledRouting {
     const contentKey = contentKeyOf(`host\n${settings}`, vhost);
     routeConfigurations.push({
       name,
-      message: routeConfiguration(name, [compileVirtualHost(vhost, ir)], ir, luaOffForRouteConfiguration()),
+      message: routeConfiguration(
+        name,
+        [compileVirtualHost(vhost, ir)],
+        ir,
+        hostCaseOffForRouteConfiguration(),
+      ),
       contentKey,
     });
     scopes.push({
@@ -73,7 +77,7 @@ export function compileRouteConfiguration(ir: IR): ProtoObject {
   );
 }
 
-/** A RouteConfiguration; `perFilter` is its `typed_per_filter_config` (per-host tables switch Lua off). */
+/** A RouteConfiguration; `perFilter` is its `typed_per_filter_config` (per-host tables switch host-case off). */
 function routeConfiguration(
   name: string,
   virtualHosts: ProtoObject[],
@@ -93,7 +97,10 @@ function routeConfiguration(
 
 /**
  * One virtual host. With authorization on, the JWKS route comes first, every route carries its
- * ext_authz settings, and public routes strip identity headers themselves.
+ * ext_authz settings, and public routes also remove the identity headers by name
+ * (`request_headers_to_remove`): a second line behind the strip filters of the connection manager,
+ * which run on every request (listener.ts). Protected routes cannot: Envoy applies a route's
+ * removals after ext_authz, so they would remove the assertion Portcullis sets.
  */
 function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject {
   if (ir.internal === undefined)
@@ -101,9 +108,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
   const publicRemovals = publicRouteHeadersToRemove(ir);
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
-    compiled.typed_per_filter_config = route.public
-      ? { ...routeAuthzConfig(route), [HTTP_FILTER_LUA]: publicRouteLuaConfig() }
-      : routeAuthzConfig(route);
+    compiled.typed_per_filter_config = routeAuthzConfig(route);
     if (route.public) {
       const own = (compiled.request_headers_to_remove as string[] | undefined) ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];

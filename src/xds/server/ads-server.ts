@@ -1,4 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
+import { GRPC_CREDENTIAL_METADATA_KEY, isValidGrpcCredential } from '../../contract/grpc-credential.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
@@ -16,6 +17,11 @@ export interface AdsServerOptions {
   /** Where validated snapshots come from; nothing is served before `current()` returns one. */
   readonly source: SnapshotSource;
   readonly logger: Logger;
+  /**
+   * The token Envoy must present in its stream metadata (`contract/grpc-credential.ts`); a stream
+   * without it is refused with UNAUTHENTICATED before anything is read or sent. Never logged.
+   */
+  readonly credential: string;
   /** Largest delta response to send; bigger change sets are split. Default 4 MiB (gRPC's usual limit). */
   readonly maxMessageBytes?: number;
 }
@@ -32,7 +38,9 @@ export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
  * so ext_authz and others can share the port. Every published snapshot is fanned out to all open
  * streams; each stream diffs it against what its Envoy has and pushes in make-before-break order.
  * `close()` ends every stream with status OK (Envoy keeps its config and reconnects with backoff)
- * and refuses new streams with UNAVAILABLE.
+ * and refuses new streams with UNAVAILABLE. A stream whose metadata lacks the gRPC credential is
+ * refused with UNAUTHENTICATED at its start, before its first request is read: the resources hold
+ * TLS private keys and must reach only Envoy.
  */
 export class AdsServer {
   private readonly metrics = new AdsMetrics();
@@ -40,6 +48,7 @@ export class AdsServer {
   private readonly ctx: StreamContext;
   private readonly unsubscribe: () => void;
   private readonly source: SnapshotSource;
+  private readonly credential: string;
   /** The prepared view of the snapshot last read from the source, shared by every stream. */
   private prepared: PreparedSnapshot | undefined;
   private closed = false;
@@ -51,6 +60,7 @@ export class AdsServer {
     }
     const logger = options.logger.child({ component: 'ads' });
     this.source = options.source;
+    this.credential = options.credential;
     this.ctx = {
       snapshotFor: (nodeId) => this.snapshotFor(nodeId),
       logger,
@@ -100,6 +110,18 @@ export class AdsServer {
       });
       return;
     }
+    if (!isValidGrpcCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY), this.credential)) {
+      this.metrics.unauthenticatedStreams += 1;
+      this.ctx.logger.warn(
+        { mode, peer: peerOf(call) },
+        'xDS: stream refused (UNAUTHENTICATED): no valid Portcullis gRPC credential in its metadata',
+      );
+      call.emit('error', {
+        code: grpc.status.UNAUTHENTICATED,
+        details: 'a valid Portcullis gRPC credential is required',
+      });
+      return;
+    }
     const onDone = (stream: AdsStream): void => {
       if (this.streams.delete(stream)) this.metrics.streamsOpen -= 1;
     };
@@ -120,5 +142,13 @@ export class AdsServer {
         this.ctx.logger.error({ err: errorMessage(err) }, 'xDS: snapshot push failed on a stream');
       }
     }
+  }
+}
+
+function peerOf(call: { getPeer(): string }): string {
+  try {
+    return call.getPeer();
+  } catch {
+    return 'unknown';
   }
 }

@@ -38,6 +38,8 @@ export interface AdsStats {
   readonly malformedRequests: number;
   /** Requests for a type URL Portcullis does not serve. */
   readonly unknownTypeRequests: number;
+  /** Streams refused before any resource was sent: no valid gRPC credential (UNAUTHENTICATED). */
+  readonly unauthenticatedStreams: number;
   readonly lastNack: NackDetail | undefined;
 }
 
@@ -53,6 +55,7 @@ export class AdsMetrics {
   staleRequests = 0;
   malformedRequests = 0;
   unknownTypeRequests = 0;
+  unauthenticatedStreams = 0;
   lastNack: NackDetail | undefined;
   private readonly sent = zeroCounters();
   private readonly acked = zeroCounters();
@@ -86,6 +89,7 @@ export class AdsMetrics {
       staleRequests: this.staleRequests,
       malformedRequests: this.malformedRequests,
       unknownTypeRequests: this.unknownTypeRequests,
+      unauthenticatedStreams: this.unauthenticatedStreams,
       lastNack: this.lastNack,
     };
   }

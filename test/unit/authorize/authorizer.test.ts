@@ -8,6 +8,7 @@ import { messageType } from '../../../src/xds/codec/proto-root.js';
 import { authzFixture, FIXTURE_ROUTE } from '../../support/authz-fixture.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import type { Decision } from '../../../src/authorize/decision.js';
+import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../support/grpc-credential.js';
 
 const { sessions, handles, authorize } = authzFixture(7);
 const ROUTE = FIXTURE_ROUTE;
@@ -27,13 +28,13 @@ before(async () => {
     expiresAt: Date.now() + 60_000,
   });
   server = new grpc.Server();
-  registerAuthorizationService(server, authorize, silentLogger);
+  registerAuthorizationService(server, authorize, silentLogger, TEST_GRPC_CREDENTIAL);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound),
     ),
   );
-  client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), credentialClientOptions());
 });
 
 after(() => {

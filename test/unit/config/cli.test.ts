@@ -77,7 +77,7 @@ test('validate: exit 1 listing every problem with its key path and YAML line', (
     'routes[1].policy[0].allow.and[1]: unknown policy criterion: emial (did you mean email?) (line 11)',
     'SHARED_SECRET: must be base64 of 32 bytes, got 5 bytes',
     'certificate: no TLS certificate is configured',
-    'warning: adress: unknown option, ignored (did you mean address?) (line 3)',
+    'adress: unknown option (did you mean address?) (line 3)',
   ]) {
     assert.ok(stderr.includes(expected), `missing "${expected}" in:\n${stderr}`);
   }

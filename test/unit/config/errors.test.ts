@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { envName } from '../../../src/config/option-table.js';
 import { REMOVED_OPTIONS } from '../../../src/config/removed-options.js';
+import { formatProblem } from '../../../src/shared/errors.js';
 import { assertProblem, base, parse, problems, SECRET_32 } from './helpers.js';
 
 test('all-in-one mode with authorize_service_url set is a configuration error, not a gRPC deadline later', () => {
@@ -116,23 +117,22 @@ test('services: anything but the known names is an error listing them', () => {
   assertProblem(problems(base({ services: '' })), 'services', 'is empty');
 });
 
-test('unknown keys warn with a did-you-mean suggestion; known peer options warn as unsupported', () => {
+test('unknown keys are errors with a did-you-mean suggestion; known peer options warn as unsupported', () => {
   const result = parse(
     base({ adress: ':8081', IDP_CLIENT_ID: 'x', autocert: true, completely_unrelated_thing: 1 }),
   );
-  assert.deepEqual(result.problems, []);
-  const warnings = result.warnings.map((warning) => `${warning.path}: ${warning.message}`);
-  assert.ok(
-    warnings.includes('adress: unknown option, ignored (did you mean address?)'),
-    warnings.join('\n'),
-  );
-  assert.ok(warnings.includes('IDP_CLIENT_ID: unknown option, ignored (did you mean idp_client_id?)'));
-  assert.ok(warnings.includes('autocert: is not supported by Portcullis; ignored'));
-  assert.ok(warnings.includes('completely_unrelated_thing: unknown option, ignored'));
+  assert.equal(result.config, undefined);
+  const lines = result.problems.map(formatProblem);
+  assert.ok(lines.includes('adress: unknown option (did you mean address?)'), lines.join('\n'));
+  assert.ok(lines.includes('IDP_CLIENT_ID: unknown option (did you mean idp_client_id?)'));
+  assert.ok(lines.includes('completely_unrelated_thing: unknown option; remove it'));
+  assert.ok(result.warnings.map(formatProblem).includes('autocert: is not supported by Portcullis; ignored'));
   const route = parse(base({ routes: [{ from: 'https://a.example.com', to: 'http://a:80', prefx: '/x' }] }));
-  assert.ok(
-    route.warnings.some((w) => w.path === 'routes[0].prefx' && /did you mean prefix\?/.test(w.message)),
-  );
+  assert.equal(route.config, undefined);
+  assert.deepEqual(route.problems.map(formatProblem), [
+    'routes[0].prefx: unknown route option (did you mean prefix?)',
+  ]);
+  assert.deepEqual(route.warnings, []);
 });
 
 test('the policy key still works, with a deprecation warning; its routes come first', () => {
@@ -165,8 +165,8 @@ test('wrong types and empty values name the key', () => {
       idp_scopes: {},
     }),
   );
-  assertProblem(list, 'insecure_server', 'expected true or false, got "maybe"');
-  assertProblem(list, 'xff_num_trusted_hops', 'expected a whole number');
+  assertProblem(list, 'insecure_server', 'expected a boolean (true or false), got "maybe"');
+  assertProblem(list, 'xff_num_trusted_hops', 'expected a whole number, got "two"');
   assertProblem(list, 'tracing_sampling_rate', 'between 0 and 1');
   assertProblem(list, 'timeout_idle', 'expected a duration');
   assertProblem(list, 'address', 'is not an address');

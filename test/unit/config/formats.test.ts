@@ -198,24 +198,68 @@ test('YAML alias bombs are refused', () => {
   assert.match(result.problems[0]?.message ?? '', /malformed YAML/);
 });
 
-test('documents nested deeper than the limit are one error in every format, never a crash', () => {
-  const cases: [string, string][] = [
-    ['deep-flow.yaml', `a: ${'['.repeat(100)}${']'.repeat(100)}\n`],
-    ['deeper-flow.yaml', `a: ${'['.repeat(20_000)}${']'.repeat(20_000)}\n`],
-    ['deep-block.yaml', `${Array.from({ length: 2_000 }, (_, i) => `${' '.repeat(i)}k:`).join('\n')} 1\n`],
-    ['deep.json', `{"a": ${'['.repeat(100_000)}${']'.repeat(100_000)}}`],
-    ['deep.toml', `a = ${'['.repeat(100)}${']'.repeat(100)}\n`],
-  ];
-  for (const [name, text] of cases) {
+test('documents nested deeper than the limit are one error naming the line, in every format, never a crash', () => {
+  const deep = (open: string, close: string, count: number): string =>
+    open.repeat(count) + close.repeat(count);
+  const cases: [name: string, text: string, line: number][] = [];
+  for (const count of [1_000, 10_000, 100_000]) {
+    cases.push(
+      [
+        `flow-${count}.yaml`,
+        `insecure_server: true\nidp_request_params:\n  a: ${deep('[', ']', count)}\n`,
+        3,
+      ],
+      [
+        `map-${count}.yaml`,
+        `insecure_server: true\n\nx: ${deep('{a: ', '}', count).replace('{a: }', '{}')}\n`,
+        3,
+      ],
+      [`dash-${count}.yaml`, `insecure_server: true\nx:\n${'- '.repeat(count)}1\n`, 3],
+      [`deep-${count}.json`, `{\n  "insecure_server": true,\n  "a": ${deep('[', ']', count)}\n}`, 3],
+      [`pretty-${count}.json`, `{\n  "a":\n${'[\n'.repeat(count)}1${']'.repeat(count)}}`, 66],
+      [`deep-${count}.toml`, `insecure_server = true\n\n[[routes]]\na = ${deep('[', ']', count)}\n`, 4],
+      [
+        `inline-${count}.toml`,
+        `insecure_server = true\na = ${deep('{ b = ', '}', count).replace('{ b = }', '{}')}\n`,
+        2,
+      ],
+    );
+  }
+  cases.push(
+    ['block.yaml', `${Array.from({ length: 2_000 }, (_, i) => `${' '.repeat(i)}k${i}:`).join('\n')} 1\n`, 65],
+    // js-yaml stops at a syntax error (a missed comma, found on line 4); the `yaml` package runs out of stack.
+    ['syntax-then-deep.yaml', `a: 1\nb: [\nc: d\n${'['.repeat(100_000)}\n`, 4],
+    // Deeper only through aliases, or only through a TOML table header: measured after parsing.
+    ['aliases.yaml', `x: &x ${deep('[', ']', 40)}\n\ny: ${'['.repeat(30)}*x${']'.repeat(30)}\n`, 3],
+    [
+      'header.toml',
+      `insecure_server = true\n[${Array.from({ length: 70 }, (_, i) => `k${i}`).join('.')}]\nv = 1\n`,
+      2,
+    ],
+    // Routes written as JSON text in a properties file are held to the same limit.
+    ['routes-text.properties', `insecure_server=true\nroutes=${deep('[', ']', 100_000)}\n`, 2],
+  );
+  for (const [name, text, line] of cases) {
     const result = loadConfigFile(write(name, text), {});
     assert.equal(result.config, undefined, name);
     assert.equal(result.problems.length, 1, name);
-    assert.match(
-      result.problems[0]?.message ?? '',
-      /malformed \w+: maps and lists are nested more than 64/,
-      name,
-    );
+    const [problem] = result.problems;
+    assert.equal(problem?.line, line, `${name}: ${problem?.message}`);
+    if (name !== 'syntax-then-deep.yaml')
+      assert.match(
+        problem?.message ?? '',
+        /malformed \w+: maps and lists are nested more than 64 levels deep/,
+        name,
+      );
   }
+  const exactly64 = JSON.stringify({
+    insecure_server: true,
+    idp_request_params: JSON.parse(deep('[', ']', 63)),
+  });
+  assert.doesNotMatch(
+    loadConfigFile(write('nested-64.json', exactly64), {}).problems.map(formatProblem).join('\n'),
+    /nested more than/,
+  );
   const fine = `insecure_server: true\nidp_request_params: ${'{a: '.repeat(20)}1${'}'.repeat(20)}\n`;
   assert.doesNotMatch(
     loadConfigFile(write('nested-20.yaml', fine), {}).problems.map(formatProblem).join('\n'),

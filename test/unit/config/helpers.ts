@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { parseConfig, type ParseResult } from '../../../src/config/parse-config.js';
 import type { Config } from '../../../src/config/types.js';
 import { formatProblem, type Problem } from '../../../src/shared/errors.js';
+import { generateTestCertificate } from '../../support/test-certs.js';
 
 /** A valid 32-byte secret, base64. */
 export const SECRET_32 = randomBytes(32).toString('base64');
@@ -78,9 +79,10 @@ export const RSA_KEY_PEM = generateKeyPairSync('rsa', { modulusLength: 2048 })
   .privateKey.export({ type: 'pkcs8', format: 'pem' })
   .toString();
 
-/** Placeholder PEM blocks (block-level checks only; Envoy checks the contents). */
-export const CERT_PEM = '-----BEGIN CERTIFICATE-----\nTEST-CERT\n-----END CERTIFICATE-----\n';
-export const KEY_PEM = '-----BEGIN PRIVATE KEY-----\nTEST-KEY\n-----END PRIVATE KEY-----\n';
+/** A certificate and its key made for this run: parsing checks that they parse and match. */
+export const TEST_CERT = generateTestCertificate('config.test');
+export const CERT_PEM = TEST_CERT.certPem;
+export const KEY_PEM = TEST_CERT.keyPem;
 
 /** Base64 of a string. */
 export function b64(text: string): string {

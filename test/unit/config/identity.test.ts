@@ -152,11 +152,17 @@ test('idp_scopes default to openid, profile, email, offline_access; a list repla
 
 test('idp_request_params is a map of strings; wrong shapes are errors at their key', () => {
   assert.deepEqual(
-    valid({ ...SELF_HOSTED, idp_request_params: { prompt: 'login', max_age: 60 } }).idp_request_params,
+    valid({ ...SELF_HOSTED, idp_request_params: { prompt: 'login', max_age: '60' } }).idp_request_params,
     {
       prompt: 'login',
       max_age: '60',
     },
+  );
+  // A number is not turned into text: YAML would already have made `1.10` 1.1.
+  assertProblem(
+    problems({ ...SELF_HOSTED, idp_request_params: { max_age: 60 } }),
+    'idp_request_params.max_age',
+    'expected a string, got the number 60; put it in quotes',
   );
   assertProblem(
     problems({ ...SELF_HOSTED, idp_request_params: ['prompt'] }),

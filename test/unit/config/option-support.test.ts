@@ -144,6 +144,7 @@ const SAMPLES: Readonly<Record<string, { value: unknown; context?: Record<string
   authenticate_callback_path: { value: '/cb' },
   authorize_service_url: { value: 'https://authz:5443', context: { services: 'proxy' } },
   databroker_service_url: { value: 'https://db:5443' },
+  grpc_client_timeout: { value: '30s' },
   signout_redirect_url: { value: 'https://bye.example.com' },
   cookie_secret: { value: SECRET_32 },
   idp_provider: { value: 'gitlab' },

@@ -52,13 +52,19 @@ test('a route that reads a file is never cached: the file may change under the s
   assert.equal(first.routeCache.size, 0);
 });
 
-test('a route with a warning is not cached, so its warning is reported on every parse', () => {
-  const unknownKey = { ...route('a.test'), prefx: '/api' };
-  const first = parse([unknownKey]);
-  assert.match(first.warnings[0]?.message ?? '', /unknown route option/);
-  assert.equal(first.routeCache.size, 0);
-  const again = parse([unknownKey], first.routeCache);
-  assert.deepEqual(again.warnings, first.warnings);
+// Routes have no warnings of their own any more (an unknown key, the last one, is an error): a
+// route that gains an unknown key is validated again and refused, not taken from the cache.
+test('a cached route that gains an unknown key is refused, and is not cached', () => {
+  const first = parse([route('a.test')]);
+  assert.equal(first.routeCache.size, 1);
+  const misspelt = parse([{ ...route('a.test'), prefx: '/api' }], first.routeCache);
+  assert.equal(misspelt.config, undefined);
+  assert.match(misspelt.problems[0]?.message ?? '', /unknown route option \(did you mean prefix\?\)/);
+  assert.equal(misspelt.routeCache.size, 0);
+  assert.deepEqual(
+    parse([{ ...route('a.test'), prefx: '/api' }], misspelt.routeCache).problems,
+    misspelt.problems,
+  );
 });
 
 test('a route with problems is not cached and keeps failing', () => {

@@ -307,6 +307,15 @@ const ROWS: readonly Row[] = [
     read: (c) => c.grpc_address,
     fromFile: '127.0.0.1:6000',
     fromEnv: ':6001',
+    context: { grpc_insecure: true },
+  },
+  {
+    key: 'grpc_insecure',
+    file: true,
+    env: 'false',
+    read: (c) => c.grpc_insecure,
+    fromFile: true,
+    fromEnv: false,
   },
   {
     key: 'use_proxy_protocol',
@@ -427,6 +436,14 @@ const ROWS: readonly Row[] = [
     read: (c) => c.timeout_idle_ms,
     fromFile: 60_000,
     fromEnv: 600_000,
+  },
+  {
+    key: 'authorize_timeout',
+    file: '2s',
+    env: '250ms',
+    read: (c) => c.authorize_timeout_ms,
+    fromFile: 2_000,
+    fromEnv: 250,
   },
   {
     key: 'grpc_client_timeout',

@@ -10,8 +10,10 @@ import {
 } from '../../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
 import { XDS_CLUSTER as XDS_CLUSTER_NAME } from '../../../src/contract/names.js';
+import { GRPC_CREDENTIAL_METADATA_KEY } from '../../../src/contract/grpc-credential.js';
+import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 
-const ads = { address: '127.0.0.1', port: 5443 } as const;
+const ads = { address: '127.0.0.1', port: 5443, credential: TEST_GRPC_CREDENTIAL } as const;
 
 /** Reads a nested field by path; fails the test with the path when it is missing. */
 function at(obj: unknown, ...path: (string | number)[]): unknown {
@@ -95,7 +97,7 @@ test('xDS cluster: STATIC for an IP, STRICT_DNS for a name, HTTP/2 with keepaliv
     'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
   );
   assert.ok(at(http, 'explicit_http_config', 'http2_protocol_options', 'connection_keepalive'));
-  const named = xdsCluster(buildBootstrap({ ads: { address: 'portcullis', port: 5443 } }));
+  const named = xdsCluster(buildBootstrap({ ads: { ...ads, address: 'portcullis' } }));
   assert.equal(at(named, 'type'), 'STRICT_DNS');
 });
 
@@ -136,7 +138,7 @@ test('invalid numbers are collected into one error', () => {
   assert.throws(
     () =>
       buildBootstrap({
-        ads: { address: '127.0.0.1', port: 0 },
+        ads: { ...ads, port: 0, credential: 'two words' },
         admin: { port: 70000 },
         maxHeapSizeBytes: -1,
       }),
@@ -144,6 +146,7 @@ test('invalid numbers are collected into one error', () => {
       err instanceof PortcullisError &&
       /admin\.port 70000/.test(err.message) &&
       /ads\.port 0/.test(err.message) &&
+      /ads\.credential/.test(err.message) &&
       /maxHeapSizeBytes -1/.test(err.message),
   );
 });
@@ -158,4 +161,18 @@ test('buildBootstrap is deterministic and bootstrapToYaml round-trips without an
 
 test('stats are flushed on admin reads only: no periodic flush holding the main thread at scale', () => {
   assert.equal(at(buildBootstrap({ ads }), 'stats_flush_on_admin'), true);
+});
+
+test('the ADS grpc_service presents the gRPC credential as initial_metadata (Portcullis refuses streams without it)', () => {
+  const service = at(buildBootstrap({ ads }), 'dynamic_resources', 'ads_config', 'grpc_services', 0);
+  assert.deepEqual(at(service, 'initial_metadata'), [
+    { key: GRPC_CREDENTIAL_METADATA_KEY, value: `Bearer ${TEST_GRPC_CREDENTIAL}` },
+  ]);
+  for (const credential of ['', 'a b', 'tok\r\nx-evil: 1']) {
+    assert.throws(
+      () => buildBootstrap({ ads: { ...ads, credential } }),
+      (err: unknown) => err instanceof PortcullisError && /ads\.credential/.test(err.message),
+      JSON.stringify(credential),
+    );
+  }
 });

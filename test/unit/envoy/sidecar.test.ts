@@ -3,7 +3,11 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { test } from 'node:test';
 import { parse } from 'yaml';
-import { bootstrapToYaml, buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import {
+  SIDECAR_CREDENTIAL_PLACEHOLDER,
+  bootstrapToYaml,
+  buildBootstrap,
+} from '../../../src/envoy/bootstrap.js';
 import { findRepoRoot } from '../../../src/envoy/locate.js';
 
 const root = findRepoRoot();
@@ -14,13 +18,15 @@ const HEADER = [
   '# Envoy learns listeners and clusters from Portcullis over ADS at portcullis:5443 (the compose service).',
   '# Generated from buildBootstrap() in src/envoy/bootstrap.ts by test/unit/envoy/sidecar.test.ts:',
   '# regenerate with UPDATE_GOLDEN=1. Admin stays on 127.0.0.1 inside the container: never routable.',
+  `# Replace ${SIDECAR_CREDENTIAL_PLACEHOLDER} with \`portcullis grpc-credential --config <file>\` before starting`,
+  '# Envoy (envoy/README.md): Portcullis refuses an ADS stream without the credential derived from shared_secret.',
   '',
 ].join('\n');
 
 test('envoy/sidecar.yaml is exactly buildBootstrap for ADS at portcullis:5443', () => {
   const expected = buildBootstrap({
     nodeId: 'portcullis-sidecar',
-    ads: { address: 'portcullis', port: 5443 },
+    ads: { address: 'portcullis', port: 5443, credential: SIDECAR_CREDENTIAL_PLACEHOLDER },
   });
   if (process.env['UPDATE_GOLDEN'] === '1') writeFileSync(sidecarPath, HEADER + bootstrapToYaml(expected));
   const file = parse(readFileSync(sidecarPath, 'utf8')) as unknown;

@@ -1,7 +1,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load-file.js';
 import { translate } from '../../../src/translate/translate.js';
@@ -12,6 +13,7 @@ import { RESOURCE_TYPES } from '../../../src/xds/codec/type-urls.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import type { IR } from '../../../src/ir/types.js';
 import { caseNames, deleteOrphans, expectGolden, GOLDEN_DIR, UPDATE_GOLDEN } from '../../support/golden.js';
+import { generateTestCertificate } from '../../support/test-certs.js';
 
 const CONFIG_DIR = join(GOLDEN_DIR, 'config-to-ir');
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
@@ -23,16 +25,62 @@ const TRANSLATE_OPTIONS = {
     authorize: { host: '127.0.0.1', port: 5443 },
     authorizeTimeoutMs: 10_000,
     jwksJson: '{"keys":[]}',
+    // A stand-in too: the real one is derived from shared_secret (contract/grpc-credential.ts).
+    authorizeCredential: 'golden-grpc-credential',
   },
 };
 
+/**
+ * Key material for the cases, made at test time (no key is committed): config inputs name it as
+ * `${GOLDEN_...}` tokens, and outputs show each PEM as a fixed stand-in (`GOLDEN-LISTENER-CERT`),
+ * so the goldens stay byte-stable while validation still checks real certificates and keys.
+ */
+const listener = generateTestCertificate('golden-listener.test');
+const client = generateTestCertificate('golden-client.test');
+const scratch = mkdtempSync(join(tmpdir(), 'portcullis-golden-'));
+const base64 = (pem: string): string => Buffer.from(pem).toString('base64');
+const TOKENS: Readonly<Record<string, string>> = {
+  GOLDEN_LISTENER_CERT_FILE: listener.certFile,
+  GOLDEN_LISTENER_KEY_FILE: listener.keyFile,
+  GOLDEN_CA_BASE64: base64(listener.certPem),
+  GOLDEN_CLIENT_CERT_BASE64: base64(client.certPem),
+  GOLDEN_CLIENT_KEY_BASE64: base64(client.keyPem),
+};
+const STAND_INS: readonly (readonly [string, string])[] = [
+  [listener.certPem, 'GOLDEN-LISTENER-CERT\n'],
+  [listener.keyPem, 'GOLDEN-LISTENER-KEY\n'],
+  [client.certPem, 'GOLDEN-CLIENT-CERT\n'],
+  [client.keyPem, 'GOLDEN-CLIENT-KEY\n'],
+];
+
+/** The IR with every test-time PEM replaced by its stand-in (deep, over every string). */
+function withStandIns(value: unknown): unknown {
+  if (typeof value === 'string')
+    return STAND_INS.reduce((text, [pem, standIn]) => text.split(pem.trim()).join(standIn.trim()), value);
+  if (Array.isArray(value)) return value.map(withStandIns);
+  if (value !== null && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, withStandIns(item)]));
+  return value;
+}
+
 /** IR as YAML: a plain data dump, so the seam shows every value translate decided. */
 function irToYaml(ir: IR): string {
-  return toYaml(JSON.parse(JSON.stringify(ir)));
+  return toYaml(withStandIns(JSON.parse(JSON.stringify(ir))));
+}
+
+/** The case's config with its `${GOLDEN_...}` tokens filled in, as a file in a scratch folder. */
+function caseInput(name: string): string {
+  const text = readFileSync(join(CONFIG_DIR, `${name}.in.yaml`), 'utf8').replace(
+    /\$\{(GOLDEN_[A-Z0-9_]+)\}/g,
+    (token, key: string) => TOKENS[key] ?? token,
+  );
+  const path = join(scratch, `${name}.in.yaml`);
+  writeFileSync(path, text);
+  return path;
 }
 
 function translateCase(name: string): IR {
-  const loaded = loadConfigFile(join(CONFIG_DIR, `${name}.in.yaml`), {});
+  const loaded = loadConfigFile(caseInput(name), {});
   assert.deepEqual(loaded.problems, [], `config case ${name} must be valid`);
   assert.ok(loaded.config);
   const translated = translate(loaded.config, TRANSLATE_OPTIONS);
@@ -53,7 +101,7 @@ function irCases(): { name: string; ir: IR }[] {
     name,
     // The seams stay independent: IR -> xDS reads the checked-in IR, except while regenerating.
     ir: UPDATE_GOLDEN
-      ? (JSON.parse(JSON.stringify(translateCase(name))) as IR)
+      ? (withStandIns(JSON.parse(JSON.stringify(translateCase(name)))) as IR)
       : (parse(readFileSync(join(CONFIG_DIR, `${name}.out.yaml`), 'utf8')) as IR),
   }));
   const extra = caseNames(XDS_DIR).map((name) => ({

@@ -2,17 +2,27 @@
 // writes, Kubernetes ConfigMap symlink swaps, touches, deletions) and what gets published.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Reloader } from '../../../src/runtime/reloader.js';
 import { snapshotSubscriber } from '../../../src/runtime/subscribers.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
-import { ValidationError } from '../../../src/shared/errors.js';
+import { formatProblem, ValidationError } from '../../../src/shared/errors.js';
 import { waitFor } from '../../support/wait.js';
 import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
+import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 
 function configText(host: string): string {
   return `insecure_server: true\naddress: :8080\nroutes:\n  - from: https://${host}\n    to: http://127.0.0.1:9000\n`;
@@ -28,7 +38,7 @@ function setup(configPath: string): { reloader: Reloader; store: SnapshotStore; 
     translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
     subscribers: [snapshotSubscriber(store)],
     logger: recordingLogger(),
-    debounceMs: 10,
+    settleMs: 20,
   });
   return { reloader, store, published };
 }
@@ -205,6 +215,135 @@ test('each good build reaches the subscribers in order; one that throws rejects 
     ]);
   } finally {
     reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+/** A reloader with the default settle time that records the hosts of every build it publishes. */
+function hostRecorder(configPath: string): { reloader: Reloader; published: string[][] } {
+  const published: string[][] = [];
+  const reloader = new Reloader({
+    configPath,
+    env: {},
+    translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt' },
+    subscribers: [
+      {
+        name: 'recorder',
+        publish: (build: GoodBuild) =>
+          published.push(build.config.routes.map((route) => route.from.hostname)),
+      },
+    ],
+    logger: recordingLogger(),
+  });
+  return { reloader, published };
+}
+
+test('a config written in place in two parts 0.4 s apart is published only whole', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, configText('old.test'));
+  const { reloader, published } = hostRecorder(path);
+  try {
+    reloader.loadInitial();
+    // The first part alone is a valid config with one route; the second adds another.
+    writeFileSync(path, configText('first.test'));
+    // The scenario itself: the writer pauses 0.4 s between its two parts.
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    appendFileSync(path, '  - from: https://second.test\n    to: http://127.0.0.1:9001\n');
+    await waitFor(async () => published.length > 1, { what: 'the whole file to be published' });
+    assert.deepEqual(published, [['old.test'], ['first.test', 'second.test']], 'never the first part alone');
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('a config renamed into place is published at once, without waiting for the settle time', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-'));
+  const path = join(dir, 'config.yaml');
+  writeFileSync(path, configText('old.test'));
+  const { reloader, published } = hostRecorder(path);
+  try {
+    reloader.loadInitial();
+    writeFileSync(`${path}.tmp`, configText('new.test'));
+    renameSync(`${path}.tmp`, path);
+    await waitFor(async () => published.length > 1, {
+      what: 'the renamed file to be published',
+      timeoutMs: 500,
+    });
+    assert.deepEqual(published[1], ['new.test']);
+  } finally {
+    reloader.close();
+    rmSync(dir, { recursive: true });
+  }
+});
+
+test('files nested 1,000 to 100,000 deep written over the running config are rejected with the line; the last good keeps serving', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'reload-deep-'));
+  const deep = (count: number): string => '['.repeat(count) + ']'.repeat(count);
+  const files: [name: string, good: string, bad: (count: number) => string, line: number][] = [
+    [
+      'config.yaml',
+      configText('yaml.test'),
+      (n) => `${configText('x.test')}idp_request_params:\n  a: ${deep(n)}\n`,
+      7,
+    ],
+    [
+      'config.json',
+      JSON.stringify({
+        insecure_server: true,
+        address: ':8080',
+        routes: [{ from: 'https://json.test', to: 'http://127.0.0.1:9000' }],
+      }),
+      (n) => `{\n  "insecure_server": true,\n  "idp_request_params": ${deep(n)}\n}`,
+      3,
+    ],
+    [
+      'config.toml',
+      'insecure_server = true\naddress = ":8080"\n[[routes]]\nfrom = "https://toml.test"\nto = "http://127.0.0.1:9000"\n',
+      (n) => `insecure_server = true\naddress = ":8080"\nidp_request_params = ${deep(n)}\n`,
+      3,
+    ],
+    [
+      'config.properties',
+      'insecure_server=true\naddress=:8080\nroutes=[{"from":"https://props.test","to":"http://127.0.0.1:9000"}]\n',
+      (n) =>
+        `insecure_server=true\naddress=:8080\nroutes=[{"from":"https://a.test","to":"http://b","policy":${deep(n)}}]\n`,
+      3,
+    ],
+  ];
+  try {
+    for (const [name, good, bad, line] of files) {
+      const path = join(dir, name);
+      writeFileSync(path, good);
+      const { reloader, store, published } = setup(path);
+      try {
+        const kept = reloader.loadInitial().snapshot.version;
+        for (const [index, count] of [1_000, 10_000, 100_000].entries()) {
+          writeFileSync(`${path}.tmp`, bad(count));
+          renameSync(`${path}.tmp`, path); // through the watcher, as an editor saves
+          await waitFor(async () => reloader.current().failures === index + 1, {
+            what: `${name} nested ${count} deep to be rejected`,
+          });
+          const [problem, ...others] = reloader.current().lastProblems;
+          assert.deepEqual(others, [], name);
+          assert.match(
+            formatProblem(problem ?? { path: '', message: '' }),
+            /nested more than 64 levels deep/,
+            name,
+          );
+          assert.equal(problem?.line, line, `${name} at ${count}: ${problem?.message}`);
+          assert.equal(store.current()?.version, kept, `${name}: the last good config keeps serving`);
+        }
+        writeFileSync(path, good.replace(/\.test/, '2.test'));
+        await waitFor(async () => published.length === 2, {
+          what: `${name}: the next good config to go live`,
+        });
+      } finally {
+        reloader.close();
+      }
+    }
+  } finally {
     rmSync(dir, { recursive: true });
   }
 });

@@ -9,6 +9,7 @@ import { compile } from '../../../src/xds/compile/compile.js';
 import { renderResources } from '../../../src/xds/codec/render.js';
 import { encodeMessage } from '../../../src/xds/codec/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
+import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -30,6 +31,7 @@ function render(document: Record<string, unknown>): {
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
+      authorizeCredential: TEST_GRPC_CREDENTIAL,
     },
   });
   assert.ok(ir);
@@ -140,16 +142,20 @@ test('listener and cluster connection buffers are 32 KiB', () => {
   for (const cluster of clusters) assert.equal(cluster.per_connection_buffer_limit_bytes, 32768);
 });
 
-test('ext_authz runs right before the router and after the Lua filter, fails closed with 503, over gRPC with a timeout, no body', () => {
+test('ext_authz runs between the two strips, after the host-case filter, fails closed with 503, over gRPC with a timeout, no body', () => {
   const names = hcm.http_filters.map((filter: Json) => filter.name);
-  // Lua first: under per-host routes it may lower-case the host and re-route a request that found
-  // no scope, and ext_authz must see the route Envoy finally picked (CVE-2023-33189).
+  // Host case first: under per-host routes it may lower-case the host and re-route a request that
+  // found no scope, and ext_authz must see the route Envoy finally picked (CVE-2023-33189). The
+  // identity strip runs before ext_authz (whose assertion must survive), the credential strip
+  // after it (ext_authz must read the credentials) and right before the router.
   assert.deepEqual(names, [
-    'envoy.filters.http.lua',
+    'portcullis.host_case',
+    'portcullis.strip_identity_headers',
     'envoy.filters.http.ext_authz',
+    'portcullis.strip_credentials',
     'envoy.filters.http.router',
   ]);
-  const extAuthz = hcm.http_filters[1].typed_config;
+  const extAuthz = hcm.http_filters[2].typed_config;
   assert.equal(extAuthz.failure_mode_allow ?? false, false);
   assert.equal(extAuthz.status_on_error.code, 'ServiceUnavailable');
   assert.equal(extAuthz.grpc_service.envoy_grpc.cluster_name, 'portcullis-authorize');
@@ -159,7 +165,7 @@ test('ext_authz runs right before the router and after the Lua filter, fails clo
   assert.ok(clusters.some((cluster) => cluster.name === 'portcullis-authorize'));
 });
 
-test('Lua runs only where a public route names it, or on a request no per-host scope matched', () => {
+test('the host-case Lua filter runs only on a request no per-host scope matched', () => {
   const lua = hcm.http_filters[0].typed_config;
   assert.match(
     lua.default_source_code.inline_string,
@@ -169,11 +175,49 @@ test('Lua runs only where a public route names it, or on a request no per-host s
   assert.match(lua.default_source_code.inline_string, /clearRouteCache\(\)/, 'then routes it again');
   assert.ok(rendered.tables.length > 1, 'per-host delivery');
   for (const table of rendered.tables) {
-    assert.equal(table.typed_per_filter_config?.['envoy.filters.http.lua']?.disabled, true, table.name);
+    assert.equal(table.typed_per_filter_config?.['portcullis.host_case']?.disabled, true, table.name);
   }
   const single = render({ ...config, routes: [{ from: 'https://*.wild.test', to: 'http://10.0.0.1:8080' }] });
-  assert.equal(single.hcm.http_filters[0].typed_config.default_source_code, undefined, 'no default code');
+  assert.ok(
+    !single.hcm.http_filters.some((filter: Json) => filter.name === 'portcullis.host_case'),
+    'no host-case filter with one route table',
+  );
   assert.equal(single.routes.typed_per_filter_config, undefined);
+});
+
+test('the credential strips run on every request: no route, virtual host or table can switch them off', () => {
+  // Per-route config is found by filter name: neither the strips' names nor their extension name
+  // `envoy.filters.http.lua` may appear as a per-filter config key anywhere.
+  const forbidden = [
+    'portcullis.strip_identity_headers',
+    'portcullis.strip_credentials',
+    'envoy.filters.http.lua',
+  ];
+  const wild = render({
+    ...config,
+    routes: [
+      ...config.routes,
+      { from: 'https://*.wild.test', to: 'http://10.0.0.1:8080', allow_public_unauthenticated_access: true },
+    ],
+  });
+  for (const { hcm: manager, tables } of [rendered, wild]) {
+    for (const name of forbidden.slice(0, 2)) {
+      const filter = manager.http_filters.find((entry: Json) => entry.name === name);
+      assert.ok(filter, name);
+      assert.equal(filter.disabled, undefined, `${name} is on by default`);
+      assert.ok(
+        filter.typed_config.default_source_code.inline_string.length > 0,
+        `${name} runs its code on every request`,
+      );
+    }
+    const text = JSON.stringify(tables);
+    for (const name of forbidden) assert.ok(!text.includes(`"${name}"`), `no per-route config for ${name}`);
+  }
+  const identity = rendered.hcm.http_filters[1].typed_config.default_source_code.inline_string;
+  assert.match(identity, /local PREFIX = "x-portcullis-"/);
+  const credentials = rendered.hcm.http_filters[3].typed_config.default_source_code.inline_string;
+  assert.match(credentials, /local COOKIE = "_portcullis"/);
+  assert.match(credentials, /local SCHEME = "portcullis"/);
 });
 
 test('every protected route names itself to ext_authz with a unique route id; public routes skip it', () => {
@@ -231,12 +275,18 @@ test('use_proxy_protocol adds the proxy_protocol listener filter first', () => {
 });
 
 test('the admin interface is loopback only and an overload manager guards the heap', () => {
-  const bootstrap = buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 } }) as Json;
+  const bootstrap = buildBootstrap({
+    ads: { address: '127.0.0.1', port: 5443, credential: TEST_GRPC_CREDENTIAL },
+  }) as Json;
   assert.match(bootstrap.admin.address.socket_address.address, /^127\./);
   const actions = bootstrap.overload_manager.actions.map((action: Json) => action.name);
   assert.ok(actions.includes('envoy.overload_actions.stop_accepting_requests'));
   assert.throws(
-    () => buildBootstrap({ ads: { address: '127.0.0.1', port: 5443 }, admin: { address: '0.0.0.0' } }),
+    () =>
+      buildBootstrap({
+        ads: { address: '127.0.0.1', port: 5443, credential: TEST_GRPC_CREDENTIAL },
+        admin: { address: '0.0.0.0' },
+      }),
     /loopback/,
   );
 });

@@ -13,6 +13,7 @@ import { createCheckCodec } from '../../../../src/authorize/ext-authz/check-code
 import type { Decision } from '../../../../src/authorize/decision.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
 import { messageType } from '../../../../src/xds/codec/proto-root.js';
+import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../../support/grpc-credential.js';
 
 const codec = createCheckCodec();
 const requestType = messageType('envoy.service.auth.v3.CheckRequest');
@@ -114,13 +115,13 @@ let client: grpc.Client;
 
 before(async () => {
   server = new grpc.Server();
-  registerAuthorizationService(server, (request) => authorize(request), logger);
+  registerAuthorizationService(server, (request) => authorize(request), logger, TEST_GRPC_CREDENTIAL);
   const port = await new Promise<number>((resolve, reject) =>
     server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, bound) =>
       err ? reject(err) : resolve(bound),
     ),
   );
-  client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+  client = new grpc.Client(`127.0.0.1:${port}`, grpc.credentials.createInsecure(), credentialClientOptions());
 });
 
 after(() => {

@@ -17,6 +17,7 @@ import type { ResourceType } from '../../../../src/xds/codec/type-urls.js';
 import { AdsServer } from '../../../../src/xds/server/ads-server.js';
 import type { EncodedResource, Snapshot, SnapshotSource } from '../../../../src/xds/snapshot/types.js';
 import { connectAds } from '../../../support/ads-client.js';
+import { TEST_GRPC_CREDENTIAL } from '../../../support/grpc-credential.js';
 import type { AdsClient, AdsMode, AdsResponse } from '../../../support/ads-client.js';
 
 /** Type URLs by short name, for readable tests. */
@@ -157,8 +158,11 @@ export interface TestServer {
 /** Starts a real grpc-js server with an `AdsServer` registered; `stop()` closes both. */
 export async function startServer(logger: Logger, maxMessageBytes?: number): Promise<TestServer> {
   const source = new TestSource();
+  const credential = TEST_GRPC_CREDENTIAL;
   const ads = new AdsServer(
-    maxMessageBytes === undefined ? { source, logger } : { source, logger, maxMessageBytes },
+    maxMessageBytes === undefined
+      ? { source, logger, credential }
+      : { source, logger, credential, maxMessageBytes },
   );
   const server = new grpc.Server();
   ads.register(server);
@@ -222,7 +226,7 @@ export async function withServer(
       server,
       logger,
       connect: (mode, nodeId = `envoy-${clients.length + 1}`) => {
-        const client = connectAds(server.address, { mode, nodeId });
+        const client = connectAds(server.address, { mode, nodeId, credential: TEST_GRPC_CREDENTIAL });
         clients.push(client);
         return client;
       },

@@ -5,6 +5,7 @@ import { ADS_SERVICE } from '../../../../src/xds/server/grpc-service.js';
 import { encodeSotwRequest } from '../../../../src/xds/server/messages.js';
 import type { DecodedSotwResponse } from '../../../../src/xds/server/messages.js';
 import { connectAds } from '../../../support/ads-client.js';
+import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../../support/grpc-credential.js';
 import { CDS, baseSpec, buildSnapshot, cluster, waitFor, withServer } from './helpers.js';
 
 const SECRET = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret';
@@ -64,7 +65,11 @@ describe('ADS robustness', () => {
   it('logs a malformed request and keeps the stream', () =>
     withServer(async ({ server, logger }) => {
       server.source.publish(buildSnapshot(baseSpec()));
-      const client = new grpc.Client(server.address, grpc.credentials.createInsecure());
+      const client = new grpc.Client(
+        server.address,
+        grpc.credentials.createInsecure(),
+        credentialClientOptions(),
+      );
       const method = ADS_SERVICE.StreamAggregatedResources;
       const call = client.makeBidiStreamRequest<Buffer, DecodedSotwResponse>(
         method.path,
@@ -93,7 +98,11 @@ describe('ADS robustness', () => {
 
   it('counts streams and requests in stats()', () =>
     withServer(async ({ server }) => {
-      const client = connectAds(server.address, { mode: 'sotw', nodeId: 'counted' });
+      const client = connectAds(server.address, {
+        mode: 'sotw',
+        nodeId: 'counted',
+        credential: TEST_GRPC_CREDENTIAL,
+      });
       try {
         client.subscribe(CDS);
         await waitFor(() => server.ads.stats().requests === 1, 'the request');

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
+import { freePort } from './ports.js';
+import { waitFor } from './wait.js';
+
+const REPO = fileURLToPath(new URL('../..', import.meta.url));
+
+/** A Portcullis running as its own process (the real command), so a crash is a crash. */
+export interface PortcullisProcess {
+  readonly child: ChildProcess;
+  readonly grpcPort: number;
+  /** Envoy's listener on 127.0.0.1 (nothing listens there with `withoutEnvoy`). */
+  readonly proxyPort: number;
+  readonly configPath: string;
+  /** Everything the process wrote to stdout and stderr so far. */
+  output(): string;
+  /** True while the process has neither exited nor been killed. */
+  alive(): boolean;
+  /** SIGTERM, wait for the exit, remove the temp dir. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Runs `src/cmd/main.ts --config <file>` (with `--without-envoy` when asked) on free loopback
+ * ports, `config` giving the routes and options, and resolves once it serves: Envoy ready, or the
+ * gRPC port listening without Envoy.
+ */
+export async function spawnPortcullis(
+  config: Record<string, unknown>,
+  options: { withoutEnvoy?: boolean } = {},
+): Promise<PortcullisProcess> {
+  const dir = mkdtempSync(join(tmpdir(), 'portcullis-process-'));
+  const configPath = join(dir, 'config.yaml');
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  writeFileSync(
+    configPath,
+    stringify({
+      insecure_server: true,
+      ...config,
+      address: `127.0.0.1:${proxyPort}`,
+      grpc_address: `127.0.0.1:${grpcPort}`,
+      envoy_admin_address: `127.0.0.1:${adminPort}`,
+    }),
+  );
+  const args = ['--import', 'tsx', 'src/cmd/main.ts', '--config', configPath];
+  if (options.withoutEnvoy === true) args.push('--without-envoy');
+  const child = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
+  const running: PortcullisProcess = {
+    child,
+    grpcPort,
+    proxyPort,
+    configPath,
+    output: () => output,
+    alive,
+    async stop() {
+      if (alive()) {
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        child.kill('SIGTERM');
+        await exited;
+      }
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  const ready = options.withoutEnvoy === true ? 'gRPC listening' : 'ready: Envoy is serving routes';
+  try {
+    await waitFor(
+      async () => {
+        if (!alive()) throw new Error(`Portcullis exited: ${output}`);
+        return output.includes(ready);
+      },
+      { what: `Portcullis to log "${ready}"`, timeoutMs: 30_000 },
+    );
+  } catch (err) {
+    await running.stop();
+    throw err;
+  }
+  return running;
+}
