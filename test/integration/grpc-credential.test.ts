@@ -17,11 +17,10 @@ import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { messageType } from '../../src/xds/codec/proto-root.js';
 import { CLUSTER_TYPE, LISTENER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { connectAds } from '../support/ads-client.js';
+import { callCheck } from '../support/check-client.js';
 import { startEnvoy } from '../support/envoy.js';
-import { credentialClientOptions } from '../support/grpc-credential.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
@@ -29,7 +28,6 @@ import { waitFor } from '../support/wait.js';
 
 const CDS = TYPE_PREFIX + CLUSTER_TYPE;
 const LDS = TYPE_PREFIX + LISTENER_TYPE;
-const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
 const WRONG = deriveGrpcCredential(Buffer.alloc(32, 0x01));
 
 let upstream: EchoUpstream;
@@ -53,46 +51,6 @@ after(async () => {
 });
 
 const grpcAddress = (): string => `127.0.0.1:${portcullis.running.grpcPort}`;
-
-/** One Check over grpc-js presenting `token` (none when undefined); the status code, or the response. */
-function check(token: string | undefined): Promise<{ code: number; status?: number }> {
-  const requestType = messageType('envoy.service.auth.v3.CheckRequest');
-  const responseType = messageType('envoy.service.auth.v3.CheckResponse');
-  const bytes = requestType
-    .encode(
-      requestType.fromObject({
-        attributes: {
-          request: { http: { id: 'r1', method: 'GET', host: 'protected.test', path: '/', scheme: 'https' } },
-          context_extensions: { route_id: 'ffffffffffffffff' },
-        },
-      }),
-    )
-    .finish();
-  const client = new grpc.Client(
-    grpcAddress(),
-    grpc.credentials.createInsecure(),
-    credentialClientOptions(token),
-  );
-  return new Promise((resolve) => {
-    client.makeUnaryRequest(
-      CHECK_PATH,
-      (value: Uint8Array) => Buffer.from(value),
-      (value: Buffer) => value,
-      bytes,
-      { deadline: Date.now() + 5000 },
-      (err, response) => {
-        client.close();
-        if (err) resolve({ code: err.code });
-        else {
-          const decoded = responseType.toObject(responseType.decode(response as Buffer)) as {
-            denied_response?: { status?: { code?: number } };
-          };
-          resolve({ code: grpc.status.OK, status: decoded.denied_response?.status?.code ?? 0 });
-        }
-      },
-    );
-  });
-}
 
 describe('the gRPC port answers only Envoy', () => {
   test('the supervised Envoy presents the credential: it got its listener, and Check decides protected requests', async () => {
@@ -148,11 +106,14 @@ describe('the gRPC port answers only Envoy', () => {
   }
 
   test('Check: no credential or a wrong one is UNAUTHENTICATED with no decision, logged without the token', async () => {
-    assert.equal((await check(undefined)).code, grpc.status.UNAUTHENTICATED);
-    assert.equal((await check(WRONG)).code, grpc.status.UNAUTHENTICATED);
-    const right = await check(credential);
+    assert.equal(
+      (await callCheck(grpcAddress(), undefined, 'protected.test')).code,
+      grpc.status.UNAUTHENTICATED,
+    );
+    assert.equal((await callCheck(grpcAddress(), WRONG, 'protected.test')).code, grpc.status.UNAUTHENTICATED);
+    const right = await callCheck(grpcAddress(), credential, 'protected.test');
     assert.equal(right.code, grpc.status.OK);
-    assert.equal(right.status, 404, 'an unknown route id is decided: 404');
+    assert.equal(right.deniedStatus, 404, 'an unknown route id is decided: 404');
     // Refused by the gRPC server's credential gate before the message is read (grpc-limits.ts),
     // or by the Check service itself where no gate is installed.
     const refusals = portcullis.logs.filter((record) =>

@@ -9,19 +9,16 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import * as grpc from '@grpc/grpc-js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
-import { messageType } from '../../src/xds/codec/proto-root.js';
 import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { connectAds, type AdsMode } from '../support/ads-client.js';
-import { credentialClientOptions } from '../support/grpc-credential.js';
+import { callCheck } from '../support/check-client.js';
 import { spawnPortcullis, type PortcullisProcess } from '../support/portcullis-process.js';
 import { proxyRequest } from '../support/portcullis.js';
 import { encodeFrames, FRAME, PREFACE, rssMiB, splitFrames, type RawFrame } from '../support/raw-http2.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 
-const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
 const SHARED_SECRET = Buffer.alloc(32, 9);
 const CREDENTIAL = deriveGrpcCredential(SHARED_SECRET);
 const SEED = Number(process.env['FUZZ_SEED'] ?? Date.now() % 0x7fffffff);
@@ -76,40 +73,6 @@ async function capture(exchange: (address: string) => Promise<void>): Promise<Bu
     await new Promise((resolve) => relay.close(resolve));
   }
   return Buffer.concat(chunks);
-}
-
-/** One Check over grpc-js with the credential; resolves with the denied status code, if any. */
-function check(address: string): Promise<number | undefined> {
-  const requestType = messageType('envoy.service.auth.v3.CheckRequest');
-  const responseType = messageType('envoy.service.auth.v3.CheckResponse');
-  const request = requestType.fromObject({
-    attributes: {
-      request: { http: { id: 'r1', method: 'GET', host: 'app.test', path: '/', scheme: 'https' } },
-      context_extensions: { route_id: 'ffffffffffffffff' },
-    },
-  });
-  const client = new grpc.Client(
-    address,
-    grpc.credentials.createInsecure(),
-    credentialClientOptions(CREDENTIAL),
-  );
-  return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(
-      CHECK_PATH,
-      (value: Uint8Array) => Buffer.from(value),
-      (value: Buffer) => value,
-      Buffer.from(requestType.encode(request).finish()),
-      { deadline: Date.now() + 5000 },
-      (err, response) => {
-        client.close();
-        if (err) return reject(err);
-        const decoded = responseType.toObject(responseType.decode(response as Buffer)) as {
-          denied_response?: { status?: { code?: number } };
-        };
-        resolve(decoded.denied_response?.status?.code);
-      },
-    );
-  });
 }
 
 /** Opens an ADS stream with the credential and resolves with how many clusters it was sent. */
@@ -237,7 +200,7 @@ test(`a running Portcullis survives ${INPUTS} mutated HTTP/2 and gRPC inputs; AD
     `grpc-fuzz seed ${SEED} (replay: FUZZ_SEED=${SEED} node scripts/run-tests.mjs integration/grpc-fuzz.test.ts)`,
   );
   const seeds = [
-    await capture(async (address) => assert.equal(await check(address), 404)),
+    await capture(async (address) => assert.equal((await callCheck(address, CREDENTIAL)).deniedStatus, 404)),
     await capture(async (address) => assert.ok((await adsClusters(address, 'delta')) > 0)),
     await capture(async (address) => assert.ok((await adsClusters(address, 'sotw')) > 0)),
   ];
@@ -279,7 +242,11 @@ test(`a running Portcullis survives ${INPUTS} mutated HTTP/2 and gRPC inputs; AD
   const address = `127.0.0.1:${portcullis.grpcPort}`;
   assert.ok((await adsClusters(address, 'delta')) > 0, `seed ${SEED}: ADS (delta) answers`);
   assert.ok((await adsClusters(address, 'sotw')) > 0, `seed ${SEED}: ADS (state of the world) answers`);
-  assert.equal(await check(address), 404, `seed ${SEED}: Check answers (unknown route: 404)`);
+  assert.equal(
+    (await callCheck(address, CREDENTIAL)).deniedStatus,
+    404,
+    `seed ${SEED}: Check answers (unknown route: 404)`,
+  );
   const publicRoute = await proxyRequest(portcullis.proxyPort, 'public.test', '/');
   assert.equal(publicRoute.status, 200, `seed ${SEED}: the public route answers through Envoy`);
   const protectedRoute = await proxyRequest(portcullis.proxyPort, 'protected.test', '/');

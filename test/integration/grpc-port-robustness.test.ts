@@ -15,16 +15,14 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import * as grpc from '@grpc/grpc-js';
 import { stringify } from 'yaml';
 import { startAllInOne } from '../../src/cmd/all-in-one.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { messageType } from '../../src/xds/codec/proto-root.js';
 import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { connectAds } from '../support/ads-client.js';
+import { callCheck, CHECK_PATH } from '../support/check-client.js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
-import { credentialClientOptions } from '../support/grpc-credential.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import {
@@ -38,7 +36,6 @@ import {
 } from '../support/raw-http2.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const CHECK_PATH = '/envoy.service.auth.v3.Authorization/Check';
 const ADS_DELTA_PATH = '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources';
 const SHARED_SECRET = Buffer.alloc(32, 3);
 /** What the sidecar Envoy would present: derived from the config's shared_secret. */
@@ -149,41 +146,6 @@ function assertAlive(after: string): void {
   assert.equal(child.signalCode, null, `Portcullis was killed after ${after}`);
 }
 
-/** One Check over a real grpc-js client; resolves with the decoded CheckResponse. */
-function check(): Promise<{ status?: { code?: number }; denied_response?: { status?: { code?: number } } }> {
-  const requestType = messageType('envoy.service.auth.v3.CheckRequest');
-  const responseType = messageType('envoy.service.auth.v3.CheckResponse');
-  const bytes = requestType
-    .encode(
-      requestType.fromObject({
-        attributes: {
-          request: { http: { id: 'r1', method: 'GET', host: 'app.test', path: '/', scheme: 'https' } },
-          context_extensions: { route_id: 'ffffffffffffffff' },
-        },
-      }),
-    )
-    .finish();
-  const client = new grpc.Client(
-    `127.0.0.1:${grpcPort}`,
-    grpc.credentials.createInsecure(),
-    credentialClientOptions(CREDENTIAL),
-  );
-  return new Promise((resolve, reject) => {
-    client.makeUnaryRequest(
-      CHECK_PATH,
-      (value: Uint8Array) => Buffer.from(value),
-      (value: Buffer) => value,
-      bytes,
-      { deadline: Date.now() + 5000 },
-      (err, response) => {
-        client.close();
-        if (err) reject(err);
-        else resolve(responseType.toObject(responseType.decode(response as Buffer)) as never);
-      },
-    );
-  });
-}
-
 /** ADS and Check both answer; when they do not, says whether Portcullis exited, with its output. */
 async function assertServing(after: string): Promise<void> {
   assertAlive(after);
@@ -215,12 +177,8 @@ async function adsAndCheckAnswer(after: string): Promise<void> {
   } finally {
     ads.close();
   }
-  const decision = await check();
-  assert.equal(
-    decision.denied_response?.status?.code,
-    404,
-    `Check answers after ${after} (unknown route: 404)`,
-  );
+  const decision = await callCheck(`127.0.0.1:${grpcPort}`, CREDENTIAL);
+  assert.equal(decision.deniedStatus, 404, `Check answers after ${after} (unknown route: 404)`);
 }
 
 test('the 172-byte packet (HEADERS for an unknown method, then RST_STREAM) does not stop Portcullis', async () => {
