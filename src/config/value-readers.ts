@@ -72,17 +72,7 @@ export class Reader {
     max: number,
     syntax: ValueSyntax = 'typed',
   ): number | undefined {
-    const number =
-      syntax === 'text' && typeof value === 'string' && /^-?\d+$/.test(value.trim()) ? Number(value) : value;
-    if (typeof number !== 'number' || !Number.isInteger(number)) {
-      return this.problem(
-        path,
-        `expected a whole number, got ${describe(value)}${unquoteHint(value, syntax)}`,
-      );
-    }
-    if (number < min || number > max)
-      return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
-    return number;
+    return this.numeric(path, value, { min, max, whole: true }, syntax);
   }
 
   /** A number in [min, max]; text may give it as a numeral, a typed document as a number only. */
@@ -93,13 +83,27 @@ export class Reader {
     max: number,
     syntax: ValueSyntax = 'typed',
   ): number | undefined {
+    return this.numeric(path, value, { min, max, whole: false }, syntax);
+  }
+
+  /** `integer` and `number`: text is converted only when it is a numeral of the wanted kind. */
+  private numeric(
+    path: string,
+    value: unknown,
+    range: { readonly min: number; readonly max: number; readonly whole: boolean },
+    syntax: ValueSyntax,
+  ): number | undefined {
+    const numeral = range.whole ? /^-?\d+$/ : /\S/;
     const number =
-      syntax === 'text' && typeof value === 'string' && value.trim() !== '' ? Number(value) : value;
-    if (typeof number !== 'number' || !Number.isFinite(number)) {
-      return this.problem(path, `expected a number, got ${describe(value)}${unquoteHint(value, syntax)}`);
+      syntax === 'text' && typeof value === 'string' && numeral.test(value.trim()) ? Number(value) : value;
+    const valid =
+      typeof number === 'number' && (range.whole ? Number.isInteger(number) : Number.isFinite(number));
+    if (!valid) {
+      const expected = range.whole ? 'a whole number' : 'a number';
+      return this.problem(path, `expected ${expected}, got ${describe(value)}${unquoteHint(value, syntax)}`);
     }
-    if (number < min || number > max)
-      return this.problem(path, `must be between ${min} and ${max}, got ${number}`);
+    if (number < range.min || number > range.max)
+      return this.problem(path, `must be between ${range.min} and ${range.max}, got ${number}`);
     return number;
   }
 

@@ -47,12 +47,15 @@ export function grpcCredentialValue(token: string): string {
 }
 
 /**
- * True when `values` (every value of `GRPC_CREDENTIAL_METADATA_KEY` in a call's metadata) is
- * exactly one `Bearer <expected>`. Missing, repeated, binary or different values are false; the
- * comparison does not depend on where a wrong value differs.
+ * A checker for `expected`, made once per server: it answers true when `values` (every value of
+ * `GRPC_CREDENTIAL_METADATA_KEY` in a call's metadata) is exactly one `Bearer <expected>`.
+ * Missing, repeated, binary or different values are false; the comparison (of SHA-256 digests, so
+ * lengths never differ) does not depend on where a wrong value differs. The expected digest is
+ * computed here, not on every call.
  */
-export function isValidGrpcCredential(values: readonly unknown[], expected: string): boolean {
-  if (values.length !== 1 || typeof values[0] !== 'string') return false;
+export function grpcCredentialChecker(expected: string): (values: readonly unknown[]) => boolean {
   const digest = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
-  return timingSafeEqual(digest(values[0]), digest(grpcCredentialValue(expected)));
+  const wanted = digest(grpcCredentialValue(expected));
+  return (values) =>
+    values.length === 1 && typeof values[0] === 'string' && timingSafeEqual(digest(values[0]), wanted);
 }

@@ -4,7 +4,7 @@
  * real command on loopback (test/integration/grpc-port-robustness.test.ts keeps each as a test).
  */
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_CREDENTIAL_METADATA_KEY, isValidGrpcCredential } from '../contract/grpc-credential.js';
+import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialChecker } from '../contract/grpc-credential.js';
 import type { Logger } from '../shared/logger.js';
 
 /**
@@ -55,6 +55,7 @@ export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
  * their own checks (they are also registered on servers without this gate, in tests).
  */
 export function credentialGate(credential: string, logger: Logger): grpc.ServerInterceptor {
+  const isValid = grpcCredentialChecker(credential);
   return (method, call) =>
     method.requestStream
       ? new grpc.ServerInterceptingCall(call)
@@ -62,7 +63,7 @@ export function credentialGate(credential: string, logger: Logger): grpc.ServerI
           start(next) {
             next({
               onReceiveMetadata(metadata, passOn) {
-                if (isValidGrpcCredential(metadata.get(GRPC_CREDENTIAL_METADATA_KEY), credential)) {
+                if (isValid(metadata.get(GRPC_CREDENTIAL_METADATA_KEY))) {
                   passOn(metadata);
                   return;
                 }

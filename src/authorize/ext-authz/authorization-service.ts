@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_CREDENTIAL_METADATA_KEY, isValidGrpcCredential } from '../../contract/grpc-credential.js';
+import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialChecker } from '../../contract/grpc-credential.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
@@ -47,11 +47,12 @@ export function registerAuthorizationService(
   credential: string,
   codec: CheckCodec = createCheckCodec(),
 ): void {
+  const hasCredential = grpcCredentialChecker(credential);
   const check = (
     call: grpc.ServerUnaryCall<Buffer, Buffer>,
     callback: grpc.sendUnaryData<Uint8Array>,
   ): void => {
-    if (!isValidGrpcCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY), credential)) {
+    if (!hasCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY))) {
       logger.warn(
         { peer: call.getPeer() },
         'ext_authz: Check refused (UNAUTHENTICATED): no valid Portcullis gRPC credential in its metadata',

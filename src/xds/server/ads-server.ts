@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { GRPC_CREDENTIAL_METADATA_KEY, isValidGrpcCredential } from '../../contract/grpc-credential.js';
+import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialChecker } from '../../contract/grpc-credential.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
@@ -48,7 +48,7 @@ export class AdsServer {
   private readonly ctx: StreamContext;
   private readonly unsubscribe: () => void;
   private readonly source: SnapshotSource;
-  private readonly credential: string;
+  private readonly hasCredential: (values: readonly unknown[]) => boolean;
   /** The prepared view of the snapshot last read from the source, shared by every stream. */
   private prepared: PreparedSnapshot | undefined;
   private closed = false;
@@ -60,7 +60,7 @@ export class AdsServer {
     }
     const logger = options.logger.child({ component: 'ads' });
     this.source = options.source;
-    this.credential = options.credential;
+    this.hasCredential = grpcCredentialChecker(options.credential);
     this.ctx = {
       snapshotFor: (nodeId) => this.snapshotFor(nodeId),
       logger,
@@ -110,7 +110,7 @@ export class AdsServer {
       });
       return;
     }
-    if (!isValidGrpcCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY), this.credential)) {
+    if (!this.hasCredential(call.metadata.get(GRPC_CREDENTIAL_METADATA_KEY))) {
       this.metrics.unauthenticatedStreams += 1;
       this.ctx.logger.warn(
         { mode, peer: peerOf(call) },
