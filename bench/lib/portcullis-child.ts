@@ -37,12 +37,23 @@ interface BenchSession {
   readonly claims: Readonly<Record<string, unknown>>;
   readonly issuedAt: number;
   readonly expiresAt: number;
+  /** The identity-provider client of the routes (a session of another client counts as none). */
+  readonly idpId: string;
 }
 
 /** The part of the product's `startAllInOne` this benchmark uses. */
 interface AllInOneModule {
   startAllInOne(options: { configPath: string; env: NodeJS.ProcessEnv; logger: typeof logger }): Promise<{
     readonly sessions: { put(session: BenchSession): Promise<void> };
+    readonly reloader: {
+      lastGoodBuild():
+        | {
+            readonly ir: {
+              readonly virtualHosts: readonly { readonly routes: readonly { readonly idpId: string }[] }[];
+            };
+          }
+        | undefined;
+    };
     stop(options?: { graceMs?: number }): Promise<void>;
   }>;
 }
@@ -67,7 +78,7 @@ const logger = {
 };
 
 /** Bench session `index`, valid for an hour: a user with a group and a few claims. */
-function benchSession(index: number, now: number): BenchSession {
+function benchSession(index: number, now: number, idpId: string): BenchSession {
   return {
     id: `bench-session-${index}`,
     userId: `user-${index}`,
@@ -77,6 +88,7 @@ function benchSession(index: number, now: number): BenchSession {
     claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },
     issuedAt: now,
     expiresAt: now + 3_600_000,
+    idpId,
   };
 }
 
@@ -116,7 +128,9 @@ async function main(): Promise<void> {
   });
   const count = Number(values.sessions);
   const now = Date.now();
-  for (let index = 0; index < count; index++) await running.sessions.put(benchSession(index, now));
+  // The bench config's routes share the global client: its id, as translate gave it to them.
+  const idpId = running.reloader.lastGoodBuild()?.ir.virtualHosts[0]?.routes[0]?.idpId ?? 'none';
+  for (let index = 0; index < count; index++) await running.sessions.put(benchSession(index, now, idpId));
   let cookie = '';
   if (count > 0) {
     const { SessionHandles } = (await import(productModule(values.root, 'session/handle'))) as HandleModule;

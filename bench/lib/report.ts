@@ -95,7 +95,8 @@ export function failedSuite(name: string, error: unknown): SuiteResult {
 
 /** A number for tables: integers as they are, else one decimal (two below 10). */
 export function fmt(value: number): string {
-  if (Number.isNaN(value)) return '-';
+  // A NaN (no value) comes back from a suite's JSON file as null.
+  if (typeof value !== 'number' || Number.isNaN(value)) return '-';
   if (Number.isInteger(value)) return String(value);
   return Math.abs(value) < 10 ? value.toFixed(2) : value.toFixed(1);
 }

@@ -1,5 +1,6 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SIGN_IN_YAML } from '../../test/support/sign-in-config.js';
 import type { Context } from '../lib/context.js';
 import { configYaml } from '../lib/config-gen.js';
 import { startUpstream, statusOf, type Upstream } from '../lib/http.js';
@@ -26,7 +27,11 @@ function authzConfig(ports: Ports, upstream: Upstream): string {
     `  - from: https://${PUBLIC_HOST}\n    to: ${to}\n    allow_public_unauthenticated_access: true\n`,
     `  - from: https://${AUTHZ_HOST}\n    to: ${to}\n    allow_any_authenticated_user: true\n    pass_identity_headers: true\n`,
   ];
-  return configYaml(ports, routes, `shared_secret: ${SHARED_SECRET}\njwt_claims_headers: [department]\n`);
+  return configYaml(
+    ports,
+    routes,
+    `shared_secret: ${SHARED_SECRET}\njwt_claims_headers: [department]\n${SIGN_IN_YAML}`,
+  );
 }
 
 /** One repetition: both routes at `CONNECTIONS` connections, then both at one connection. */

@@ -1,4 +1,5 @@
 import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
+import { OWN_PATH_PREFIX, OWN_SESSION_HEADER, signInLocation } from '../contract/endpoints.js';
 import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
@@ -8,6 +9,7 @@ import { denyResponse, signInRedirect } from './error-responses.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
 import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
+import { assertionTarget, hostnameOf } from './request-host.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
@@ -28,7 +30,9 @@ export interface AuthorizerDeps {
  * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
- * route passes identity headers.
+ * route passes identity headers. A session made by another identity-provider client than the
+ * route's counts as no session. Checks without a route id are Portcullis's own routes: the JWKS,
+ * and `/.portcullis/*` or any path of the authenticate host (see `ownEndpoint`).
  */
 export function createAuthorizer(
   deps: AuthorizerDeps,
@@ -36,9 +40,8 @@ export function createAuthorizer(
   const warnedLarge = new Set<string>();
   return (request) => {
     const state = deps.state();
-    const route = request.routeId === undefined ? undefined : state.routes.get(request.routeId);
-    if (route === undefined && request.routeId === undefined && request.path === JWKS_PATH)
-      return jwksResponse(state);
+    if (request.routeId === undefined) return ownRoute(state, request);
+    const route = state.routes.get(request.routeId);
     if (route === undefined)
       return denyResponse(
         404,
@@ -64,16 +67,30 @@ function decide(
   route: RouteAuthz,
   request: AuthorizeRequest,
   credentials: RequestCredentials,
-  session: Session | undefined,
+  found: Session | undefined,
   warnedLarge: Set<string>,
 ): Decision | Promise<Decision> {
+  // A session from another client (per-route idp_client_id) never opens this route.
+  const otherIdp = found !== undefined && found.idpId !== route.idpId;
+  const session = otherIdp ? undefined : found;
   const outcome = route.policy({ request, session });
   // How the client wants errors is read only when the answer is one: an allowed request (the
   // common case) never parses its Accept header.
   if (outcome.unauthenticated) {
     const kind = clientKind(request.headers);
-    const reasons = [...outcome.allowReasons, ...outcome.denyReasons];
-    if (kind === 'browser') return signInRedirect(signInUrl(state, request), reasons);
+    const reasons = [
+      ...(otherIdp ? ['session-other-idp'] : []),
+      ...outcome.allowReasons,
+      ...outcome.denyReasons,
+    ];
+    if (state.authenticateUrl === undefined) {
+      return denyResponse(500, 'Sign-in is not configured.', request.requestId, kind, [
+        'sign-in-not-configured',
+        ...reasons,
+      ]);
+    }
+    if (kind === 'browser')
+      return signInRedirect(signInLocation(state.authenticateUrl, originalUrl(request)), reasons);
     return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
   }
   if (outcome.deny) {
@@ -112,7 +129,8 @@ function decide(
   }
   // A fresh cached assertion answers synchronously; only signing a new one waits.
   const signer = deps.signer();
-  const cached = signer.cachedAssertion(session, request.host);
+  const target = assertionTarget(request.host, request.scheme, state.issuerFormat);
+  const cached = signer.cachedAssertion(session, target);
   const allowed: AllowedIdentity = {
     deps,
     session,
@@ -122,9 +140,7 @@ function decide(
   };
   return cached !== undefined
     ? allowWithAssertion(allowed, cached, warnedLarge)
-    : signer
-        .assertionFor(session, request.host)
-        .then((token) => allowWithAssertion(allowed, token, warnedLarge));
+    : signer.assertionFor(session, target).then((token) => allowWithAssertion(allowed, token, warnedLarge));
 }
 
 /** What an allowed request with identity headers has so far, before its assertion is added. */
@@ -166,11 +182,46 @@ function strippedHeaders(
   return remove;
 }
 
-/** The sign-in URL, carrying where to come back to. */
-function signInUrl(state: AuthzState, request: AuthorizeRequest): string {
-  const original = `${request.scheme || 'https'}://${request.host}${request.path}${request.query === '' ? '' : `?${request.query}`}`;
-  const base = state.authenticateUrl ?? `${request.scheme || 'https'}://${request.host}`;
-  return `${base}/.portcullis/sign_in?redirect_uri=${encodeURIComponent(original)}`;
+/**
+ * The URL the browser asked for, to come back to after sign-in: its scheme, the host with the port
+ * as sent (Envoy keeps it), path and query.
+ */
+function originalUrl(request: AuthorizeRequest): string {
+  const query = request.query === '' ? '' : `?${request.query}`;
+  return `${request.scheme || 'https'}://${request.host}${request.path}${query}`;
+}
+
+/**
+ * A Check with no route id: one of the routes compile adds itself. The JWKS is answered here;
+ * `/.portcullis/*` on any host, and every path of the authenticate host, are allowed through to
+ * Portcullis's HTTP server (without a session: sign-in must be reachable, so no redirect loop).
+ * The credential strip removes the session cookie and `Authorization: Portcullis` before the
+ * router, so the handle the request carried travels in OWN_SESSION_HEADER, unverified (the HTTP
+ * server verifies it like a cookie); nothing else is added. Anything else is 404.
+ */
+function ownRoute(state: AuthzState, request: AuthorizeRequest): Decision {
+  if (request.path === JWKS_PATH) return jwksResponse(state);
+  const own =
+    request.path.startsWith(OWN_PATH_PREFIX) ||
+    (state.authenticateHost !== undefined && hostnameOf(request.host) === state.authenticateHost);
+  if (!own) {
+    return denyResponse(
+      404,
+      'No route matches this request.',
+      request.requestId,
+      clientKind(request.headers),
+      ['route-not-found'],
+    );
+  }
+  const { handle } = readCredentials(request.headers, state.cookieName);
+  return handle === undefined || handle === ''
+    ? { kind: 'allow', setHeaders: [], removeHeaders: [OWN_SESSION_HEADER], reasons: ['own-endpoint'] }
+    : {
+        kind: 'allow',
+        setHeaders: [[OWN_SESSION_HEADER, handle]],
+        removeHeaders: [],
+        reasons: ['own-endpoint'],
+      };
 }
 
 /**

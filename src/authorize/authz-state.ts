@@ -7,6 +7,8 @@ export interface RouteAuthz {
   readonly public: boolean;
   readonly passIdentityHeaders: boolean;
   readonly policy: CompiledPolicy;
+  /** The identity-provider client of the route; a session made by another client counts as none. */
+  readonly idpId: string;
 }
 
 /**
@@ -20,7 +22,14 @@ export interface AuthzState {
   /** `jwt_claims_headers` as [header name (lower case), claim name] pairs. */
   readonly claimHeaders: readonly (readonly [string, string])[];
   readonly authenticateUrl: string | undefined;
+  /**
+   * The authenticate host name (lower case, no port) when sign-in is configured: every path of it
+   * is Portcullis's own, so Checks for it are allowed through to the HTTP server.
+   */
+  readonly authenticateHost: string | undefined;
   readonly cookieName: string;
+  /** `jwt_issuer_format`: the assertion's `iss` is the host (`host_only`) or `<scheme>://<host>/` (`uri`). */
+  readonly issuerFormat: 'host_only' | 'uri';
   /** The JWKS served at /.well-known/portcullis/jwks.json on every route host (undefined: none). */
   readonly jwksJson: string | undefined;
 }
@@ -45,6 +54,7 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
         public: route.public,
         passIdentityHeaders: route.passIdentityHeaders,
         policy,
+        idpId: route.idpId,
       });
     }
   }
@@ -55,7 +65,12 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
       ([header, claim]) => [header.toLowerCase(), claim] as const,
     ),
     authenticateUrl: ir.authorize.authenticateUrl,
+    authenticateHost:
+      ir.authorize.authenticateUrl === undefined
+        ? undefined
+        : new URL(ir.authorize.authenticateUrl).hostname.toLowerCase(),
     cookieName: ir.authorize.cookieName,
+    issuerFormat: ir.authorize.issuerFormat,
     jwksJson: ir.internal?.jwksJson,
   };
 }

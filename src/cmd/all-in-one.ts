@@ -10,6 +10,8 @@ import { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
 import { MemorySessionStore } from '../databroker/memory-session-store.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
+import { AuthenticateService } from '../runtime/authenticate-service.js';
+import { IdentityResolver } from '../runtime/identity.js';
 import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy, type LocatedEnvoy } from '../envoy/locate.js';
@@ -36,6 +38,8 @@ export interface AllInOne {
   /** The session store (in memory in all-in-one mode). */
   readonly sessions: MemorySessionStore;
   readonly authorize: AuthorizeService;
+  /** The authenticate service: sign-in, sign-out, user page, programmatic login, session refresh. */
+  readonly authenticate: AuthenticateService;
   readonly reloader: Reloader;
   readonly ads: AdsServer;
   readonly grpcPort: number;
@@ -54,12 +58,16 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const { logger } = options;
   const store = new SnapshotStore();
   const sessions = new MemorySessionStore();
-  const authorize = new AuthorizeService(sessions, logger);
+  const identities = new IdentityResolver(logger);
+  const authorize = new AuthorizeService(sessions, logger, identities);
+  const authenticate = new AuthenticateService(sessions, identities, logger);
+  // Envoy reaches Portcullis's own HTTP endpoints here; the address goes into the first config.
+  const ownHttp = await authenticate.listen('127.0.0.1', 0);
   const caFile = systemCaFile(options.env);
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
-    translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config) }),
+    translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config, ownHttp) }),
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
   });
@@ -70,9 +78,12 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     parts = runnableParts(initial.config);
     // The authorization state takes each config before Envoy can route by it.
     if (parts.authorize) reloader.subscribe(authorize.subscriber());
+    // Sign-in takes each config's routes and clients before Envoy routes by them.
+    if (parts.authenticate) reloader.subscribe(authenticate.subscriber());
     if (parts.proxy) reloader.subscribe(snapshotSubscriber(store));
   } catch (err) {
     reloader.close();
+    await authenticate.close();
     throw err;
   }
   // Find Envoy before opening any port, so a missing Envoy fails fast with its instructions.
@@ -82,6 +93,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const credential = authorize.grpcCredential();
   if (options.withoutEnvoy === true && initial.config.shared_secret === undefined) {
     reloader.close();
+    await authenticate.close();
     throw new PortcullisError(
       'SHARED_SECRET_REQUIRED',
       'sidecar mode (--without-envoy) needs shared_secret: the sidecar Envoy presents a gRPC credential derived from it (portcullis grpc-credential --config <file>), and a generated secret would refuse every Envoy',
@@ -111,6 +123,15 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       },
       'gRPC listening (ADS and ext_authz Check)',
     );
+    if (initial.config.authenticate_service_url !== undefined) {
+      logger.info(
+        {
+          authenticate_service_url: initial.config.authenticate_service_url.origin,
+          own_http: `${ownHttp.host}:${ownHttp.port}`,
+        },
+        'sign-in served on the authenticate host and /.portcullis/ of every route host (through Envoy)',
+      );
+    }
     if (envoy !== undefined) {
       supervisor = await superviseEnvoy(envoy, {
         ads: { address: host === '0.0.0.0' ? '127.0.0.1' : host, port: grpcPort, credential },
@@ -123,12 +144,14 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     ads.close();
     reloader.close();
     server.forceShutdown();
+    await authenticate.close();
     throw err;
   }
   return {
     store,
     sessions,
     authorize,
+    authenticate,
     reloader,
     ads,
     grpcPort,
@@ -137,7 +160,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       reloader.close();
       await supervisor?.stop({ graceMs: stopOptions.graceMs ?? 0 });
       ads.close();
-      await shutdownGrpc(server, stopOptions.graceMs ?? 0);
+      await Promise.all([shutdownGrpc(server, stopOptions.graceMs ?? 0), authenticate.close()]);
     },
   };
 }

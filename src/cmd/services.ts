@@ -7,7 +7,8 @@ import { PortcullisError } from '../shared/errors.js';
  * - `authorize`: ext_authz Check on the gRPC listener, and its authorization state per config.
  * - `proxy`: the xDS snapshot per config, the ADS server, and (unless sidecar) the supervised Envoy.
  * - `databroker`: the session store.
- * - `authenticate`: sign-in, callback, sign-out and the user page (issue 24; nothing yet).
+ * - `authenticate`: Portcullis's own HTTP server (sign-in, IdP callback, sign-out, user page,
+ *   programmatic login) and the session refresher.
  */
 export interface ServiceParts {
   readonly authorize: boolean;

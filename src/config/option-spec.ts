@@ -25,8 +25,8 @@ export type OptionKind =
   | { readonly type: 'enum_list'; readonly values: readonly string[] }
   | {
       readonly type: 'string_list';
-      /** Each item must match; the hint says what is expected. */
-      readonly item?: { readonly pattern: RegExp; readonly hint: string };
+      /** Each item must pass `valid`; the hint says what is expected. */
+      readonly item?: { readonly valid: (item: string) => boolean; readonly hint: string };
       readonly nonEmpty?: boolean;
     }
   | { readonly type: 'string_map' }

@@ -3,7 +3,11 @@
  * headers. See option-table.ts for the columns.
  */
 import type { NotYetSupported, OptionSpec } from './option-spec.js';
+import { canonicalHostName } from './host-name.js';
 import { IDP_PROVIDERS, SERVICE_NAMES, type ServiceName } from './types.js';
+
+/** An OAuth 2.0 scope token (RFC 6749 3.3): printable ASCII without space, `"` or `\`. */
+const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
 const ALL: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy', 'databroker'];
 const AUTHN: readonly ServiceName[] = ['authenticate'];
@@ -11,41 +15,7 @@ const AUTHN_PROXY: readonly ServiceName[] = ['authenticate', 'proxy'];
 const AUTHZ_PROXY: readonly ServiceName[] = ['authorize', 'proxy'];
 const CLIENTS: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy'];
 
-// Not supported yet (see NotYetSupported): sign-in is issue 24, split services issue 25. Sign-in
-// settings warn rather than fail: without sign-in no session exists, so routes that need a user
-// admit no one (fail closed). Settings whose loss would move sessions or decisions elsewhere fail.
-const SIGN_IN: NotYetSupported = {
-  status: 'not-yet',
-  issue: 24,
-  severity: 'warning',
-  effect: 'Portcullis signs no one in yet, so routes that need a user admit no one',
-};
-const COOKIE: NotYetSupported = {
-  status: 'not-yet',
-  issue: 24,
-  severity: 'warning',
-  effect: 'Portcullis sets no session cookie yet',
-};
-const AUTHENTICATE_URL: NotYetSupported = {
-  ...SIGN_IN,
-  effect:
-    'browsers are sent there to sign in, but Portcullis serves no sign-in yet, so routes that need a user admit no one',
-};
-const CALLBACK_PATH: NotYetSupported = { ...SIGN_IN, effect: 'no sign-in callback is served yet' };
-const SIGN_OUT: NotYetSupported = { ...SIGN_IN, effect: 'Portcullis serves no sign-out yet' };
-const COOKIE_SECRET: NotYetSupported = {
-  ...COOKIE,
-  effect: 'Portcullis sets no cookie yet; session handles are signed with a key derived from shared_secret',
-};
-const ISSUER_FORMAT: NotYetSupported = {
-  ...SIGN_IN,
-  which: '`uri`',
-  effect: "the identity assertion's `iss` is always the bare host name",
-};
-const PROGRAMMATIC_LOGIN: NotYetSupported = {
-  ...SIGN_IN,
-  effect: 'Portcullis serves no programmatic login yet',
-};
+// Not supported yet (see NotYetSupported): split services are issue 25. Sign-in (issue 24) works.
 const SPLIT_SERVICES: NotYetSupported = {
   status: 'not-yet',
   issue: 25,
@@ -89,11 +59,10 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'authenticate_service_url',
     group: 'Services',
-    kind: { type: 'url', https: 'required' },
+    kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
-    support: AUTHENTICATE_URL,
-    doc: 'Public https URL of a self-hosted authenticate service. Unset: the hosted authenticate service, with no identity provider settings.',
+    doc: 'Public URL of the authenticate service, where browsers sign in (`https://authenticate.example.com`): a host no route uses, no path; http only with `insecure_server`. Required when any route needs a signed-in user (no hosted service exists).',
   },
   {
     key: 'authenticate_internal_service_url',
@@ -111,7 +80,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: '/oauth2/callback',
     services: AUTHN,
     secret: false,
-    support: CALLBACK_PATH,
     doc: 'Path of the OAuth 2.0 redirect URI on the authenticate service (register `<authenticate_service_url><path>` with the provider).',
   },
   {
@@ -138,7 +106,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
-    support: SIGN_OUT,
     doc: 'Where users land after signing out (default: the built-in signed-out page).',
   },
   {
@@ -163,8 +130,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'secret_bytes32' },
     services: AUTHN_PROXY,
     secret: true,
-    support: COOKIE_SECRET,
-    doc: 'Base64 of 32 random bytes that encrypt and sign cookies. Required unless all-in-one.',
+    doc: 'Base64 of 32 random bytes that seal the sign-in state and the per-flow sign-in cookie. Required unless all-in-one (where a random one is made at start, so sign-ins under way do not survive a restart).',
   },
   {
     key: 'cookie_secret_file',
@@ -180,7 +146,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'enum', values: IDP_PROVIDERS },
     services: AUTHN,
     secret: false,
-    support: SIGN_IN,
     doc: 'Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used.',
   },
   {
@@ -189,7 +154,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'required' },
     services: AUTHN,
     secret: false,
-    support: SIGN_IN,
     doc: "Base URL of the provider's OIDC discovery document, without `/.well-known/openid-configuration`; https (http only on loopback).",
   },
   {
@@ -198,8 +162,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'string' },
     services: AUTHN,
     secret: false,
-    support: SIGN_IN,
-    doc: 'OAuth 2.0 client id issued by the provider. Required when self-hosting authenticate.',
+    doc: 'OAuth 2.0 client id issued by the provider. Required when a route needs a signed-in user and has no client of its own.',
   },
   {
     key: 'idp_client_secret',
@@ -207,8 +170,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'secret_string' },
     services: AUTHN,
     secret: true,
-    support: SIGN_IN,
-    doc: 'OAuth 2.0 client secret. When self-hosting, set exactly one of this and `idp_client_secret_file`.',
+    doc: 'OAuth 2.0 client secret (or `idp_client_secret_file`; not both). Required with `idp_client_id`.',
   },
   {
     key: 'idp_client_secret_file',
@@ -225,15 +187,13 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
       type: 'string_list',
       nonEmpty: true,
       item: {
-        pattern: /^[\x21\x23-\x5b\x5d-\x7e]+$/,
+        valid: (item) => SCOPE.test(item),
         hint: 'is not a scope (RFC 6749 3.3: printable, no spaces or quotes)',
       },
     },
-    default: 'openid,profile,email,offline_access',
     services: AUTHN,
     secret: false,
-    support: SIGN_IN,
-    doc: 'OAuth 2.0 scopes requested at sign-in; add e.g. `groups` if the provider needs it to send group claims.',
+    doc: "OAuth 2.0 scopes requested at sign-in, replacing the provider's defaults (for `oidc`: openid, profile, email, offline_access); add e.g. `groups` if the provider needs it to send group claims.",
   },
   {
     key: 'idp_request_params',
@@ -242,7 +202,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     aliases: ['ipd_request_params'],
     services: AUTHN,
     secret: false,
-    support: SIGN_IN,
     doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
   },
   {
@@ -268,7 +227,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     },
     services: AUTHN_PROXY,
     secret: false,
-    support: COOKIE,
     doc: 'Domain attribute of the session cookie. Unset: host-only cookies.',
   },
   {
@@ -278,7 +236,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: '14h',
     services: AUTHN_PROXY,
     secret: false,
-    support: COOKIE,
     doc: 'Lifetime of the session cookie and of the server-side session.',
   },
   {
@@ -288,18 +245,16 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'true',
     services: AUTHN_PROXY,
     secret: false,
-    support: COOKIE,
     doc: 'Hide the session cookie from JavaScript.',
   },
   {
     key: 'cookie_same_site',
     group: 'Cookies',
     kind: { type: 'enum', values: ['', 'strict', 'lax', 'none'] },
-    default: '',
+    default: 'lax',
     services: AUTHN_PROXY,
     secret: false,
-    support: COOKIE,
-    doc: 'SameSite attribute of the session cookie: strict, lax, none, or empty for none sent.',
+    doc: 'SameSite attribute of the session cookie: lax, strict, none (needs https: not with `insecure_server`), or empty for none sent.',
   },
   {
     key: 'signing_key',
@@ -341,8 +296,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'host_only',
     services: AUTHZ_PROXY,
     secret: false,
-    support: ISSUER_FORMAT,
-    doc: 'The assertion `iss`: the bare host name (`host_only`) or `https://host/` (`uri`).',
+    doc: 'The assertion `iss`: the host, with its port when not the default (`host_only`), or `https://host/` (`uri`).',
   },
   {
     key: 'pass_identity_headers',
@@ -359,14 +313,13 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: {
       type: 'string_list',
       item: {
-        pattern: /^[A-Za-z0-9.*-]+$|^\[?[0-9A-Fa-f:.]+\]?$/,
-        hint: 'is not a host name; give names such as localhost or app.example.com, not URLs',
+        valid: (item) => canonicalHostName(item) !== undefined,
+        hint: 'is not a host name; give names such as localhost or app.example.com (no scheme, port, path or wildcard)',
       },
     },
     default: 'localhost',
     services: AUTHN_PROXY,
     secret: false,
-    support: PROGRAMMATIC_LOGIN,
-    doc: 'Host names programmatic login may redirect to; `localhost` also allows loopback addresses.',
+    doc: 'Host names programmatic login may redirect to, each exactly (no wildcards); `localhost` also allows loopback addresses.',
   },
 ];

@@ -3,6 +3,7 @@ import { parseSource } from './formats.js';
 import { checkIdentity, type IdentitySettings } from './parse-identity.js';
 import { parseRoute } from './parse-route.js';
 import { fullHash } from '../shared/hash.js';
+import { canonicalHostName } from './host-name.js';
 import { checkServices, type ServicePlan } from './parse-services.js';
 import { readCertificates, type CertificatePair } from './parse-tls.js';
 import { ParsedValues } from './parsed-values.js';
@@ -77,7 +78,6 @@ export function parseConfig(input: ParseInput): ParseResult {
       values.set(option.key, readOption(reader, option, raw, input.readText));
   }
   const plan = checkServices(reader, values);
-  const identity = checkIdentity(reader, values, plan);
   const beforeCertificates = reader.problems.length;
   const certificates = readCertificates(reader, values, raws.get('certificates'), input.readText);
   // A certificate that was given but refused has its own problem; "none configured" would mislead.
@@ -96,6 +96,7 @@ export function parseConfig(input: ParseInput): ParseResult {
   }
   const routeCache = new Map<string, RouteSettings>();
   const routes = readRoutes(reader, document, input, routeCache);
+  const identity = checkIdentity(reader, values, routes);
   reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
     return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache };
@@ -134,14 +135,16 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     ...parts.identity,
     ...optional('idp_client_id'),
     ...optional('idp_client_secret'),
-    idp_scopes: get('idp_scopes'),
+    ...optional('idp_scopes'),
     idp_request_params: values.get('idp_request_params') ?? {},
     ...optional('signing_key'),
     jwt_claims_headers: values.get('jwt_claims_headers') ?? {},
     ...optional('jwt_groups_filter'),
     jwt_issuer_format: get('jwt_issuer_format'),
     pass_identity_headers: get('pass_identity_headers'),
-    programmatic_redirect_domain_whitelist: get('programmatic_redirect_domain_whitelist'),
+    programmatic_redirect_domain_whitelist: get<string[]>('programmatic_redirect_domain_whitelist').map(
+      (host) => canonicalHostName(host) ?? host,
+    ),
     address: get('address'),
     insecure_server: get('insecure_server'),
     use_proxy_protocol: get('use_proxy_protocol'),

@@ -1,18 +1,10 @@
-import type { ServicePlan } from './parse-services.js';
 import type { ParsedValues } from './parsed-values.js';
-import { IDP_PROVIDERS, type IdpProvider } from './types.js';
+import type { IdpProvider, RouteSettings } from './types.js';
 import type { Reader } from './value-readers.js';
 
 /** Providers with no fixed discovery URL: `idp_provider_url` is required with them. */
 const NEEDS_URL: readonly IdpProvider[] = ['oidc', 'okta', 'ping', 'auth0', 'cognito'];
 const DISCOVERY_SUFFIX = '/.well-known/openid-configuration';
-const IDP_KEYS = [
-  'idp_provider',
-  'idp_provider_url',
-  'idp_client_id',
-  'idp_client_secret',
-  'idp_request_params',
-];
 
 /** The identity-provider settings after the cross-checks. */
 export interface IdentitySettings {
@@ -21,51 +13,27 @@ export interface IdentitySettings {
 }
 
 /**
- * Checks the identity-provider settings (spec section 2). Self-hosting authenticate (an
- * `authenticate_service_url`, with authenticate running here) needs `idp_client_id`, exactly one
- * of `idp_client_secret` and `idp_client_secret_file`, and `idp_provider` or `idp_provider_url`
- * (alone it means `oidc`). A provider URL ending in the discovery suffix is trimmed with a
- * warning. With the hosted authenticate service the settings are unused, so setting them warns.
+ * Checks sign-in (spec section 5, issue 24). No hosted authenticate service exists, so every route
+ * that needs a user (any route that is not `allow_public_unauthenticated_access`) needs a complete
+ * sign-in setup: `authenticate_service_url`, `idp_provider` or `idp_provider_url` (alone it means
+ * `oidc`), and a client id and secret (the route's own, or the global ones). What is missing is
+ * said in ONE problem, at the first such route, listing every setting to add. Identity-provider
+ * settings with no route that needs them are fine. Also checks `authenticate_service_url` itself
+ * (see checkAuthenticateUrl) and trims a provider URL given with the discovery suffix (a warning).
  */
-export function checkIdentity(reader: Reader, values: ParsedValues, plan: ServicePlan): IdentitySettings {
+export function checkIdentity(
+  reader: Reader,
+  values: ParsedValues,
+  routes: readonly RouteSettings[],
+): IdentitySettings {
   const url = normaliseProviderUrl(reader, values);
   const provider = values.get<IdpProvider>('idp_provider');
-  const selfHosted = values.get('authenticate_service_url') !== undefined;
-  if (!selfHosted) {
-    for (const key of IDP_KEYS.filter((name) => values.explicit(name))) {
-      reader.warn(
-        values.path(key),
-        'is ignored: authenticate_service_url is unset, so the hosted authenticate service signs users in',
-      );
-    }
-    return withUrl(provider, url);
-  }
-  if (!plan.services.includes('authenticate')) return withUrl(provider, url);
-  if (values.get('idp_client_id') === undefined && !values.failed('idp_client_id')) {
-    reader.problem(
-      'idp_client_id',
-      'is required when self-hosting authenticate (authenticate_service_url is set)',
-    );
-  } else if (values.get<string>('idp_client_id')?.trim() === '') {
+  checkAuthenticateUrl(reader, values, routes);
+  if (values.get<string>('idp_client_id')?.trim() === '') {
     reader.problem(
       values.path('idp_client_id'),
       'is empty; give the client id issued by the identity provider',
     );
-  }
-  if (values.get('idp_client_secret') === undefined && !values.failed('idp_client_secret')) {
-    reader.problem(
-      'idp_client_secret',
-      'set exactly one of idp_client_secret and idp_client_secret_file when self-hosting authenticate',
-    );
-  }
-  if (provider === undefined && url === undefined) {
-    if (!values.failed('idp_provider') && !values.failed('idp_provider_url')) {
-      reader.problem(
-        'idp_provider',
-        `set idp_provider (one of ${IDP_PROVIDERS.join(', ')}) or idp_provider_url when self-hosting authenticate`,
-      );
-    }
-    return {};
   }
   if (
     provider !== undefined &&
@@ -75,14 +43,89 @@ export function checkIdentity(reader: Reader, values: ParsedValues, plan: Servic
   ) {
     reader.problem('idp_provider_url', `is required with idp_provider ${provider}: its discovery base URL`);
   }
-  return withUrl(provider ?? 'oidc', url);
-}
-
-function withUrl(provider: IdpProvider | undefined, url: URL | undefined): IdentitySettings {
+  reportMissingSignIn(reader, values, routes);
+  if (values.get('cookie_same_site') === 'none' && values.get('insecure_server') === true) {
+    reader.problem(
+      values.path('cookie_same_site'),
+      'none needs the Secure attribute (browsers drop a SameSite=None cookie without it), but with insecure_server: true cookies are not Secure; use lax or strict',
+    );
+  }
+  if (provider === undefined && url === undefined) return {};
   return {
-    ...(provider === undefined ? {} : { idp_provider: provider }),
+    idp_provider: provider ?? 'oidc',
     ...(url === undefined ? {} : { idp_provider_url: url }),
   };
+}
+
+/**
+ * The one problem for routes that need a user while sign-in is incomplete: at the first such route,
+ * naming the settings to add and how many other routes are affected. Settings that were given but
+ * refused already have their own problem and are not asked for again.
+ */
+function reportMissingSignIn(reader: Reader, values: ParsedValues, routes: readonly RouteSettings[]): void {
+  const given = (key: string): boolean => values.get(key) !== undefined || values.failed(key);
+  const hasProvider = given('idp_provider') || given('idp_provider_url');
+  const needing = routes.filter((route) => !route.allow_public_unauthenticated_access);
+  const unmet = needing
+    .map((route) => {
+      const missing: string[] = [];
+      if (!given('authenticate_service_url')) missing.push('authenticate_service_url');
+      if (!hasProvider) missing.push('idp_provider_url (or idp_provider)');
+      // A route's own client needs both of its keys (checked with the route); they replace the global ones.
+      if (route.idp_client_id === undefined) {
+        if (!given('idp_client_id')) missing.push('idp_client_id');
+        if (!given('idp_client_secret')) missing.push('idp_client_secret (or idp_client_secret_file)');
+      }
+      return { route, missing };
+    })
+    .filter(({ missing }) => missing.length > 0);
+  const first = unmet[0];
+  if (first === undefined) return;
+  const others = unmet.length - 1;
+  const also =
+    others === 0 ? '' : others === 1 ? ' (as does 1 other route)' : ` (as do ${others} other routes)`;
+  reader.problem(
+    first.route.source_path,
+    `needs a signed-in user${also}, but sign-in is not configured: set ${joinAnd(first.missing)}`,
+  );
+}
+
+/**
+ * `authenticate_service_url` is where browsers sign in, served through Envoy's listener: https, or
+ * http only with `insecure_server: true` (the listener is then plain HTTP, as in the local demo on
+ * *.localhost); an origin with no path, query or fragment (the service's paths are fixed); and a
+ * host of its own, since Envoy sends every path of that host to the authenticate service, so a
+ * route on the same host would never be reached.
+ */
+function checkAuthenticateUrl(reader: Reader, values: ParsedValues, routes: readonly RouteSettings[]): void {
+  const url = values.get<URL>('authenticate_service_url');
+  if (url === undefined) return;
+  const path = values.path('authenticate_service_url');
+  if (url.protocol === 'http:' && values.get('insecure_server') !== true) {
+    reader.problem(
+      path,
+      `"${url.href}" must use https: plain http is allowed only with insecure_server: true, where the listener serves plain HTTP`,
+    );
+  }
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') {
+    reader.problem(
+      path,
+      `"${url.href}" must be an origin without a path, query or fragment (such as ${url.origin}): the sign-in paths on it are fixed`,
+    );
+  }
+  const host = url.hostname.toLowerCase();
+  const clash = routes.find((route) => route.from_host === host);
+  if (clash !== undefined) {
+    reader.problem(
+      path,
+      `has the host ${host} of ${clash.source_path}: the authenticate service needs a host no route uses (such as authenticate.example.com), since Portcullis answers every path on it`,
+    );
+  }
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function joinAnd(items: readonly string[]): string {
+  return items.length <= 1 ? items.join('') : `${items.slice(0, -1).join(', ')} and ${items.at(-1) ?? ''}`;
 }
 
 function normaliseProviderUrl(reader: Reader, values: ParsedValues): URL | undefined {

@@ -64,6 +64,9 @@ export function readAccess(
     raw.idp_client_secret === undefined
       ? undefined
       : reader.secret(at('idp_client_secret'), raw.idp_client_secret);
+  if (clientId?.trim() === '')
+    reader.problem(at('idp_client_id'), 'is empty; give the client id issued by the identity provider');
+  if (clientSecret?.trim() === '') reader.problem(at('idp_client_secret'), 'is empty');
   if ((raw.idp_client_id === undefined) !== (raw.idp_client_secret === undefined)) {
     reader.problem(
       path,

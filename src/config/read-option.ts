@@ -143,7 +143,7 @@ function readStringList(
   if (items === undefined) return undefined;
   if (kind.nonEmpty === true && items.length === 0)
     return reader.problem(path, 'is empty; remove it to use the default');
-  const bad = kind.item === undefined ? [] : items.filter((item) => !kind.item?.pattern.test(item));
+  const bad = kind.item === undefined ? [] : items.filter((item) => kind.item?.valid(item) !== true);
   for (const item of bad) reader.problem(path, `${describe(item)} ${kind.item?.hint ?? ''}`);
   return bad.length === 0 ? items : undefined;
 }

@@ -33,8 +33,7 @@ export interface RouteOptionSpec {
 }
 
 // Not supported yet (see NotYetSupported). TCP (issue 27), redirect and response routes (issue 26)
-// are refused by translate, which `validate` runs. Per-route identity-provider clients (issue 24)
-// fail: ignored, a route would accept sessions made for another client.
+// are refused by translate, which `validate` runs.
 const TCP_ROUTES: NotYetSupported = {
   status: 'not-yet',
   issue: 27,
@@ -49,13 +48,6 @@ const ANSWERING_ROUTES: NotYetSupported = {
   severity: 'error',
   effect: 'routes that answer by themselves are not served',
   refusedBy: 'translate',
-};
-const ROUTE_CLIENT: NotYetSupported = {
-  status: 'not-yet',
-  issue: 24,
-  severity: 'error',
-  effect:
-    'the route would not be its own identity-provider client, and sessions made for another client would be accepted on it',
 };
 
 /** Every route key this version understands. */
@@ -193,13 +185,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'idp_client_id',
     type: 'string',
-    support: ROUTE_CLIENT,
-    doc: 'Identity-provider client id for this route only (with `idp_client_secret`).',
+    doc: 'Identity-provider client id for this route only (with `idp_client_secret`): the route becomes its own client of the global provider, and only sessions made through it count on the route.',
   },
   {
     key: 'idp_client_secret',
     type: 'secret',
-    support: ROUTE_CLIENT,
     doc: 'Identity-provider client secret for this route only (with `idp_client_id`).',
   },
 ];

@@ -158,7 +158,10 @@ export interface Config {
   readonly services: readonly ServiceName[];
   /** True when every service runs in this process (`services: all`, the default). */
   readonly all_in_one: boolean;
-  /** Self-hosted authenticate service; undefined means the hosted authenticate service. */
+  /**
+   * The authenticate service's public URL (an origin: no path). Undefined only when no route needs
+   * a signed-in user: validation refuses such a route without it (no hosted service exists).
+   */
   readonly authenticate_service_url?: URL;
   readonly authenticate_internal_service_url?: URL;
   readonly authenticate_callback_path: string;
@@ -174,13 +177,14 @@ export interface Config {
   readonly cookie_expire_ms: number;
   readonly cookie_http_only: boolean;
   readonly cookie_same_site: '' | 'strict' | 'lax' | 'none';
-  /** Set when self-hosting authenticate (`oidc` when only `idp_provider_url` was given). */
+  /** Set when `idp_provider` or `idp_provider_url` is (`oidc` when only the URL was given). */
   readonly idp_provider?: IdpProvider;
   /** The discovery base URL, without `/.well-known/openid-configuration`. */
   readonly idp_provider_url?: URL;
   readonly idp_client_id?: string;
   readonly idp_client_secret?: Secret<string>;
-  readonly idp_scopes: readonly string[];
+  /** `idp_scopes` as set; undefined means the provider's defaults. */
+  readonly idp_scopes?: readonly string[] | undefined;
   readonly idp_request_params: Readonly<Record<string, string>>;
   readonly signing_key?: SigningKey;
   /** Header name -> claim name. */
@@ -189,6 +193,7 @@ export interface Config {
   readonly jwt_groups_filter?: readonly string[];
   readonly jwt_issuer_format: 'host_only' | 'uri';
   readonly pass_identity_headers: boolean;
+  /** Host names as `URL.hostname` writes them (lower case, IPv6 in brackets); see host-name.ts. */
   readonly programmatic_redirect_domain_whitelist: readonly string[];
   readonly address: string;
   readonly insecure_server: boolean;

@@ -37,6 +37,3 @@ export const AUTHORIZATION_SCHEME = 'Portcullis';
 
 /** Path of the JWKS that upstreams use to verify assertions, served on every route host. */
 export const JWKS_PATH = '/.well-known/portcullis/jwks.json';
-
-/** Prefix of Portcullis's own endpoints on every route host. */
-export const INTERNAL_PATH_PREFIX = '/.portcullis/';

@@ -48,3 +48,9 @@ export const CONNECTION_BUFFER_LIMIT_BYTES = 32 * 1024;
 
 /** CDS cluster through which Envoy's ext_authz filter reaches Portcullis's Authorization service. */
 export const AUTHORIZE_CLUSTER = 'portcullis-authorize';
+
+/**
+ * CDS cluster through which Envoy reaches Portcullis's own HTTP server (sign-in, callback,
+ * sign-out, user page): `/.portcullis/*` on every route host and every path of the authenticate host.
+ */
+export const OWN_HTTP_CLUSTER = 'portcullis-http';

@@ -30,6 +30,12 @@ export interface IRInternal {
   readonly jwksJson: string;
   /** The gRPC credential ext_authz presents on each Check (contract/grpc-credential.ts); secret. */
   readonly authorizeCredential: string;
+  /**
+   * Portcullis's HTTP server (sign-in, callback, sign-out, user page: contract/endpoints.ts), which
+   * Envoy reaches for `/.portcullis/*` on every route host and for every path of the authenticate
+   * host. Loopback in all-in-one mode.
+   */
+  readonly http: { readonly host: string; readonly port: number };
 }
 
 /** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */
@@ -40,6 +46,8 @@ export interface IRAuthorize {
   readonly authenticateUrl: string | undefined;
   /** Name of the session cookie (`cookie_name`). */
   readonly cookieName: string;
+  /** `jwt_issuer_format`: the assertion's `iss` is the host (with a non-default port) or `https://host/`. */
+  readonly issuerFormat: 'host_only' | 'uri';
 }
 
 export interface IRListener {
@@ -94,6 +102,11 @@ export interface IRRoute {
   readonly policy: readonly PolicyRule[];
   /** Send the signed identity assertion and claim headers upstream (route value, else global). */
   readonly passIdentityHeaders: boolean;
+  /**
+   * The identity-provider client this route signs users in with (`idpId` of its settings: the
+   * route's own `idp_client_id` or the global one). Only sessions made by that client count here.
+   */
+  readonly idpId: string;
 }
 
 export interface IREndpoint {

@@ -38,15 +38,20 @@ export class AuthorizeService {
   constructor(
     private readonly sessions: SessionStore,
     private readonly logger: Logger,
+    /** Shared with the authenticate service, so both derive the same keys from one secret. */
+    identities?: IdentityResolver,
   ) {
-    this.identities = new IdentityResolver(logger);
+    this.identities = identities ?? new IdentityResolver(logger);
     sessions.onInvalidate((id) => this.signer?.invalidate(id));
   }
 
-  /** Where Envoy reaches this service, the JWKS and the gRPC credential, for the compiler (per config). */
-  internalFor(config: Config): IRInternal {
+  /**
+   * Where Envoy reaches this service and Portcullis's HTTP server (`http`, as the caller bound it),
+   * the JWKS and the gRPC credential, for the compiler (per config).
+   */
+  internalFor(config: Config, http: IRInternal['http']): IRInternal {
     const identity = this.identities.resolve(config);
-    return internalEndpoints(config, identity.jwksJson, this.pinCredential(identity.grpcCredential));
+    return internalEndpoints(config, identity.jwksJson, this.pinCredential(identity.grpcCredential), http);
   }
 
   /**
@@ -135,12 +140,19 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 
 /**
  * Where Envoy reaches Portcullis for `config`: ext_authz on the gRPC listener (loopback when it
- * listens on all interfaces), its timeout, the JWKS to publish and the credential ext_authz presents. The dry run uses this too, so
- * `portcullis compile` prints exactly what Envoy receives.
+ * listens on all interfaces), its timeout, the JWKS to publish, the credential ext_authz presents
+ * and Portcullis's HTTP server (`http`: the caller binds it, so it passes the address). The dry
+ * run uses this too, so `portcullis compile` prints exactly what Envoy receives.
  */
-export function internalEndpoints(config: Config, jwksJson: string, authorizeCredential: string): IRInternal {
+export function internalEndpoints(
+  config: Config,
+  jwksJson: string,
+  authorizeCredential: string,
+  http: IRInternal['http'],
+): IRInternal {
   const { host, port } = splitHostPort(config.grpc_address);
   return {
+    http: { host: http.host, port: http.port },
     authorize: { host: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host, port },
     authorizeTimeoutMs:
       config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,

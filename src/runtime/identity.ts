@@ -17,6 +17,8 @@ export interface Identity {
   readonly jwksJson: string;
   /** The gRPC credential Envoy presents to ADS and Check, derived from the same secret; secret. */
   readonly grpcCredential: string;
+  /** The 32-byte shared secret itself (configured or generated), for the authenticate service's keys. */
+  readonly sharedSecret: Buffer;
 }
 
 /**
@@ -27,6 +29,7 @@ export interface Identity {
  */
 export class IdentityResolver {
   private generated: Buffer | undefined;
+  private generatedCookieSecret: Buffer | undefined;
   private last: { material: string; identity: Identity } | undefined;
 
   constructor(private readonly logger: Logger) {}
@@ -42,9 +45,27 @@ export class IdentityResolver {
       handles: new SessionHandles(sharedSecret),
       jwksJson: JSON.stringify(jwksOf([signingKey])),
       grpcCredential: deriveGrpcCredential(sharedSecret),
+      sharedSecret,
     };
     this.last = { material, identity };
     return identity;
+  }
+
+  /**
+   * `cookie_secret`, or (all-in-one without one) a secret generated once per process and kept
+   * across reloads, with a warning: sign-ins in progress fail after a restart.
+   */
+  cookieSecret(config: Config): Buffer {
+    const configured = config.cookie_secret?.reveal();
+    if (configured !== undefined) return configured;
+    if (this.generatedCookieSecret === undefined) {
+      this.generatedCookieSecret = randomBytes(32);
+      this.logger.warn(
+        {},
+        'cookie_secret is not set: generated one for this process; sign-ins in progress fail after a restart',
+      );
+    }
+    return this.generatedCookieSecret;
   }
 
   private generatedSecret(): Buffer {

@@ -2,7 +2,8 @@
  * How a route's `from` host becomes Envoy virtual-host domains. Envoy matches exact domains and a
  * single leading (`*.example.com`) or trailing (`example.*`) wildcard natively and fast; any other
  * wildcard shape goes to one catch-all virtual host and is matched on `:authority` with an
- * anchored RE2, so `*.example.com` never matches `example.com` itself.
+ * anchored RE2, so `*.example.com` never matches `example.com` itself. The connection manager
+ * keeps the port the client sent, so that RE2 allows an optional `:port` after the host.
  */
 import { CATCH_ALL_VHOST } from '../ir/types.js';
 
@@ -15,7 +16,7 @@ export interface HostPlacement {
   readonly authorityRegex: string | undefined;
 }
 
-/** Places a lower-cased `from` hostname (no port: the listener strips ports before matching). */
+/** Places a lower-cased `from` hostname (no port: virtual hosts match ignoring the request's port). */
 export function placeHost(hostname: string): HostPlacement {
   const host = hostname.toLowerCase();
   // Most hosts have no wildcard: no split (an array per route) to count none.
@@ -29,5 +30,5 @@ export function placeHost(hostname: string): HostPlacement {
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
     .join('[^/:]+');
-  return { vhost: CATCH_ALL_VHOST, domains: ['*'], authorityRegex: `^${regex}$` };
+  return { vhost: CATCH_ALL_VHOST, domains: ['*'], authorityRegex: `^${regex}(:[0-9]+)?$` };
 }

@@ -13,6 +13,7 @@ import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeId } from './route-identity.js';
+import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -35,7 +36,7 @@ const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains
 /**
  * Config -> IR: groups routes into virtual hosts, derives stable ids and names from each route's
  * content, applies defaults (timeouts, host rewriting, security headers) and checks cross-route
- * rules (no two routes with the same id). A pure function of its arguments: same Config and
+ * rules (no two routes with the same id, no route on the authenticate host). A pure function of its arguments: same Config and
  * options, same IR (virtual hosts sorted by name with the catch-all last, clusters sorted by
  * name), whatever was translated before. Problems come in config order, each with its key path;
  * with any problem there is no IR.
@@ -45,11 +46,13 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const routes: TranslatedRoute[] = [];
   /** The key path of the first route with each id, for duplicates to name. */
   const firstWithId = new Map<string, string>();
+  const ownHost = config.authenticate_service_url?.hostname.toLowerCase();
   for (const settings of config.routes) {
     if (!served(settings)) {
       problems.push(notServed(settings));
       continue;
     }
+    if (settings.from_host === ownHost) problems.push(onAuthenticateHost(settings, ownHost));
     const translated = translateRoute(settings, config, options, problems);
     const earlier = firstWithId.get(translated.id);
     if (earlier === undefined) firstWithId.set(translated.id, settings.source_path);
@@ -72,6 +75,7 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
         claimHeaders: config.jwt_claims_headers,
         authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
         cookieName: config.cookie_name,
+        issuerFormat: config.jwt_issuer_format,
       },
       internal: options.internal,
     },
@@ -103,6 +107,17 @@ function notServed(settings: RouteSettings): Problem {
   return {
     path: settings.source_path,
     message: `${what} are valid configuration but not served by this version yet`,
+  };
+}
+
+/**
+ * A route on the authenticate host: Envoy sends every path of that host to Portcullis's own HTTP
+ * server (sign-in, callback, sign-out), so the route could never be reached.
+ */
+function onAuthenticateHost(settings: RouteSettings, host: string): Problem {
+  return {
+    path: settings.source_path,
+    message: `from host ${host} is the authenticate_service_url host, which Portcullis answers itself (sign-in, callback, sign-out); give the route or authenticate_service_url another host`,
   };
 }
 
@@ -191,6 +206,7 @@ function buildRoute(
     public: settings.allow_public_unauthenticated_access,
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
+    idpId: identityProviderFor(config, settings)?.id ?? NO_IDENTITY_PROVIDER,
   };
 }
 

@@ -3,7 +3,7 @@
 // not after the old 10 s, and a public route on the same Envoy keeps answering 200 meanwhile.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
+import { proxyRequest, startPortcullis, type TestPortcullis, TEST_IDP_ID } from '../support/portcullis.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import type { Session } from '../../src/session/session.js';
 
@@ -19,6 +19,7 @@ const ada: Session = {
   claims: {},
   issuedAt: Date.now(),
   expiresAt: Date.now() + 3_600_000,
+  idpId: TEST_IDP_ID,
 };
 
 before(async () => {

@@ -10,6 +10,7 @@ import {
   envoyHasApplied,
   proxyRequest,
   startPortcullis,
+  TEST_IDP_ID,
   type TestPortcullis,
 } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';
@@ -19,6 +20,8 @@ import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
 import { adminRequest } from '../../src/envoy/admin.js';
+import { REDIRECT_URI_PARAM } from '../../src/contract/endpoints.js';
+import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -33,6 +36,7 @@ const ada: Session = {
   claims: { department: 'research', groups: ['admins'], email: 'ada@example.com' },
   issuedAt: Date.now(),
   expiresAt: Date.now() + 3_600_000,
+  idpId: TEST_IDP_ID,
 };
 
 before(async () => {
@@ -104,7 +108,7 @@ describe('authorize through Envoy', () => {
     const html = await get('bob-only.test', { cookie: cookieFor(ada), accept: 'text/html' });
     assert.equal(html.status, 403);
     assert.match(String(html.headers['content-type']), /text\/html/);
-    assert.match(html.body, /PORTCULLIS/);
+    assert.match(html.body, /<title>403 Forbidden · Portcullis<\/title>/);
     assert.match(html.body, /403 Forbidden/);
     const json = await get('bob-only.test', { cookie: cookieFor(ada), accept: 'application/json' });
     assert.equal(json.status, 403);
@@ -121,8 +125,12 @@ describe('authorize through Envoy', () => {
     );
     assert.equal(browser.status, 302);
     const location = new URL(String(browser.headers.location));
+    assert.equal(location.origin, TEST_AUTHENTICATE_URL, 'sign-in happens on the authenticate host');
     assert.equal(location.pathname, '/.portcullis/sign_in');
-    assert.equal(location.searchParams.get('redirect_uri'), 'http://protected.test/deep/link?x=1');
+    assert.deepEqual(
+      [...location.searchParams],
+      [[REDIRECT_URI_PARAM, 'http://protected.test/deep/link?x=1']],
+    );
     assert.equal((await get('protected.test')).status, 302, 'no Accept header means a browser');
     assert.equal((await get('protected.test', { accept: 'application/json' })).status, 401);
     assert.equal((await get('protected.test', { 'x-requested-with': 'XMLHttpRequest' })).status, 401);

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { generateTestCertificate } from '../support/test-certs.js';
 import { freePort } from '../support/ports.js';
+import { SIGN_IN_YAML } from '../support/sign-in-config.js';
 import { waitFor } from '../support/wait.js';
 
 const bin = new URL('../../bin/portcullis.mjs', import.meta.url).pathname;
@@ -36,16 +37,16 @@ test('compile prints every xDS resource as YAML, with private keys redacted', ()
   const cert = generateTestCertificate('app.example.com');
   const path = configFile(
     'tls.yaml',
-    `address: :8443\ncertificate_file: ${cert.certFile}\ncertificate_key_file: ${cert.keyFile}\nroutes:\n  - from: https://app.example.com\n    to: http://10.0.0.1:8080\n`,
+    `address: :8443\ncertificate_file: ${cert.certFile}\ncertificate_key_file: ${cert.keyFile}\n${SIGN_IN_YAML}routes:\n  - from: https://app.example.com\n    to: http://10.0.0.1:8080\n`,
   );
   const result = portcullis(['compile', '-config', path]);
   assert.equal(result.status, 0, result.stderr);
   const output = parse(result.stdout) as Record<string, unknown[]>;
   assert.equal(output.listeners?.length, 1);
-  assert.equal(output.clusters?.length, 2, 'the route cluster and portcullis-authorize');
+  assert.equal(output.clusters?.length, 3, 'the route cluster, portcullis-authorize and portcullis-http');
   assert.equal(output.endpoints?.length, 1);
-  assert.equal(output.scopes?.length, 1, 'one exact host: one scope');
-  assert.equal(output.routes?.length, 1, 'the RouteConfiguration that scope names');
+  assert.equal(output.scopes?.length, 2, 'one exact host and the authenticate host: two scopes');
+  assert.equal(output.routes?.length, 2, 'the RouteConfigurations those scopes name');
   assert.ok(!result.stdout.includes('PRIVATE KEY'), 'the private key is not printed');
   assert.ok(result.stdout.includes('[redacted]'));
 });

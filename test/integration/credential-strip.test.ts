@@ -12,7 +12,7 @@ import { createServer, request, type Server } from 'node:http';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { parseCookie } from 'cookie';
-import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
+import { startPortcullis, type TestPortcullis, TEST_IDP_ID } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
 import { COOKIE_VECTORS, HANDLE, SESSION_COOKIE_NAME } from '../support/cookie-vectors.js';
 import { splitSessionCookie } from '../../src/session/cookie.js';
@@ -40,6 +40,7 @@ const ada: Session = {
   claims: { department: 'research', email: 'ada@example.com' },
   issuedAt: Date.now(),
   expiresAt: Date.now() + 3_600_000,
+  idpId: TEST_IDP_ID,
 };
 
 function routes(extra: Record<string, unknown>[] = []): Record<string, unknown>[] {

@@ -80,6 +80,12 @@ function routes(): Record<string, unknown>[] {
     },
     {
       allow_public_unauthenticated_access: true,
+      from: 'https://pre-*.rx.test', // a shape only the catch-all host's :authority regex matches
+      to: up.g.url,
+      set_request_headers: { 'X-Route': 'catch-all' },
+    },
+    {
+      allow_public_unauthenticated_access: true,
       from: 'https://ws.test',
       to: up.h.url,
       allow_websockets: true,
@@ -219,6 +225,20 @@ describe('through Envoy', () => {
     const body = await echo('a.wild.test', '/');
     assert.equal(body.headers['x-route'], 'wildcard');
     assert.equal((await proxyRequest(portcullis.proxyPort, 'wild.test', '/')).status, 404);
+  });
+
+  test('the port the client sent is kept (the upstream sees it) and hosts still match whatever the port or case', async () => {
+    for (const host of ['basic.test:8443', 'BASIC.Test:8443', 'basic.test:80']) {
+      const body = await echo(host, '/port');
+      assert.equal(body.id, 'a', host);
+      assert.equal(body.headers['x-forwarded-host'], host, 'Envoy no longer strips the port');
+    }
+    assert.equal((await echo('a.wild.test:8443', '/')).headers['x-route'], 'wildcard');
+    for (const host of ['pre-x.rx.test', 'pre-x.rx.test:8443']) {
+      assert.equal((await echo(host, '/')).headers['x-route'], 'catch-all', host);
+    }
+    assert.equal((await proxyRequest(portcullis.proxyPort, 'pre-x.rx.test:84x', '/')).status, 404);
+    assert.equal((await proxyRequest(portcullis.proxyPort, 'unknown.test:8443', '/')).status, 404);
   });
 
   test('a websocket route upgrades; a route without allow_websockets does not', async () => {

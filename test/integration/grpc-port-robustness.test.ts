@@ -20,6 +20,7 @@ import { startAllInOne } from '../../src/cmd/all-in-one.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { SIGN_IN } from '../support/sign-in-config.js';
 import { connectAds } from '../support/ads-client.js';
 import { callCheck, CHECK_PATH } from '../support/check-client.js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
@@ -109,6 +110,7 @@ before(async () => {
     configPath,
     stringify({
       insecure_server: true,
+      ...SIGN_IN,
       shared_secret: SHARED_SECRET.toString('base64'),
       address: `127.0.0.1:${await freePort()}`,
       grpc_address: `127.0.0.1:${grpcPort}`,

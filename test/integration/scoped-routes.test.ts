@@ -8,6 +8,9 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
 import { adminRequest } from '../../src/envoy/admin.js';
+import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';
+
+const AUTHENTICATE_HOST = new URL(TEST_AUTHENTICATE_URL).hostname;
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -83,11 +86,12 @@ async function listenerJson(): Promise<string> {
 describe('per-host route delivery', () => {
   test('exact hosts are served from one scope each, found with or without port and trailing dot', async () => {
     assert.match(await listenerJson(), /"scoped_routes"/);
+    // The authenticate host (Portcullis's own, test/support/sign-in-config.ts) has a scope too.
     assert.deepEqual(await envoyRouting(), {
-      scopes: ['ingress/a.test', 'ingress/b.test'],
-      routeConfigs: ['ingress/a.test', 'ingress/b.test'],
+      scopes: ['ingress/a.test', `ingress/${AUTHENTICATE_HOST}`, 'ingress/b.test'],
+      routeConfigs: ['ingress/a.test', `ingress/${AUTHENTICATE_HOST}`, 'ingress/b.test'],
     });
-    for (const host of ['a.test', 'a.test:8443', 'a.test.', 'b.test']) {
+    for (const host of ['a.test', 'a.test:8443', 'a.test.', 'a.test.:8443', 'A.Test.:8443', 'b.test']) {
       assert.equal(await status(host), 200, host);
     }
     assert.equal(await status('c.test'), 404, 'an unknown host has no scope');
@@ -109,8 +113,8 @@ describe('per-host route delivery', () => {
     ])
       assert.equal(now.get(key), before.get(key), `${key} unchanged: not pushed again`);
     assert.deepEqual(await envoyRouting(), {
-      scopes: ['ingress/a.test', 'ingress/b.test', 'ingress/c.test'],
-      routeConfigs: ['ingress/a.test', 'ingress/b.test', 'ingress/c.test'],
+      scopes: ['ingress/a.test', `ingress/${AUTHENTICATE_HOST}`, 'ingress/b.test', 'ingress/c.test'],
+      routeConfigs: ['ingress/a.test', `ingress/${AUTHENTICATE_HOST}`, 'ingress/b.test', 'ingress/c.test'],
     });
   });
 

@@ -10,6 +10,10 @@ import { silentLogger } from '../../src/shared/logger.js';
 
 /** The one protected route of the fixture (any signed-in user, identity headers on). */
 export const FIXTURE_ROUTE = 'aaaaaaaaaaaaaaaa';
+/** The identity-provider client of the fixture's route: sessions must carry it to count. */
+export const FIXTURE_IDP = 'idp-fixture';
+/** The fixture's authenticate host (every path of it is Portcullis's own). */
+export const FIXTURE_AUTHENTICATE_URL = 'https://auth.test';
 
 /** An authorizer over one protected route, with its session store and handle issuer, for Check-level tests. */
 export interface AuthzFixture {
@@ -20,9 +24,17 @@ export interface AuthzFixture {
 
 /**
  * Builds the fixture without a config file or Envoy: a hand-written IR (route `FIXTURE_ROUTE` on
- * `app.test`, claim header `X-Dept` from `department`) compiled the way the runtime compiles it.
+ * `app.test` for sessions of `FIXTURE_IDP`, claim header `X-Dept` from `department`, authenticate
+ * host `auth.test`) compiled the way the runtime compiles it.
  */
-export function authzFixture(secretByte: number): AuthzFixture {
+export function authzFixture(
+  secretByte: number,
+  options: {
+    /** `null`: sign-in not configured (no authenticate URL). */
+    readonly authenticateUrl?: string | null;
+    readonly issuerFormat?: 'host_only' | 'uri';
+  } = {},
+): AuthzFixture {
   const secret = Buffer.alloc(32, secretByte);
   const handles = new SessionHandles(secret);
   const sessions = new MemorySessionStore();
@@ -40,13 +52,23 @@ export function authzFixture(secretByte: number): AuthzFixture {
       {
         name: 'app.test',
         domains: ['app.test'],
-        routes: [{ id: FIXTURE_ROUTE, public: false, passIdentityHeaders: true, policy: [allowSignedIn] }],
+        routes: [
+          {
+            id: FIXTURE_ROUTE,
+            public: false,
+            passIdentityHeaders: true,
+            policy: [allowSignedIn],
+            idpId: FIXTURE_IDP,
+          },
+        ],
       },
     ],
     authorize: {
       claimHeaders: { 'X-Dept': 'department' },
-      authenticateUrl: 'https://auth.test',
+      authenticateUrl:
+        options.authenticateUrl === null ? undefined : (options.authenticateUrl ?? FIXTURE_AUTHENTICATE_URL),
       cookieName: '_portcullis',
+      issuerFormat: options.issuerFormat ?? 'host_only',
     },
   } as unknown as IR;
   const state = buildAuthzState(ir);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
 import { freePort } from './ports.js';
+import { SIGN_IN } from './sign-in-config.js';
 import { waitFor } from './wait.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,7 +27,7 @@ export interface PortcullisProcess {
 
 /**
  * Runs `src/cmd/main.ts --config <file>` (with `--without-envoy` when asked) on free loopback
- * ports, `config` giving the routes and options, and resolves once it serves: Envoy ready, or the
+ * ports, `config` giving the routes and options (sign-in settings default to `SIGN_IN`), and resolves once it serves: Envoy ready, or the
  * gRPC port listening without Envoy.
  */
 export async function spawnPortcullis(
@@ -40,6 +41,7 @@ export async function spawnPortcullis(
     configPath,
     stringify({
       insecure_server: true,
+      ...SIGN_IN,
       ...config,
       address: `127.0.0.1:${proxyPort}`,
       grpc_address: `127.0.0.1:${grpcPort}`,

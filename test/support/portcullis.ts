@@ -11,6 +11,9 @@ import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { freePort } from './ports.js';
 import { waitFor } from './wait.js';
 import type { EncodedResource } from '../../src/xds/snapshot/types.js';
+import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../../src/config/identity-provider.js';
+import { parseConfig } from '../../src/config/parse-config.js';
+import { SIGN_IN } from './sign-in-config.js';
 
 /** A resource's version, or undefined for none. */
 function versionOf(resource: EncodedResource | undefined): string | undefined {
@@ -36,7 +39,8 @@ export interface TestPortcullis {
 
 /**
  * Starts Portcullis all-in-one in this process with `config` (routes and options; ports are
- * filled in), writes it to a temp file, and waits until Envoy is LIVE with the config applied.
+ * filled in; sign-in settings default to `SIGN_IN`, whose IdP is never contacted unless someone
+ * signs in), writes it to a temp file, and waits until Envoy is LIVE with the config applied.
  */
 export async function startPortcullis(
   config: Record<string, unknown>,
@@ -54,7 +58,7 @@ export async function startPortcullis(
   };
   const write = (next: Record<string, unknown>): void => {
     const temp = `${configPath}.tmp`;
-    writeFileSync(temp, stringify({ ...next, ...base }));
+    writeFileSync(temp, stringify({ ...SIGN_IN, ...next, ...base }));
     renameSync(temp, configPath);
   };
   write(config);
@@ -75,7 +79,7 @@ export async function startPortcullis(
     configPath,
     logs: logger.records,
     writeConfig: write,
-    baseConfig: () => ({ ...config, ...base }),
+    baseConfig: () => ({ ...SIGN_IN, ...config, ...base }),
     async waitForEnvoyToApply(what) {
       await waitFor(() => envoyHasApplied(adminUrl, running), {
         what: `Envoy to apply ${what}`,
@@ -98,6 +102,22 @@ export async function startPortcullis(
     throw err;
   }
   return harness;
+}
+
+/**
+ * The id of the identity-provider client of `SIGN_IN` (what every route of a test config without
+ * its own client names): sessions a test writes into the store carry it (`Session.idpId`), or
+ * routes treat them as absent.
+ */
+export const TEST_IDP_ID: string = testIdpId();
+
+function testIdpId(): string {
+  const { config } = parseConfig({
+    document: { ...SIGN_IN, insecure_server: true },
+    env: {},
+    readText: () => '',
+  });
+  return (config === undefined ? undefined : identityProviderFor(config)?.id) ?? NO_IDENTITY_PROVIDER;
 }
 
 /** Every snapshot a store published since `recordSnapshots`, oldest first. */

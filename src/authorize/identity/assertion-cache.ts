@@ -1,6 +1,7 @@
 import type { Session } from '../../session/session.js';
 import { assertionClaims, signAssertion, ASSERTION_LIFETIME_S } from './assertion.js';
 import type { SigningKey } from './signing-key.js';
+import type { AssertionTarget } from '../request-host.js';
 
 /** Re-sign this long before an assertion expires, so upstreams never receive one about to lapse. */
 const REFRESH_BEFORE_EXPIRY_MS = 60_000;
@@ -10,7 +11,7 @@ const MAX_ENTRIES = 200_000;
 /**
  * Signs identity assertions and reuses each one while it has more than a minute to live: signing
  * (ECDSA or RSA) costs far more than the rest of a decision, and a session asks for the same host
- * many times a minute. Entries are per session and host (issuer and audience are the host), and
+ * many times a minute. Entries are per session, issuer and audience (the request host), and
  * a session's entries are dropped the moment it is signed out.
  */
 export class AssertionSigner {
@@ -25,23 +26,23 @@ export class AssertionSigner {
   ) {}
 
   /**
-   * The cached assertion for `session` on `host` when it is still fresh, else undefined. Lets the
+   * The cached assertion for `session` to `target` when it is still fresh, else undefined. Lets the
    * common case answer synchronously (no promise hop in the Check path); `assertionFor` signs.
    */
-  cachedAssertion(session: Session, host: string): string | undefined {
-    const cached = this.cache.get(`${session.id}\n${host}`);
+  cachedAssertion(session: Session, target: AssertionTarget): string | undefined {
+    const cached = this.cache.get(cacheKeyOf(session, target));
     return cached !== undefined && this.now() < cached.refreshAt ? cached.token : undefined;
   }
 
-  /** A valid assertion for `session` on `host`: cached when fresh, else newly signed. */
-  async assertionFor(session: Session, host: string): Promise<string> {
-    const cacheKey = `${session.id}\n${host}`;
+  /** A valid assertion for `session` to `target`: cached when fresh, else newly signed. */
+  async assertionFor(session: Session, target: AssertionTarget): Promise<string> {
+    const cacheKey = cacheKeyOf(session, target);
     const now = this.now();
     const cached = this.cache.get(cacheKey);
     if (cached !== undefined && now < cached.refreshAt) return cached.token;
     const token = await signAssertion(
       this.key,
-      assertionClaims(session, host, now, this.claimNames, this.groupsFilter),
+      assertionClaims(session, target, now, this.claimNames, this.groupsFilter),
     );
     if (this.cache.size >= MAX_ENTRIES) this.clear();
     this.cache.set(cacheKey, {
@@ -64,4 +65,8 @@ export class AssertionSigner {
     this.cache.clear();
     this.bySession.clear();
   }
+}
+
+function cacheKeyOf(session: Session, target: AssertionTarget): string {
+  return `${session.id}\n${target.issuer}\n${target.audience}`;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Session } from '../../session/session.js';
 import type { SigningKey } from './signing-key.js';
+import type { AssertionTarget } from '../request-host.js';
 
 /** Lifetime of an identity assertion (the spec's peer: iat + 5 minutes). */
 export const ASSERTION_LIFETIME_S = 300;
@@ -23,14 +24,14 @@ export interface AssertionClaims {
 }
 
 /**
- * The claims for `session` on a request to `host` (issuer and audience are the request host,
- * port included: port-specific, as the spec says). `groups` is always an array; `extraClaims`
+ * The claims for `session` on a request whose issuer and audience are `target` (the request host,
+ * port included: port-specific, as the spec says; see request-host.ts). `groups` is always an array; `extraClaims`
  * holds the session claims named in `jwt_claims_headers`; `groupsFilter` (`jwt_groups_filter`)
  * keeps only the listed groups, so users in hundreds of groups do not get huge assertions.
  */
 export function assertionClaims(
   session: Session,
-  host: string,
+  target: AssertionTarget,
   nowMs: number,
   extraClaims: readonly string[] = [],
   groupsFilter?: ReadonlySet<string>,
@@ -43,8 +44,8 @@ export function assertionClaims(
   }
   return {
     ...extra,
-    iss: host,
-    aud: host,
+    iss: target.issuer,
+    aud: target.audience,
     sub: session.userId,
     user: session.userId,
     email: session.email ?? '',

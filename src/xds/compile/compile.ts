@@ -7,10 +7,11 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
 } from '../codec/type-urls.js';
-import { AUTHORIZE_CLUSTER } from '../../contract/names.js';
+import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { compileCluster } from './cluster.js';
 import { compileEndpoints } from './endpoints.js';
 import { authorizeCluster } from './ext-authz.js';
+import { ownHttpCluster } from './own-http.js';
 import { compileListener } from './listener.js';
 import { compileRouting } from './route-configuration.js';
 import { contentKeyOf } from './content-key.js';
@@ -30,8 +31,17 @@ export function compile(ir: IR): CompiledResources {
   const clusters: CompiledResource[] = [];
   const endpoints: CompiledResource[] = [];
   if (ir.internal !== undefined) {
-    const contentKey = contentKeyOf('authorize', ir.internal);
-    clusters.push({ name: AUTHORIZE_CLUSTER, message: authorizeCluster(ir.internal), contentKey });
+    // One key per resource: the snapshot reuses an encoding by its key alone.
+    clusters.push({
+      name: AUTHORIZE_CLUSTER,
+      message: authorizeCluster(ir.internal),
+      contentKey: contentKeyOf(AUTHORIZE_CLUSTER, ir.internal),
+    });
+    clusters.push({
+      name: OWN_HTTP_CLUSTER,
+      message: ownHttpCluster(ir.internal),
+      contentKey: contentKeyOf(OWN_HTTP_CLUSTER, ir.internal),
+    });
   }
   for (const cluster of ir.clusters) {
     const contentKey = contentKeyOf('cluster', cluster);

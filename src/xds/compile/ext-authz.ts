@@ -40,22 +40,31 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
 
 /** The cluster ext_authz calls: Portcullis's gRPC listener over HTTP/2. */
 export function authorizeCluster(internal: IRInternal): ProtoObject {
+  return portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
+}
+
+/**
+ * A cluster to one of Portcullis's own listeners at `address`: STATIC for an IP address,
+ * STRICT_DNS for a name, a 1 s connect timeout (it is loopback or a private network) and the
+ * given HTTP version.
+ */
+export function portcullisCluster(
+  name: string,
+  address: { readonly host: string; readonly port: number },
+  protocol: 'http1' | 'http2',
+): ProtoObject {
   return {
-    name: AUTHORIZE_CLUSTER,
-    type: isIP(internal.authorize.host) === 0 ? 'STRICT_DNS' : 'STATIC',
+    name,
+    type: isIP(address.host) === 0 ? 'STRICT_DNS' : 'STATIC',
     connect_timeout: durationMs(1000),
     per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
     load_assignment: {
-      cluster_name: AUTHORIZE_CLUSTER,
+      cluster_name: name,
       endpoints: [
         {
           lb_endpoints: [
             {
-              endpoint: {
-                address: {
-                  socket_address: { address: internal.authorize.host, port_value: internal.authorize.port },
-                },
-              },
+              endpoint: { address: { socket_address: { address: address.host, port_value: address.port } } },
             },
           ],
         },
@@ -63,7 +72,8 @@ export function authorizeCluster(internal: IRInternal): ProtoObject {
     },
     typed_extension_protocol_options: {
       [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, {
-        explicit_http_config: { http2_protocol_options: {} },
+        explicit_http_config:
+          protocol === 'http2' ? { http2_protocol_options: {} } : { http_protocol_options: {} },
       }),
     },
   };

@@ -6,10 +6,10 @@ const LUA_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.lua.v3.LuaPerRoute';
 
 /**
  * Lua run for requests that found no route under per-host routes. Envoy looks a request's scope up
- * by its exact `:authority`, so `App.Example.com` (curl and many HTTP libraries send the host as
+ * by the exact host part of `:authority` (listener.ts), so `App.Example.com` (curl and many HTTP libraries send the host as
  * typed) found no scope and got 404, though host names are case-insensitive (RFC 9110 4.2.3) and
- * the single-table mode matches them so. The code lower-cases `:authority` and clears the route
- * cache, and Envoy looks the scope up again. It never runs on a routed request: every per-host
+ * the single-table mode matches them so. The code lower-cases `:authority` (its port, if any, is
+ * digits) and clears the route cache, and Envoy looks the scope up again. It never runs on a routed request: every per-host
  * RouteConfiguration switches this filter off (`hostCaseOffForRouteConfiguration`). It sits first,
  * before ext_authz, so the route ext_authz reports to Portcullis is the one Envoy finally picked
  * (security-threats.md, CVE-2023-33189). Stripping credentials is not its job: the strip filters

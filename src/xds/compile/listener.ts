@@ -72,15 +72,18 @@ export function compileListener(
 const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
 
 /**
- * Scoped routes keyed by the whole `:authority` value. Envoy reads the key after the connection
- * manager has stripped the port and trailing dot (`strip_any_host_port`, `strip_trailing_host_dot`),
- * so `app.example.com:443` and `app.example.com.` find the `app.example.com` scope. Scopes and
- * their route configurations both come over ADS.
+ * Scoped routes keyed by the host part of `:authority` (the element before the first `:`), so
+ * `app.example.com:8443` finds the `app.example.com` scope now that the connection manager keeps
+ * the port; the trailing dot is stripped before the key is read (`strip_trailing_host_dot`), so
+ * `app.example.com.` finds it too. Scopes are only used for exact host names without a colon
+ * (route-scoping.ts). Scopes and their route configurations both come over ADS.
  */
 function hostScopedRoutes(): ProtoObject {
   return {
     name: INGRESS_ROUTE_CONFIG,
-    scope_key_builder: { fragments: [{ header_value_extractor: { name: ':authority', index: 0 } }] },
+    scope_key_builder: {
+      fragments: [{ header_value_extractor: { name: ':authority', element_separator: ':', index: 0 } }],
+    },
     rds_config_source: ADS_SOURCE,
     scoped_rds: { scoped_rds_config_source: ADS_SOURCE },
   };
@@ -90,8 +93,11 @@ function hostScopedRoutes(): ProtoObject {
  * The HTTP connection manager with every setting of the Envoy contract in security-threats.md
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
- * only), host dots and ports stripped before vhost matching, bounded headers, HTTP/2 limits and
- * timeouts. The chain (names in contract/names.ts):
+ * only), the host's trailing dot stripped, bounded headers, HTTP/2 limits and timeouts. The port
+ * the client sent is kept (issue 24, item 7): ext_authz sees it, so sign-in returns to it and the
+ * assertion's `iss`/`aud` carry it; route tables match hosts ignoring it
+ * (`ignore_port_in_host_matching`) and scopes key on the host part. The chain (names in
+ * contract/names.ts):
  *
  * 1. under per-host routes, the host-case filter: it lower-cases the host of a request that found
  *    no scope, and Envoy routes it again (host-case.ts);
@@ -136,7 +142,6 @@ export function httpConnectionManager(
     merge_slashes: true,
     path_with_escaped_slashes_action: 'REJECT_REQUEST',
     strip_trailing_host_dot: true,
-    strip_any_host_port: true,
     max_request_headers_kb: wrapped(MAX_REQUEST_HEADERS_KB),
     common_http_protocol_options: {
       idle_timeout: durationMs(listener.idleTimeoutMs),

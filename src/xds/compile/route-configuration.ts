@@ -6,6 +6,7 @@ import { routeScoping, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { hostCaseOffForRouteConfiguration } from './host-case.js';
 import { contentKeyOf } from './content-key.js';
+import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './own-http.js';
 
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
 type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
@@ -25,7 +26,8 @@ export interface CompiledRouting {
  * the host-case filter switched off) and one scope keyed by the host that names it, both `ingress/<host>`, so a
  * changed host is one small RDS resource that Envoy rebuilds alone, and no single message has to
  * carry every host: the scopes list (which SotW must send whole) holds names only. Single: one
- * RouteConfiguration `ingress` with every virtual host.
+ * RouteConfiguration `ingress` with every virtual host. Either way the authenticate host (when
+ * Envoy serves it, see own-http.ts) is one more virtual host, with its own scope under per-host.
  */
 export function compileRouting(ir: IR): CompiledRouting {
   const scoping = routeScoping(ir);
@@ -40,18 +42,11 @@ export function compileRouting(ir: IR): CompiledRouting {
   const scopes: CompiledResource[] = [];
   // What every host's table reads besides its own virtual host, keyed once.
   const settings = contentKeyOf('route-settings', [ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  for (const vhost of ir.virtualHosts) {
-    const host = vhost.domains[0] as string;
+  const add = (host: string, vhost: ProtoObject, contentKey: string): void => {
     const name = hostScopeName(host);
-    const contentKey = contentKeyOf(`host\n${settings}`, vhost);
     routeConfigurations.push({
       name,
-      message: routeConfiguration(
-        name,
-        [compileVirtualHost(vhost, ir)],
-        ir,
-        hostCaseOffForRouteConfiguration(),
-      ),
+      message: routeConfiguration(name, [vhost], ir, hostCaseOffForRouteConfiguration()),
       contentKey,
     });
     scopes.push({
@@ -59,6 +54,12 @@ export function compileRouting(ir: IR): CompiledRouting {
       message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
       contentKey,
     });
+  };
+  const ownHost = authenticateHost(ir);
+  if (ownHost !== undefined)
+    add(ownHost, authenticateVirtualHost(ownHost), contentKeyOf('authenticate-host', settings));
+  for (const vhost of ir.virtualHosts) {
+    add(vhost.domains[0] as string, compileVirtualHost(vhost, ir), contentKeyOf(`host\n${settings}`, vhost));
   }
   return { scoping, routeConfigurations, scopes };
 }
@@ -70,14 +71,23 @@ export function compileRouting(ir: IR): CompiledRouting {
  * because CDS is pushed first anyway and a strict check would reject a route briefly ahead of it.
  */
 export function compileRouteConfiguration(ir: IR): ProtoObject {
+  const ownHost = authenticateHost(ir);
   return routeConfiguration(
     INGRESS_ROUTE_CONFIG,
-    ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
+    [
+      ...(ownHost === undefined ? [] : [authenticateVirtualHost(ownHost)]),
+      ...ir.virtualHosts.map((vhost) => compileVirtualHost(vhost, ir)),
+    ],
     ir,
   );
 }
 
-/** A RouteConfiguration; `perFilter` is its `typed_per_filter_config` (per-host tables switch host-case off). */
+/**
+ * A RouteConfiguration; `perFilter` is its `typed_per_filter_config` (per-host tables switch
+ * host-case off). Virtual hosts match ignoring the port (`ignore_port_in_host_matching`): the
+ * connection manager keeps the port the browser sent (sign-in returns to it, and the assertion's
+ * `iss`/`aud` carry it), so `app.example.com:8443` must still find `app.example.com`.
+ */
 function routeConfiguration(
   name: string,
   virtualHosts: ProtoObject[],
@@ -90,13 +100,15 @@ function routeConfiguration(
     response_headers_to_add: headerOptions(ir.responseHeaders),
     most_specific_header_mutations_wins: true,
     validate_clusters: wrapped(false),
+    ignore_port_in_host_matching: true,
   };
   if (perFilter !== undefined) out.typed_per_filter_config = perFilter;
   return out;
 }
 
 /**
- * One virtual host. With authorization on, the JWKS route comes first, every route carries its
+ * One virtual host. With authorization on, the JWKS route comes first, then the route of
+ * Portcullis's own endpoints (`/.portcullis/*`, own-http.ts); every route carries its
  * ext_authz settings, and public routes also remove the identity headers by name
  * (`request_headers_to_remove`): a second line behind the strip filters of the connection manager,
  * which run on every request (listener.ts). Protected routes cannot: Envoy applies a route's
@@ -115,7 +127,11 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
     }
     return compiled;
   });
-  return { name: vhost.name, domains: [...vhost.domains], routes: [jwksRoute(), ...routes] };
+  return {
+    name: vhost.name,
+    domains: [...vhost.domains],
+    routes: [jwksRoute(), ownEndpointsRoute(), ...routes],
+  };
 }
 
 /** One IR route -> an Envoy route. Exported for tests. */

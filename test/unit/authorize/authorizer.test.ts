@@ -1,11 +1,23 @@
 // The authorizer as Envoy's ext_authz sees it, without Envoy: Check requests over a real gRPC
-// connection, malformed requests, client kinds, header stripping and header-injection defence.
+// connection, malformed requests, client kinds, header stripping and header-injection defence;
+// Portcullis's own endpoints, sessions of another IdP client, the sign-in redirect and the
+// port-specific assertion (issue 24).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { registerAuthorizationService } from '../../../src/authorize/ext-authz/authorization-service.js';
 import { messageType } from '../../../src/xds/codec/proto-root.js';
-import { authzFixture, FIXTURE_ROUTE } from '../../support/authz-fixture.js';
+import { decodeJwt, type JWTPayload } from 'jose';
+import {
+  authzFixture,
+  FIXTURE_AUTHENTICATE_URL,
+  FIXTURE_IDP,
+  FIXTURE_ROUTE,
+} from '../../support/authz-fixture.js';
+import type { AuthorizeRequest } from '../../../src/authorize/decision.js';
+import type { Session } from '../../../src/session/session.js';
+import { ASSERTION_HEADER } from '../../../src/contract/authz.js';
+import { OWN_SESSION_HEADER, REDIRECT_URI_PARAM, signInLocation } from '../../../src/contract/endpoints.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import type { Decision } from '../../../src/authorize/decision.js';
 import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../support/grpc-credential.js';
@@ -26,6 +38,7 @@ before(async () => {
     claims: { department: 'x\r\nX-Admin: 1' },
     issuedAt: 0,
     expiresAt: Date.now() + 60_000,
+    idpId: FIXTURE_IDP,
   });
   server = new grpc.Server();
   registerAuthorizationService(server, authorize, silentLogger, TEST_GRPC_CREDENTIAL);
@@ -167,4 +180,134 @@ test('with a fresh cached assertion the decision is synchronous; the first one s
     decision.setHeaders.find(([name]) => name === 'x-portcullis-jwt-assertion')?.[1];
   assert.ok(assertion(signed));
   assert.equal(assertion(cached), assertion(signed));
+});
+
+/** An AuthorizeRequest for the fixture, with defaults a browser would send to app.test. */
+function ask(overrides: Partial<AuthorizeRequest>): AuthorizeRequest {
+  return {
+    routeId: ROUTE,
+    requestId: 'r',
+    method: 'GET',
+    scheme: 'https',
+    host: 'app.test',
+    path: '/',
+    query: '',
+    headers: { accept: 'text/html' },
+    sourceIp: '10.0.0.1',
+    ...overrides,
+  };
+}
+
+const good: Session = {
+  id: 'good',
+  userId: 'ada',
+  email: 'ada@example.com',
+  name: 'Ada',
+  groups: [],
+  claims: { department: 'research' },
+  issuedAt: 0,
+  expiresAt: Number.MAX_SAFE_INTEGER,
+  idpId: FIXTURE_IDP,
+};
+
+test('own endpoints: /.portcullis/* on a route host is allowed without a route id and carries the raw handle, nothing else', async () => {
+  const handle = handles.issue('evil');
+  const viaCookie = await authorize(
+    ask({ routeId: undefined, path: '/.portcullis/user', headers: { cookie: `a=1; _portcullis=${handle}` } }),
+  );
+  assert.deepEqual(viaCookie, {
+    kind: 'allow',
+    setHeaders: [[OWN_SESSION_HEADER, handle]],
+    removeHeaders: [],
+    reasons: ['own-endpoint'],
+  });
+  const viaHeader = await authorize(
+    ask({
+      routeId: undefined,
+      path: '/.portcullis/sign_out',
+      headers: { authorization: 'Portcullis forged' },
+    }),
+  );
+  assert.deepEqual(viaHeader.kind === 'allow' && viaHeader.setHeaders, [[OWN_SESSION_HEADER, 'forged']]);
+  const none = await authorize(
+    ask({ routeId: undefined, path: '/.portcullis/', headers: { [OWN_SESSION_HEADER]: 'client-sent' } }),
+  );
+  assert.deepEqual(none, {
+    kind: 'allow',
+    setHeaders: [],
+    removeHeaders: [OWN_SESSION_HEADER],
+    reasons: ['own-endpoint'],
+  });
+});
+
+test('own endpoints: every path of the authenticate host (port and case ignored) is allowed; JWKS is still answered there', async () => {
+  for (const host of ['auth.test', 'Auth.Test:8443']) {
+    const decision = await authorize(
+      ask({ routeId: undefined, host, path: '/oauth2/callback', query: 'code=x' }),
+    );
+    assert.equal(decision.kind, 'allow', host);
+  }
+  const jwks = await authorize(
+    ask({ routeId: undefined, host: 'auth.test', path: '/.well-known/portcullis/jwks.json' }),
+  );
+  assert.deepEqual(jwks.reasons, ['no-jwks'], 'the JWKS branch answers (this fixture publishes none)');
+  for (const host of ['app.test', 'auth.test.evil', 'x.auth.test', 'auth.tests:80']) {
+    const decision = await authorize(ask({ routeId: undefined, host, path: '/oauth2/callback' }));
+    assert.equal(decision.kind === 'deny' && decision.status, 404, host);
+  }
+});
+
+test('a session made by another identity-provider client counts as no session', async () => {
+  await sessions.put({ ...good, id: 'other-idp', idpId: 'idp-other' });
+  const decision = await authorize(
+    ask({ headers: { accept: 'text/html', cookie: `_portcullis=${handles.issue('other-idp')}` } }),
+  );
+  assert.equal(decision.kind === 'deny' && decision.status, 302);
+  assert.equal(decision.reasons[0], 'session-other-idp');
+  await sessions.put(good);
+  const same = await authorize(ask({ headers: { cookie: `_portcullis=${handles.issue('good')}` } }));
+  assert.equal(same.kind, 'allow');
+});
+
+test('browsers go to sign in with the original URL whole: scheme, host with its port, path and query', async () => {
+  const decision = await authorize(
+    ask({ scheme: 'http', host: 'app.test:8443', path: '/a/b', query: 'x=1&y=%2F' }),
+  );
+  assert.equal(decision.kind === 'deny' && decision.status, 302);
+  const location = decision.kind === 'deny' ? new Map(decision.headers).get('location') : undefined;
+  const original = 'http://app.test:8443/a/b?x=1&y=%2F';
+  assert.equal(location, signInLocation(FIXTURE_AUTHENTICATE_URL, original));
+  const url = new URL(location ?? '');
+  assert.equal(url.origin + url.pathname, 'https://auth.test/.portcullis/sign_in');
+  assert.deepEqual([...url.searchParams], [[REDIRECT_URI_PARAM, original]], 'one parameter, no nesting');
+});
+
+test('without an authenticate URL a sign-in is a 500 that says sign-in is not configured', async () => {
+  const unconfigured = authzFixture(7, { authenticateUrl: null });
+  for (const accept of ['text/html', 'application/json']) {
+    const decision = await unconfigured.authorize(ask({ headers: { accept } }));
+    assert.equal(decision.kind === 'deny' && decision.status, 500, accept);
+    assert.match(decision.kind === 'deny' ? decision.body : '', /Sign-in is not configured/);
+    assert.equal(decision.reasons[0], 'sign-in-not-configured');
+  }
+});
+
+test('the assertion names the request host with its port; jwt_issuer_format uri makes iss a URL', async () => {
+  const payloadOf = async (fixture: ReturnType<typeof authzFixture>, host: string): Promise<JWTPayload> => {
+    await fixture.sessions.put(good);
+    const decision = await fixture.authorize(
+      ask({ host, headers: { cookie: `_portcullis=${fixture.handles.issue('good')}` } }),
+    );
+    assert.equal(decision.kind, 'allow');
+    const token = decision.kind === 'allow' ? new Map(decision.setHeaders).get(ASSERTION_HEADER) : undefined;
+    return decodeJwt(token ?? '');
+  };
+  const hostOnly = await payloadOf(authzFixture(7), 'App.Test:8443');
+  assert.equal(hostOnly.iss, 'app.test:8443');
+  assert.equal(hostOnly.aud, 'app.test:8443');
+  const defaultPort = await payloadOf(authzFixture(7), 'app.test:443');
+  assert.equal(defaultPort.aud, 'app.test');
+  const uri = await payloadOf(authzFixture(7, { issuerFormat: 'uri' }), 'app.test:8443');
+  assert.equal(uri.iss, 'https://app.test:8443/');
+  assert.equal(uri.aud, 'app.test:8443');
 });

@@ -8,10 +8,11 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import type { IR } from '../../../src/ir/types.js';
 import { OverlayMap } from '../../../src/shared/overlay-map.js';
 import { translate } from '../../../src/translate/translate.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 
 function irOf(routes: readonly unknown[]): IR {
   const parsed = parseConfig({
-    document: { insecure_server: true, address: ':8080', routes },
+    document: { ...SIGN_IN, insecure_server: true, address: ':8080', routes },
     env: {},
     readText: () => '',
   });

@@ -11,7 +11,10 @@ import {
   signAssertion,
   ASSERTION_LIFETIME_S,
 } from '../../../src/authorize/identity/assertion.js';
+import { assertionHost, assertionTarget, hostnameOf } from '../../../src/authorize/request-host.js';
 import type { Session } from '../../../src/session/session.js';
+
+const H = { issuer: 'h', audience: 'h' };
 
 const session: Session = {
   id: 'session-1',
@@ -22,6 +25,7 @@ const session: Session = {
   claims: { department: 'eng', groups: ['admins'] },
   issuedAt: 0,
   expiresAt: Number.MAX_SAFE_INTEGER,
+  idpId: 'idp-test',
 };
 
 function pem(type: 'ec' | 'rsa' | 'ed25519', options: Record<string, unknown> = {}): string {
@@ -42,7 +46,9 @@ for (const kind of accepted) {
     const now = Date.UTC(2026, 10, 22);
     const token = await signAssertion(
       key,
-      assertionClaims(session, 'app.example.com:8443', now, ['department']),
+      assertionClaims(session, assertionTarget('app.example.com:8443', 'https', 'host_only'), now, [
+        'department',
+      ]),
     );
     assert.equal(decodeProtectedHeader(token).kid, key.kid);
     const { payload } = await jwtVerify(token, createLocalJWKSet(jwksOf([key])), {
@@ -73,12 +79,12 @@ test('the key derived from shared_secret is stable across replicas and differs p
   assert.equal(a.alg, 'ES256');
   assert.equal(a.kid, b.kid);
   assert.notEqual(a.kid, other.kid);
-  const token = await signAssertion(a, assertionClaims(session, 'h', Date.now()));
+  const token = await signAssertion(a, assertionClaims(session, H, Date.now()));
   await jwtVerify(token, createLocalJWKSet(jwksOf([b])));
 });
 
 test('groups is always an array, even when the session has none', () => {
-  const claims = assertionClaims({ ...session, groups: [] }, 'h', 0);
+  const claims = assertionClaims({ ...session, groups: [] }, H, 0);
   assert.deepEqual(claims.groups, []);
 });
 
@@ -92,10 +98,39 @@ test('kid is the RFC 7638 thumbprint jose computes', async () => {
 test('jwt_groups_filter keeps only the listed groups in the assertion', () => {
   const claims = assertionClaims(
     { ...session, groups: ['admins', 'eng', 'all-staff'] },
-    'h',
+    H,
     0,
     [],
     new Set(['eng', 'ops']),
   );
   assert.deepEqual(claims.groups, ['eng']);
+});
+
+test('iss and aud are the request host with a non-default port; jwt_issuer_format uri makes iss a URL', () => {
+  assert.deepEqual(assertionTarget('App.Example.com:8443', 'https', 'host_only'), {
+    issuer: 'app.example.com:8443',
+    audience: 'app.example.com:8443',
+  });
+  assert.deepEqual(assertionTarget('app.example.com:8443', 'http', 'uri'), {
+    issuer: 'http://app.example.com:8443/',
+    audience: 'app.example.com:8443',
+  });
+  assert.deepEqual(assertionTarget('app.example.com', '', 'uri'), {
+    issuer: 'https://app.example.com/',
+    audience: 'app.example.com',
+  });
+  // The scheme's default port is not part of the host the assertion names.
+  assert.equal(assertionHost('app.example.com:443', 'https'), 'app.example.com');
+  assert.equal(assertionHost('app.example.com:80', 'http'), 'app.example.com');
+  assert.equal(assertionHost('app.example.com:80', 'https'), 'app.example.com:80');
+  const claims = assertionClaims(session, assertionTarget('app.test:8443', 'https', 'uri'), 0);
+  assert.equal(claims.iss, 'https://app.test:8443/');
+  assert.equal(claims.aud, 'app.test:8443');
+});
+
+test('hostnameOf drops the port and lower-cases; an IPv6 literal keeps its brackets', () => {
+  assert.equal(hostnameOf('Auth.Example.com:8443'), 'auth.example.com');
+  assert.equal(hostnameOf('auth.example.com'), 'auth.example.com');
+  assert.equal(hostnameOf('[::1]:8443'), '[::1]');
+  assert.equal(hostnameOf('[::1]'), '[::1]');
 });

@@ -25,6 +25,7 @@ const ada: Session = {
   },
   issuedAt: 0,
   expiresAt: Number.MAX_SAFE_INTEGER,
+  idpId: 'idp-test',
 };
 const bob: Session = {
   ...ada,

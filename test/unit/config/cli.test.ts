@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { versionString } from '../../../src/cmd/version.js';
+import { signInLines } from '../../support/sign-in-config.js';
 
 const BIN = new URL('../../../bin/portcullis.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-cli-'));
@@ -43,7 +44,7 @@ test('--version prints MAJOR.MINOR.PATCH+GITHASH', () => {
 test('validate: exit 0 for a valid config', () => {
   const path = write(
     'ok.toml',
-    'insecure_server = true\n[[routes]]\nfrom = "https://a.example.com"\nto = "http://10.0.0.1:80"\n',
+    `insecure_server = true\n${signInLines('toml')}[[routes]]\nfrom = "https://a.example.com"\nto = "http://10.0.0.1:80"\n`,
   );
   const { code, stdout } = run(['validate', '-config', path]);
   assert.equal(code, 0);

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { envName } from '../../../src/config/option-table.js';
 import { REMOVED_OPTIONS } from '../../../src/config/removed-options.js';
 import { formatProblem } from '../../../src/shared/errors.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 import { assertProblem, base, parse, problems, SECRET_32 } from './helpers.js';
 
 test('all-in-one mode with authorize_service_url set is a configuration error, not a gRPC deadline later', () => {
@@ -138,6 +139,7 @@ test('unknown keys are errors with a did-you-mean suggestion; known peer options
 test('the policy key still works, with a deprecation warning; its routes come first', () => {
   const result = parse({
     insecure_server: true,
+    ...SIGN_IN,
     policy: [{ from: 'https://old.example.com', to: 'http://a:80' }],
     routes: [{ from: 'https://new.example.com', to: 'http://b:80' }],
   });

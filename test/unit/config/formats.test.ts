@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { loadConfigFile, MAX_CONFIG_BYTES } from '../../../src/config/load-file.js';
 import { parseProperties } from '../../../src/config/properties.js';
 import { formatProblem } from '../../../src/shared/errors.js';
+import { SIGN_IN, SIGN_IN_YAML, signInLines } from '../../support/sign-in-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-formats-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,7 +22,7 @@ function write(name: string, text: string): string {
 const SAME_CONFIG: Record<string, string> = {
   'same.yaml': `insecure_server: true
 address: ":8080"
-idp_scopes: [openid, email]
+${signInLines('yaml')}idp_scopes: [openid, email]
 set_response_headers:
   X-Frame-Options: DENY
 routes:
@@ -35,6 +36,7 @@ routes:
   'same.json': JSON.stringify({
     insecure_server: true,
     address: ':8080',
+    ...SIGN_IN,
     idp_scopes: ['openid', 'email'],
     set_response_headers: { 'X-Frame-Options': 'DENY' },
     routes: [
@@ -47,7 +49,7 @@ routes:
   }),
   'same.toml': `insecure_server = true
 address = ":8080"
-idp_scopes = ["openid", "email"]
+${signInLines('toml')}idp_scopes = ["openid", "email"]
 
 [set_response_headers]
 X-Frame-Options = "DENY"
@@ -60,7 +62,7 @@ policy = [ { allow = { or = [ { email = { is = "a@example.com" } } ] } } ]
   'same.properties': `# the same config as properties
 insecure_server=true
 address=:8080
-idp_scopes=openid,email
+${signInLines('properties')}idp_scopes=openid,email
 set_response_headers.X-Frame-Options=DENY
 routes=[{"from":"https://app.example.com","to":["http://10.0.0.1:80,1","http://10.0.0.2:80,2"],\\
   "policy":[{"allow":{"or":[{"email":{"is":"a@example.com"}}]}}]}]
@@ -273,6 +275,7 @@ test('YAML anchors and aliases of a reasonable size still work', () => {
       'aliases.yaml',
       [
         'insecure_server: true',
+        SIGN_IN_YAML,
         'routes:',
         '  - from: https://a.example.com',
         '    to: http://10.0.0.1:80',

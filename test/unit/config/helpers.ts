@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { parseConfig, type ParseResult } from '../../../src/config/parse-config.js';
 import type { Config } from '../../../src/config/types.js';
 import { formatProblem, type Problem } from '../../../src/shared/errors.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 import { generateTestCertificate } from '../../support/test-certs.js';
 
 /** A valid 32-byte secret, base64. */
@@ -13,11 +14,12 @@ export const EC_KEY_PEM = generateKeyPairSync('ec', { namedCurve: 'P-256' })
   .privateKey.export({ type: 'pkcs8', format: 'pem' })
   .toString();
 
-/** The smallest valid document: plain HTTP, one route. */
+/** The smallest valid document: plain HTTP, sign-in (SIGN_IN), one route that needs a user. */
 export function base(extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     insecure_server: true,
     address: ':8080',
+    ...SIGN_IN,
     routes: [{ from: 'https://app.example.com', to: 'http://10.0.0.1:8080' }],
     ...extra,
   };

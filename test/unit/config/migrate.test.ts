@@ -12,6 +12,7 @@ import { runMigrate } from '../../../src/cmd/config-command.js';
 import { migrateDocument } from '../../../src/config/migrate.js';
 import { loadConfigFile } from '../../../src/config/load-file.js';
 import { formatProblem } from '../../../src/shared/errors.js';
+import { SIGN_IN_YAML } from '../../support/sign-in-config.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-migrate-'));
 test.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -19,7 +20,7 @@ test.after(() => rmSync(dir, { recursive: true, force: true }));
 const OLD = `# An old config
 insecure_server: true
 address: ":8080"
-cache_service_url: https://cache.internal:5443 # the databroker
+${SIGN_IN_YAML}cache_service_url: https://cache.internal:5443 # the databroker
 headers:
   X-Frame-Options: DENY
 signing_key_algorithm: ES256

@@ -3,7 +3,7 @@
 // reported (an error or a warning naming the key and the issue) while its default stays silent.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -13,23 +13,37 @@ import { loadConfigFile } from '../../../src/config/load-file.js';
 import { envName, GLOBAL_OPTIONS, type OptionSpec } from '../../../src/config/option-table.js';
 import { ROUTE_OPTIONS } from '../../../src/config/route-option-table.js';
 import { formatProblem, type Problem } from '../../../src/shared/errors.js';
+import { SIGN_IN, SIGN_IN_YAML } from '../../support/sign-in-config.js';
 import { CERT_PEM, parse, SECRET_32 } from './helpers.js';
 
 const ROOT = new URL('../../../', import.meta.url).pathname;
 
-/**
- * Fields of `Config` and `RouteSettings` (src/config/types.ts) that code outside src/config reads,
- * as `Config.<field>`: property accesses and destructuring, resolved by the TypeScript checker so
- * that a same-named field of another type (`listener.address`) does not count.
- */
-function configFieldReaders(): Set<string> {
-  const files = (function walk(dir: string): string[] {
+/** Every .ts file under src/, as absolute paths. */
+function sourceFiles(): string[] {
+  return (function walk(dir: string): string[] {
     return readdirSync(dir).flatMap((name) => {
       const path = join(dir, name);
       if (statSync(path).isDirectory()) return walk(path);
       return path.endsWith('.ts') ? [path] : [];
     });
   })(join(ROOT, 'src'));
+}
+
+/**
+ * Files in src/config that are not parsing but a view of the Config for code outside it: their
+ * reads count when code outside src/config imports them (the test checks that it does).
+ * identity-provider.ts turns the `idp_*` settings into the clients sign-in uses.
+ */
+const CONFIG_VIEWS = ['src/config/identity-provider.ts'];
+
+/**
+ * Fields of `Config` and `RouteSettings` (src/config/types.ts) that code outside src/config (or a
+ * CONFIG_VIEWS file) reads, as `Config.<field>`: property accesses and destructuring, resolved by
+ * the TypeScript checker so that a same-named field of another type (`listener.address`) does not
+ * count.
+ */
+function configFieldReaders(): Set<string> {
+  const files = sourceFiles();
   const tsconfig = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (path) => ts.sys.readFile(path));
   const { options } = ts.parseJsonConfigFileContent(tsconfig.config, ts.sys, ROOT);
   const program = ts.createProgram(files, options);
@@ -46,7 +60,8 @@ function configFieldReaders(): Set<string> {
   };
   for (const source of program.getSourceFiles()) {
     const path = relative(ROOT, source.fileName);
-    if (!path.startsWith('src/') || path.startsWith('src/config/')) continue;
+    if (!path.startsWith('src/') || (path.startsWith('src/config/') && !CONFIG_VIEWS.includes(path)))
+      continue;
     const visit = (node: ts.Node): void => {
       if (ts.isPropertyAccessExpression(node)) record(checker.getSymbolAtLocation(node.name));
       if (ts.isBindingElement(node) && ts.isObjectBindingPattern(node.parent)) {
@@ -87,6 +102,17 @@ function carrier(option: OptionSpec): OptionSpec {
   return GLOBAL_OPTIONS.find((candidate) => candidate.key === target) ?? option;
 }
 
+test('the config views are used outside src/config', () => {
+  for (const view of CONFIG_VIEWS) {
+    const specifier = `/config/${view.replace(/^src\/config\//, '').replace(/\.ts$/, '.js')}'`;
+    const users = sourceFiles().filter(
+      (path) =>
+        !relative(ROOT, path).startsWith('src/config/') && readFileSync(path, 'utf8').includes(specifier),
+    );
+    assert.ok(users.length > 0, `${view} is imported by nothing outside src/config`);
+  }
+});
+
 test('every option has a reader outside src/config or a not-supported mark', () => {
   const readers = configFieldReaders();
   assert.ok(readers.has('Config.routes') && readers.has('RouteSettings.to'), 'the scan finds readers');
@@ -123,15 +149,12 @@ test('marks are well formed: an issue that builds it, a severity, and what happe
   }
 });
 
-/** Self-hosted authenticate with split-safe secrets: every marked option can be set on top. */
+/** Sign-in and split-safe secrets: every marked option can be set on top. */
 const CONTEXT: Record<string, unknown> = {
   insecure_server: true,
   address: ':8080',
   routes: [{ from: 'https://app.example.com', to: 'http://10.0.0.1:8080' }],
-  authenticate_service_url: 'https://auth.example.com',
-  idp_provider: 'google',
-  idp_client_id: 'client',
-  idp_client_secret: 'client-secret',
+  ...SIGN_IN,
   shared_secret: SECRET_32,
   cookie_secret: SECRET_32,
 };
@@ -139,26 +162,10 @@ const CONTEXT: Record<string, unknown> = {
 /** A value that does not work yet for every marked global option, with the context it needs. */
 const SAMPLES: Readonly<Record<string, { value: unknown; context?: Record<string, unknown> }>> = {
   services: { value: 'proxy' },
-  authenticate_service_url: { value: 'https://auth2.example.com' },
   authenticate_internal_service_url: { value: 'http://auth.internal:8443' },
-  authenticate_callback_path: { value: '/cb' },
   authorize_service_url: { value: 'https://authz:5443', context: { services: 'proxy' } },
   databroker_service_url: { value: 'https://db:5443' },
   grpc_client_timeout: { value: '30s' },
-  signout_redirect_url: { value: 'https://bye.example.com' },
-  cookie_secret: { value: SECRET_32 },
-  idp_provider: { value: 'gitlab' },
-  idp_provider_url: { value: 'https://idp.example.com' },
-  idp_client_id: { value: 'other-client' },
-  idp_client_secret: { value: 'other-secret' },
-  idp_scopes: { value: ['openid', 'groups'] },
-  idp_request_params: { value: { prompt: 'login' } },
-  cookie_domain: { value: 'example.com' },
-  cookie_expire: { value: '1h' },
-  cookie_http_only: { value: false },
-  cookie_same_site: { value: 'lax' },
-  jwt_issuer_format: { value: 'uri' },
-  programmatic_redirect_domain_whitelist: { value: ['app.example.com'] },
   certificate_authority: { value: CERT_PEM },
   proxy_log_level: { value: 'debug' },
   metrics_address: { value: ':9090' },
@@ -250,33 +257,12 @@ test('a path that already has a problem gets no second message', () => {
   const lines = result.problems.filter((problem) => problem.path === 'authorize_service_url');
   assert.equal(lines.length, 1);
   assert.match(lines[0]?.message ?? '', /must not be set in all-in-one mode/);
-  // The hosted service's "is ignored" warning already covers identity-provider keys.
-  const hosted = parse({ insecure_server: true, idp_client_id: 'x' });
-  assert.equal(hosted.warnings.filter((warning) => warning.path === 'idp_client_id').length, 1);
-});
-
-test('per-route identity-provider clients are refused with the route key path', () => {
-  const result = parse({
-    insecure_server: true,
-    routes: [
-      { from: 'https://a.example.com', to: 'http://10.0.0.1:80' },
-      { from: 'https://b.example.com', to: 'http://10.0.0.2:80', idp_client_id: 'b', idp_client_secret: 's' },
-    ],
-  });
-  assert.equal(result.config, undefined);
-  assert.deepEqual(
-    result.problems.map((problem) => `${problem.path}: ${problem.message.replace(/;.*/, '')}`),
-    [
-      'routes[1].idp_client_id: is not supported yet (issue 24)',
-      'routes[1].idp_client_secret: is not supported yet (issue 24)',
-    ],
-  );
-  assert.ok(!JSON.stringify(result).includes('"s"'), 'the secret is not echoed');
 });
 
 test('policy criteria that cannot be evaluated yet are refused wherever they appear', () => {
   const route = (policy: unknown): unknown => ({
     insecure_server: true,
+    ...SIGN_IN,
     routes: [{ from: 'https://a.example.com', to: 'http://10.0.0.1:80', policy }],
   });
   const deny = parse(
@@ -332,7 +318,7 @@ test('loadConfigFile reports marks with their line; validate prints warnings and
 test('marks that translate refuses (TCP, redirect, response routes) still fail validate', () => {
   const tcp = write(
     'tcp.yaml',
-    'insecure_server: true\nroutes:\n  - from: tcp+https://db.example.com:5432\n    to: tcp://10.0.0.5:5432\n',
+    `insecure_server: true\n${SIGN_IN_YAML}routes:\n  - from: tcp+https://db.example.com:5432\n    to: tcp://10.0.0.5:5432\n`,
   );
   assert.deepEqual(allNotSupported(loadConfigFile(tcp, {})), [], 'parsing leaves it to translate');
   const err = new PassThrough();
@@ -344,7 +330,7 @@ test('marks that translate refuses (TCP, redirect, response routes) still fail v
   ]) {
     const path = write(
       `${key}.yaml`,
-      `insecure_server: true\nroutes:\n  - from: https://a.example.com\n    ${key}: ${value}\n`,
+      `insecure_server: true\n${SIGN_IN_YAML}routes:\n  - from: https://a.example.com\n    ${key}: ${value}\n`,
     );
     const out = new PassThrough();
     assert.equal(runValidate(path, new PassThrough(), out), 1, key);

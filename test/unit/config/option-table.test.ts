@@ -78,9 +78,9 @@ test('the table has every option the issue names', () => {
   assert.equal(findOption('jwt_claims_header')?.key, 'jwt_claims_headers');
 });
 
-test('the spec defaults: scopes, log level, redirect whitelist, storage, services', () => {
+test('the spec defaults: scopes, log level, redirect whitelist, storage, services, cookies', () => {
   const config = valid(base());
-  assert.deepEqual(config.idp_scopes, ['openid', 'profile', 'email', 'offline_access']);
+  assert.equal(config.idp_scopes, undefined, "unset: the provider's defaults");
   assert.equal(config.log_level, 'info');
   assert.deepEqual(config.programmatic_redirect_domain_whitelist, ['localhost']);
   assert.equal(config.databroker_storage_type, 'memory');
@@ -88,8 +88,11 @@ test('the spec defaults: scopes, log level, redirect whitelist, storage, service
   assert.equal(config.all_in_one, true);
   assert.equal(config.cookie_name, '_portcullis');
   assert.equal(config.cookie_expire_ms, 14 * 3600 * 1000);
+  assert.equal(config.cookie_same_site, 'lax');
+  assert.equal(config.cookie_http_only, true);
   assert.equal(config.pass_identity_headers, false);
-  assert.equal(config.authenticate_service_url, undefined, 'hosted authenticate by default');
+  assert.equal(config.jwt_issuer_format, 'host_only');
+  assert.equal(config.authenticate_callback_path, '/oauth2/callback');
 });
 
 test('every `_file` option points at an option of the table', () => {

@@ -10,13 +10,14 @@ import { snapshotSubscriber } from '../../../src/runtime/subscribers.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { formatProblem } from '../../../src/shared/errors.js';
+import { signInLines } from '../../support/sign-in-config.js';
 
 test('an invalid reload keeps the last good config and names the key', () => {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-config-reload-'));
   const configPath = join(dir, 'config.toml');
   const secretPath = join(dir, 'shared_secret');
   const good = (host: string): string =>
-    `insecure_server = true\naddress = ":8080"\nshared_secret_file = "${secretPath}"\n[[routes]]\nfrom = "https://${host}"\nto = "http://10.0.0.1:80"\n`;
+    `insecure_server = true\naddress = ":8080"\nshared_secret_file = "${secretPath}"\n${signInLines('toml')}[[routes]]\nfrom = "https://${host}"\nto = "http://10.0.0.1:80"\n`;
   writeFileSync(secretPath, `${Buffer.alloc(32, 3).toString('base64')}\n`);
   writeFileSync(configPath, good('a.example.com'));
   const store = new SnapshotStore();

@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig, type ParseResult, type RouteCache } from '../../../src/config/parse-config.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 
 function parse(
   routes: unknown[],
@@ -10,7 +11,7 @@ function parse(
   files: Record<string, string> = {},
 ): ParseResult {
   return parseConfig({
-    document: { insecure_server: true, address: ':8080', routes },
+    document: { insecure_server: true, address: ':8080', ...SIGN_IN, routes },
     env: {},
     readText: (file) => {
       const text = files[file];

@@ -216,10 +216,9 @@ test('allowed_idp_claims, pass_identity_headers and per-route IdP credentials', 
   const parsed = config.routes[0];
   assert.deepEqual(parsed?.allowed_idp_claims, { groups: ['admins'], level: [3] });
   assert.equal(parsed?.pass_identity_headers, true);
-  // Per-route clients are not supported yet (issue 24): both keys are errors.
-  const perRoute = problems(route({ idp_client_id: 'a', idp_client_secret: 'b' }));
-  assertProblem(perRoute, 'routes[0].idp_client_id', 'is not supported yet (issue 24)');
-  assertProblem(perRoute, 'routes[0].idp_client_secret', 'is not supported yet (issue 24)');
+  const perRoute = valid(route({ idp_client_id: 'a', idp_client_secret: 'b' })).routes[0];
+  assert.equal(perRoute?.idp_client_id, 'a');
+  assert.equal(perRoute?.idp_client_secret?.reveal(), 'b');
   assert.equal(
     valid(route({})).routes[0]?.pass_identity_headers,
     undefined,

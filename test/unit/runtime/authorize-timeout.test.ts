@@ -9,7 +9,8 @@ import { parse } from '../config/helpers.js';
 function timeoutFor(document: Record<string, unknown>): number {
   const { config } = parse({ insecure_server: true, ...document });
   assert.ok(config);
-  return internalEndpoints(config, '{"keys":[]}', 'test-credential').authorizeTimeoutMs;
+  return internalEndpoints(config, '{"keys":[]}', 'test-credential', { host: '127.0.0.1', port: 0 })
+    .authorizeTimeoutMs;
 }
 
 test('authorize_timeout bounds ext_authz: 1 s by default, the value when set, the default for 0s', () => {

@@ -19,13 +19,14 @@ import { snapshotSubscriber } from '../../../src/runtime/subscribers.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { formatProblem, ValidationError } from '../../../src/shared/errors.js';
+import { SIGN_IN, SIGN_IN_YAML, signInLines } from '../../support/sign-in-config.js';
 import { waitFor } from '../../support/wait.js';
 import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 
 function configText(host: string): string {
-  return `insecure_server: true\naddress: :8080\nroutes:\n  - from: https://${host}\n    to: http://127.0.0.1:9000\n`;
+  return `insecure_server: true\naddress: :8080\n${SIGN_IN_YAML}routes:\n  - from: https://${host}\n    to: http://127.0.0.1:9000\n`;
 }
 
 function setup(configPath: string): { reloader: Reloader; store: SnapshotStore; published: string[] } {
@@ -141,11 +142,11 @@ test('a reload re-encodes only what changed (the last good build carries the cac
     ['a', middle, 'c']
       .map((host) => `  - from: https://${host}.test\n    to: http://127.0.0.1:9000\n`)
       .join('');
-  writeFileSync(path, `insecure_server: true\naddress: :8080\nroutes:\n${routes('b')}`);
+  writeFileSync(path, `insecure_server: true\naddress: :8080\n${SIGN_IN_YAML}routes:\n${routes('b')}`);
   const { reloader, store } = setup(path);
   try {
     const first = reloader.loadInitial();
-    writeFileSync(path, `insecure_server: true\naddress: :8080\nroutes:\n${routes('b2')}`);
+    writeFileSync(path, `insecure_server: true\naddress: :8080\n${SIGN_IN_YAML}routes:\n${routes('b2')}`);
     const second = reloader.reload();
     assert.ok(second.ok);
     assert.deepEqual(
@@ -286,13 +287,14 @@ test('files nested 1,000 to 100,000 deep written over the running config are rej
       'config.yaml',
       configText('yaml.test'),
       (n) => `${configText('x.test')}idp_request_params:\n  a: ${deep(n)}\n`,
-      7,
+      7 + SIGN_IN_YAML.split('\n').length - 1,
     ],
     [
       'config.json',
       JSON.stringify({
         insecure_server: true,
         address: ':8080',
+        ...SIGN_IN,
         routes: [{ from: 'https://json.test', to: 'http://127.0.0.1:9000' }],
       }),
       (n) => `{\n  "insecure_server": true,\n  "idp_request_params": ${deep(n)}\n}`,
@@ -300,13 +302,13 @@ test('files nested 1,000 to 100,000 deep written over the running config are rej
     ],
     [
       'config.toml',
-      'insecure_server = true\naddress = ":8080"\n[[routes]]\nfrom = "https://toml.test"\nto = "http://127.0.0.1:9000"\n',
+      `insecure_server = true\naddress = ":8080"\n${signInLines('toml')}[[routes]]\nfrom = "https://toml.test"\nto = "http://127.0.0.1:9000"\n`,
       (n) => `insecure_server = true\naddress = ":8080"\nidp_request_params = ${deep(n)}\n`,
       3,
     ],
     [
       'config.properties',
-      'insecure_server=true\naddress=:8080\nroutes=[{"from":"https://props.test","to":"http://127.0.0.1:9000"}]\n',
+      `insecure_server=true\naddress=:8080\n${signInLines('properties')}routes=[{"from":"https://props.test","to":"http://127.0.0.1:9000"}]\n`,
       (n) =>
         `insecure_server=true\naddress=:8080\nroutes=[{"from":"https://a.test","to":"http://b","policy":${deep(n)}}]\n`,
       3,

@@ -6,6 +6,7 @@ import { canonicalJson } from '../../../src/shared/canonical-json.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
 import { routeId, routeIdentityText } from '../../../src/translate/route-identity.js';
 import { shortHash } from '../../../src/shared/hash.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 
 test('routeIdentityText is the canonical JSON of from, matcher and destinations', () => {
   const routes: Record<string, unknown>[] = [
@@ -22,7 +23,7 @@ test('routeIdentityText is the canonical JSON of from, matcher and destinations'
     { from: 'https://f.example.com', prefix: `/${'long/'.repeat(2000)}`, to: 'http://10.0.0.5,2' },
   ];
   const config = parseConfig({
-    document: { insecure_server: true, address: ':8080', routes },
+    document: { ...SIGN_IN, insecure_server: true, address: ':8080', routes },
     env: {},
     readText: () => '',
   }).config;

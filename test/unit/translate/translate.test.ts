@@ -1,17 +1,20 @@
 // translate is a pure function: duplicate routes reported in config order naming the first; the
-// same config gives the same IR whatever was translated before; hosts and clusters sorted by name.
+// same config gives the same IR whatever was translated before; hosts and clusters sorted by name;
+// each route names its identity-provider client; no route may use the authenticate host.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseConfig } from '../../../src/config/parse-config.js';
 import type { Config } from '../../../src/config/types.js';
 import { translate } from '../../../src/translate/translate.js';
 import type { IR } from '../../../src/ir/types.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
+import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../../../src/config/identity-provider.js';
 
 const OPTIONS = { systemCaFile: '/ca.pem' };
 
 function parse(routes: readonly Record<string, unknown>[]): Config {
   const config = parseConfig({
-    document: { insecure_server: true, address: ':8080', routes },
+    document: { ...SIGN_IN, insecure_server: true, address: ':8080', routes },
     env: {},
     readText: () => '',
   }).config;
@@ -108,4 +111,70 @@ test('the same config gives the same IR, whatever was translated before; reorder
     reversed.virtualHosts.map((host) => host.name),
     original.virtualHosts.map((host) => host.name),
   );
+});
+
+test('each route names its identity-provider client: its own idp_client_id, else the global one', () => {
+  const config = parse([
+    route('a.test'),
+    { ...route('b.test'), idp_client_id: 'b-client', idp_client_secret: 'b-secret' },
+    { ...route('c.test'), allow_public_unauthenticated_access: true },
+  ]);
+  const byHost = new Map(irOf(config).virtualHosts.map((host) => [host.name, host.routes[0]?.idpId]));
+  const global = identityProviderFor(config)?.id;
+  const own = identityProviderFor(config, { idp_client_id: 'b-client' })?.id;
+  assert.match(global ?? '', /^[0-9a-f]{16}$/);
+  assert.equal(byHost.get('a.test'), global);
+  assert.equal(byHost.get('c.test'), global);
+  assert.ok(own !== undefined && own !== global);
+  assert.equal(byHost.get('b.test'), own, 'the route is its own client');
+  // No provider at all (only public routes need none): the routes name no client.
+  const publicOnly = parseConfig({
+    document: {
+      insecure_server: true,
+      address: ':8080',
+      routes: [{ ...route('p.test'), allow_public_unauthenticated_access: true }],
+    },
+    env: {},
+    readText: () => '',
+  }).config;
+  assert.ok(publicOnly);
+  assert.equal(irOf(publicOnly).virtualHosts[0]?.routes[0]?.idpId, NO_IDENTITY_PROVIDER);
+});
+
+test('jwt_issuer_format reaches the IR (host_only by default)', () => {
+  assert.equal(irOf(parse([route('a.test')])).authorize.issuerFormat, 'host_only');
+  const uri = parseConfig({
+    document: {
+      ...SIGN_IN,
+      insecure_server: true,
+      address: ':8080',
+      jwt_issuer_format: 'uri',
+      routes: [route('a.test')],
+    },
+    env: {},
+    readText: () => '',
+  }).config;
+  assert.ok(uri);
+  assert.equal(irOf(uri).authorize.issuerFormat, 'uri');
+});
+
+test('a route on the authenticate host is a problem: Portcullis answers every path of that host', () => {
+  const config = parse([route('a.test'), route('b.test')]);
+  const result = translate({ ...config, authenticate_service_url: new URL('https://B.test:8443') }, OPTIONS);
+  assert.equal(result.ir, undefined);
+  assert.deepEqual(
+    result.problems.map((problem) => problem.path),
+    ['routes[1]'],
+  );
+  assert.match(result.problems[0]?.message ?? '', /b\.test is the authenticate_service_url host/);
+});
+
+test('a catch-all wildcard host matches with or without the port the client sent', () => {
+  const ir = irOf(parse([route('a.*.test')]));
+  const regex = new RegExp(ir.virtualHosts[0]?.routes[0]?.authorityRegex ?? '');
+  assert.ok(regex.test('a.x.test'));
+  assert.ok(regex.test('a.x.test:8443'));
+  assert.ok(!regex.test('a.x.test:'));
+  assert.ok(!regex.test('a.x.test:8443x'));
+  assert.ok(!regex.test('a.test'));
 });

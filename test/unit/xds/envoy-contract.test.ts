@@ -10,6 +10,7 @@ import { renderResources } from '../../../src/xds/codec/render.js';
 import { encodeMessage } from '../../../src/xds/codec/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
+import { SIGN_IN } from '../../support/sign-in-config.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -22,7 +23,7 @@ function render(document: Record<string, unknown>): {
   clusters: Json[];
   compiledRoutes: Json;
 } {
-  const parsed = parseConfig({ document, env: {}, readText: () => '' });
+  const parsed = parseConfig({ document: { ...SIGN_IN, ...document }, env: {}, readText: () => '' });
   assert.deepEqual(parsed.problems, []);
   assert.ok(parsed.config);
   const { ir } = translate(parsed.config, {
@@ -32,6 +33,7 @@ function render(document: Record<string, unknown>): {
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
       authorizeCredential: TEST_GRPC_CREDENTIAL,
+      http: { host: '127.0.0.1', port: 5080 },
     },
   });
   assert.ok(ir);
@@ -92,9 +94,14 @@ test('X-Forwarded-For trust is explicit and internal addresses are loopback only
   assert.deepEqual(ranges, ['127.0.0.1/32', '::1/128']);
 });
 
-test('host trailing dots and ports are stripped before virtual-host matching', () => {
+test('host trailing dots are stripped; the port is kept, and hosts match ignoring it', () => {
   assert.equal(hcm.strip_trailing_host_dot, true);
-  assert.equal(hcm.strip_any_host_port, true);
+  assert.equal(hcm.strip_any_host_port, undefined, 'ext_authz sees the port the client sent');
+  for (const table of rendered.tables) assert.equal(table.ignore_port_in_host_matching, true, table.name);
+  // Per-host scopes key on the host part of :authority.
+  assert.deepEqual(hcm.scoped_routes.scope_key_builder.fragments, [
+    { header_value_extractor: { name: ':authority', element_separator: ':', index: 0 } },
+  ]);
 });
 
 test('header size and count are bounded', () => {
@@ -245,13 +252,40 @@ test('every protected route names itself to ext_authz with a unique route id; pu
   );
 });
 
-test('every virtual host starts with the tiny JWKS route that ext_authz answers', () => {
-  for (const vhost of routes.virtual_hosts as Json[]) {
-    const first = vhost.routes[0];
+test('every virtual host starts with the tiny JWKS route that ext_authz answers, then /.portcullis/ to Portcullis', () => {
+  const hosts = routes.virtual_hosts as Json[];
+  for (const vhost of hosts) {
+    const [first, second] = vhost.routes;
     assert.equal(first.match.path, '/.well-known/portcullis/jwks.json');
     assert.equal(first.typed_per_filter_config, undefined, 'ext_authz runs (and answers) on it');
     assert.equal(first.route.cluster, 'portcullis-authorize');
+    assert.equal(second.typed_per_filter_config, undefined, 'ext_authz runs with no route id');
+    assert.equal(second.route.cluster, 'portcullis-http');
+    assert.equal(second.route.timeout, '30s');
   }
+  // The authenticate host: every path of it goes to Portcullis, and nothing else is on it.
+  const authenticate = hosts.find((vhost) => vhost.name === 'authenticate.example.com');
+  assert.deepEqual(authenticate?.domains, ['authenticate.example.com']);
+  assert.deepEqual(
+    authenticate?.routes.map((route: Json) => route.match),
+    [{ path: '/.well-known/portcullis/jwks.json' }, { prefix: '/' }],
+  );
+  for (const vhost of hosts.filter((host) => host !== authenticate))
+    assert.deepEqual(vhost.routes[1].match, { prefix: '/.portcullis/' }, vhost.name);
+});
+
+test('the HTTP server of Portcullis is a STATIC HTTP/1.1 cluster with a 1 s connect timeout', () => {
+  const cluster = rendered.clusters.find((entry) => entry.name === 'portcullis-http') as Json;
+  assert.equal(cluster.type, 'STATIC');
+  assert.equal(cluster.connect_timeout, '1s');
+  assert.deepEqual(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address, {
+    address: '127.0.0.1',
+    port_value: 5080,
+  });
+  const options = cluster.typed_extension_protocol_options[
+    'envoy.extensions.upstreams.http.v3.HttpProtocolOptions'
+  ] as Json;
+  assert.deepEqual(options.explicit_http_config, { http_protocol_options: {} });
 });
 
 test('the route table stays small: under 4 MiB at 10,000 protected routes', () => {

@@ -6,6 +6,8 @@ import { compile } from '../../../src/xds/compile/compile.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { translate } from '../../../src/translate/translate.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
+import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
+import { RESOURCE_TYPES } from '../../../src/xds/codec/type-urls.js';
 
 function irOf(froms: readonly string[]): IR {
   const parsed = parseConfig({
@@ -150,4 +152,78 @@ test('compile picks the delivery routeScoping names, across a sequence of reload
   // host's scope joins them.
   assert.deepEqual(scopesAt[2], scopesAt[0]);
   assert.deepEqual(scopesAt[3]?.slice(0, 2), scopesAt[2]);
+});
+
+/** `irOf` with authorization on and an authenticate host, as all-in-one compiles it. */
+function withAuthenticate(froms: readonly string[], authenticateUrl = 'https://auth.test'): IR {
+  const ir = irOf(froms);
+  return {
+    ...ir,
+    authorize: { ...ir.authorize, authenticateUrl },
+    internal: {
+      authorize: { host: '127.0.0.1', port: 5443 },
+      authorizeTimeoutMs: 1000,
+      jwksJson: '{"keys":[]}',
+      authorizeCredential: 'test',
+      http: { host: '127.0.0.1', port: 5080 },
+    },
+  };
+}
+
+test('the authenticate host gets its own scope and table; its routes and /.portcullis/ go to portcullis-http', () => {
+  const compiled = compile(withAuthenticate(['https://a.test']));
+  assert.deepEqual(
+    compiled['envoy.config.route.v3.ScopedRouteConfiguration'].map((scope) => scope.name),
+    ['ingress/a.test', 'ingress/auth.test'],
+  );
+  const tables = compiled['envoy.config.route.v3.RouteConfiguration'];
+  const routesOf = (name: string): unknown =>
+    (
+      tables.find((table) => table.name === name)?.message as {
+        virtual_hosts: { routes: { match: unknown; route: { cluster: string } }[] }[];
+      }
+    ).virtual_hosts[0]?.routes.map((route) => [route.match, route.route.cluster]);
+  assert.deepEqual(routesOf('ingress/auth.test'), [
+    [{ path: '/.well-known/portcullis/jwks.json' }, 'portcullis-authorize'],
+    [{ prefix: '/' }, 'portcullis-http'],
+  ]);
+  assert.deepEqual((routesOf('ingress/a.test') as unknown[]).slice(0, 2), [
+    [{ path: '/.well-known/portcullis/jwks.json' }, 'portcullis-authorize'],
+    [{ prefix: '/.portcullis/' }, 'portcullis-http'],
+  ]);
+  assert.deepEqual(checkConsistency(compiled), []);
+  // The consistency check knows the cluster: a snapshot without it is refused.
+  const clusters = compiled['envoy.config.cluster.v3.Cluster'];
+  const withoutHttp = {
+    ...compiled,
+    'envoy.config.cluster.v3.Cluster': clusters.filter((cluster) => cluster.name !== 'portcullis-http'),
+  };
+  assert.ok(
+    checkConsistency(withoutHttp).some((problem) => /unknown cluster portcullis-http/.test(problem.message)),
+  );
+  // Under one table the authenticate host is one more virtual host.
+  const single = compile(withAuthenticate(['https://a.test', 'https://*.b.test']));
+  const table = single['envoy.config.route.v3.RouteConfiguration'][0]?.message as {
+    virtual_hosts: { name: string }[];
+  };
+  assert.ok(table.virtual_hosts.some((vhost) => vhost.name === 'auth.test'));
+});
+
+test('hosts with a colon of their own (IPv6 literals) are no scope keys: the key is the part before the first colon', () => {
+  assert.equal(routeScoping({ ...irOf(['https://a.test']), virtualHosts: [vhost(['[::1]'])] }), 'single');
+  assert.equal(routeScoping(withAuthenticate(['https://a.test'], 'https://[::1]:8443')), 'single');
+  assert.equal(routeScoping(withAuthenticate(['https://a.test'])), 'per-host');
+});
+
+test('each resource has its own content key, so a rebuild from the cache gives the same snapshot', () => {
+  const compiled = compile(withAuthenticate(['https://a.test', 'https://b.test']));
+  for (const type of RESOURCE_TYPES) {
+    const keys = compiled[type].map((resource) => resource.contentKey);
+    assert.equal(new Set(keys).size, keys.length, type);
+  }
+  const cold = buildSnapshot(compiled);
+  assert.deepEqual(
+    buildSnapshot(compile(withAuthenticate(['https://a.test', 'https://b.test'])), cold.cache).snapshot,
+    cold.snapshot,
+  );
 });

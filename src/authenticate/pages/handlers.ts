@@ -1,0 +1,230 @@
+/**
+ * Sign-out, signed-out and the user page (HTML and JSON), on every route host and the
+ * authenticate host. Handlers are functions of the request and the HandlerContext (no sockets),
+ * tested on a fake clock with a fake ProviderClient.
+ */
+import { CSRF_PARAM, SIGNED_OUT_PATH } from '../../contract/endpoints.js';
+import type { OAuthTokens, Session } from '../../session/session.js';
+import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from '../http/types.js';
+import { openTokens } from '../session-tokens.js';
+import type { ProviderClient } from '../types.js';
+import { bounded } from './bounded.js';
+import {
+  errorResponse,
+  notSignedInResponse,
+  signOutConfirmResponse,
+  signedOutResponse,
+  userPageResponse,
+} from './pages.js';
+import { clearSessionCookie } from './session-cookie.js';
+import { isSignOutToken, signOutToken } from './sign-out-token.js';
+
+/** How long sign-out waits for each identity-provider call (revocation, end-session URL). */
+export const IDP_CALL_BOUND_MS = 2_000;
+
+/**
+ * The session a request's handle names, if it verifies, is in the store and has not expired.
+ * The route's own client is not checked: these pages show (and end) whatever session the browser
+ * holds on this host.
+ */
+export async function currentSession(
+  request: OwnRequest,
+  context: HandlerContext,
+): Promise<Session | undefined> {
+  if (request.sessionHandle === undefined) return undefined;
+  const id = context.handles.verify(request.sessionHandle);
+  if (id === undefined) return undefined;
+  const session = await context.sessions.get(id);
+  return session !== undefined && session.expiresAt > context.now() ? session : undefined;
+}
+
+/** What a sign-out request carries as its CSRF token: the query on GET, the form field (else query) on POST. */
+function presentedToken(request: OwnRequest): string | undefined {
+  const fromQuery = request.url.searchParams.get(CSRF_PARAM) ?? undefined;
+  if (request.method !== 'POST') return fromQuery;
+  return request.form?.get(CSRF_PARAM) ?? fromQuery;
+}
+
+/**
+ * A handler for SIGN_OUT_PATH (GET and POST), waiting at most `idpCallBoundMs` for each IdP call.
+ * GET without a valid token: a confirmation page whose POST form carries it (or, without a
+ * session, the signed-out page). POST with a missing or wrong token: 403. A valid token: see
+ * `endSession`.
+ */
+export function createSignOutHandler(idpCallBoundMs: number): OwnHandler {
+  return async (request, context) => {
+    if (request.method !== 'GET' && request.method !== 'POST') {
+      const refused = errorResponse(
+        405,
+        'Method not allowed',
+        'Sign out with GET or POST.',
+        request.requestId,
+      );
+      return { ...refused, headers: [...refused.headers, ['allow', 'GET, POST']] };
+    }
+    const session = await currentSession(request, context);
+    const cookie = clearSessionCookie(context.settings().cookie);
+    if (session === undefined) return signedOutResponse([cookie]);
+    const secret = context.settings().sharedSecret;
+    if (isSignOutToken(secret, session.id, presentedToken(request))) {
+      return endSession(session, context, cookie, idpCallBoundMs);
+    }
+    if (request.method === 'GET') return signOutConfirmResponse(session, signOutToken(secret, session.id));
+    return errorResponse(
+      403,
+      'Sign-out refused',
+      "sign-out refused: the request did not carry this session's sign-out token",
+      request.requestId,
+    );
+  };
+}
+
+/** SIGN_OUT_PATH with the default bound on IdP calls (IDP_CALL_BOUND_MS). */
+export const signOutHandler: OwnHandler = createSignOutHandler(IDP_CALL_BOUND_MS);
+
+/**
+ * Ends `session`: deletes it from the store first (its cookie on every host stops working at
+ * once), clears this host's cookie, revokes the refresh token (else the access token) and asks
+ * for the end-session URL, each bounded and never blocking sign-out, then redirects to the IdP's
+ * end-session endpoint (back to SIGNED_OUT_PATH on the authenticate host), else to
+ * `signout_redirect_url`, else shows the signed-out page.
+ */
+async function endSession(
+  session: Session,
+  context: HandlerContext,
+  cookie: string,
+  boundMs: number,
+): Promise<OwnResponse> {
+  const settings = context.settings();
+  const logger = context.logger.child({ userId: session.userId, idpId: session.idpId });
+  const tokens = await sessionTokens(session, settings.sharedSecret, logger);
+  await context.sessions.delete(session.id);
+  logger.info({}, 'signed out');
+  const provider = context.provider(session.idpId);
+  let endSessionUrl: URL | undefined;
+  if (provider !== undefined) {
+    const signedOut = new URL(SIGNED_OUT_PATH, settings.authenticateUrl).href;
+    const [, endUrl] = await Promise.all([
+      revoke(provider, tokens, boundMs, logger),
+      bounded(provider.endSessionUrl(tokens?.idToken, signedOut), boundMs),
+    ]);
+    if (endUrl.ok) endSessionUrl = endUrl.value;
+    else logger.warn({ err: endUrl.reason }, 'end-session URL unavailable; signing out locally only');
+  }
+  const location = endSessionUrl ?? settings.signoutRedirectUrl;
+  if (location === undefined) return signedOutResponse([cookie]);
+  return {
+    status: 302,
+    headers: [
+      ['location', location.href],
+      ['cache-control', 'no-store'],
+    ],
+    setCookies: [cookie],
+    body: '',
+  };
+}
+
+/** The session's tokens, or undefined when it has none or they do not open (logged). */
+async function sessionTokens(
+  session: Session,
+  sharedSecret: Uint8Array,
+  logger: HandlerContext['logger'],
+): Promise<OAuthTokens | undefined> {
+  if (session.tokens === undefined) return undefined;
+  try {
+    return await openTokens(sharedSecret, session.id, session.tokens);
+  } catch (err) {
+    logger.warn({ err: String(err) }, 'session tokens do not open; not revoking');
+    return undefined;
+  }
+}
+
+/** RFC 7009 revocation of the refresh token, else the access token; bounded, failures logged. */
+async function revoke(
+  provider: ProviderClient,
+  tokens: OAuthTokens | undefined,
+  boundMs: number,
+  logger: HandlerContext['logger'],
+): Promise<void> {
+  const target =
+    tokens?.refreshToken !== undefined
+      ? ([tokens.refreshToken, 'refresh_token'] as const)
+      : tokens?.accessToken !== undefined
+        ? ([tokens.accessToken, 'access_token'] as const)
+        : undefined;
+  if (target === undefined) return;
+  const outcome = await bounded(provider.revoke(target[0], target[1]), boundMs);
+  if (!outcome.ok)
+    logger.warn({ err: outcome.reason, hint: target[1] }, 'token revocation failed; signed out anyway');
+}
+
+/**
+ * SIGNED_OUT_PATH (authenticate host), where the IdP's end-session endpoint returns the browser:
+ * clears the authenticate host's session cookie, then 302 to `signout_redirect_url` when set,
+ * else the signed-out page.
+ */
+export const signedOutHandler: OwnHandler = async (_request, context) => {
+  const settings = context.settings();
+  const cookie = clearSessionCookie(settings.cookie);
+  if (settings.signoutRedirectUrl === undefined) return signedOutResponse([cookie]);
+  return {
+    status: 302,
+    headers: [
+      ['location', settings.signoutRedirectUrl.href],
+      ['cache-control', 'no-store'],
+    ],
+    setCookies: [cookie],
+    body: '',
+  };
+};
+
+/**
+ * USER_PAGE_PATH (HTML): the session's identity, groups, claims, identity provider, times and a
+ * sign-out button; without a valid session a 200 "You are not signed in" page linking to `/`
+ * (never a redirect, so never a loop).
+ */
+export const userPageHandler: OwnHandler = async (request, context) => {
+  const session = await currentSession(request, context);
+  if (session === undefined) return notSignedInResponse();
+  return userPageResponse(session, signOutToken(context.settings().sharedSecret, session.id));
+};
+
+/** The JSON the user endpoint answers for a session. */
+export interface UserInfo {
+  readonly user_id: string;
+  readonly email: string | null;
+  readonly name: string | null;
+  readonly groups: readonly string[];
+  readonly claims: Readonly<Record<string, unknown>>;
+  readonly idp_id: string;
+  /** ISO 8601, UTC. */
+  readonly issued_at: string;
+  readonly expires_at: string;
+}
+
+/** USER_JSON_PATH: UserInfo as JSON, or 401 `{"error": ...}` without a valid session. */
+export const userJsonHandler: OwnHandler = async (request, context) => {
+  const session = await currentSession(request, context);
+  const json = (status: number, value: unknown): OwnResponse => ({
+    status,
+    headers: [
+      ['content-type', 'application/json'],
+      ['cache-control', 'no-store'],
+      ['x-content-type-options', 'nosniff'],
+    ],
+    setCookies: [],
+    body: JSON.stringify(value),
+  });
+  if (session === undefined) return json(401, { error: 'not signed in' });
+  const info: UserInfo = {
+    user_id: session.userId,
+    email: session.email ?? null,
+    name: session.name ?? null,
+    groups: session.groups,
+    claims: session.claims,
+    idp_id: session.idpId,
+    issued_at: new Date(session.issuedAt).toISOString(),
+    expires_at: new Date(session.expiresAt).toISOString(),
+  };
+  return json(200, info);
+};

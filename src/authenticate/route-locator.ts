@@ -1,0 +1,111 @@
+/**
+ * Which configured route a URL reaches, decided as Envoy decides it (compile: route-configuration.ts
+ * and listener.ts), so sign-in only ever redirects to a URL that Envoy would route: no open
+ * redirect. Virtual hosts are chosen by the host name (port ignored, trailing dot dropped,
+ * case-insensitive): an exact domain first, then `*.suffix` wildcards longest first, then
+ * `prefix.*` wildcards longest first, then `*`; only that virtual host's routes are tried, first
+ * match wins (a route's `:authority` regex and then its path matcher).
+ */
+import { OWN_PATH_PREFIX } from '../contract/endpoints.js';
+import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
+import type { LocatedRoute, RouteLocator } from './http/types.js';
+
+interface CompiledRoute {
+  readonly route: IRRoute;
+  /** The route's `:authority` regex (true when it has none). */
+  readonly authority: (host: string) => boolean;
+  readonly path: (path: string) => boolean;
+}
+
+interface Wildcard {
+  readonly affix: string;
+  readonly routes: readonly CompiledRoute[];
+}
+
+/**
+ * A RouteLocator over `ir`. Build one per accepted IR (it compiles every regex once); pure
+ * otherwise. The authenticate host (`ir.authorize.authenticateUrl`) locates no route: Envoy gives
+ * it its own exact virtual host, which wins over any wildcard. A URL under `/.portcullis/` on a
+ * route host locates the route its path would reach or, when none does (Envoy sends those paths
+ * to Portcullis on every route host), the host's first route.
+ */
+export function createRouteLocator(ir: IR): RouteLocator {
+  const exact = new Map<string, readonly CompiledRoute[]>();
+  const suffixes: Wildcard[] = [];
+  const prefixes: Wildcard[] = [];
+  let fallback: readonly CompiledRoute[] | undefined;
+  for (const vhost of ir.virtualHosts) {
+    const routes = compileRoutes(vhost);
+    for (const domain of vhost.domains.map((value) => value.toLowerCase())) {
+      if (domain === '*') fallback ??= routes;
+      else if (domain.startsWith('*')) suffixes.push({ affix: domain.slice(1), routes });
+      else if (domain.endsWith('*')) prefixes.push({ affix: domain.slice(0, -1), routes });
+      else if (!exact.has(domain)) exact.set(domain, routes);
+    }
+  }
+  suffixes.sort((a, b) => b.affix.length - a.affix.length);
+  prefixes.sort((a, b) => b.affix.length - a.affix.length);
+  const authenticateHost = hostOf(ir.authorize.authenticateUrl);
+
+  const vhostRoutes = (host: string): readonly CompiledRoute[] | undefined =>
+    exact.get(host) ??
+    suffixes.find((w) => host.endsWith(w.affix) && host.length > w.affix.length)?.routes ??
+    prefixes.find((w) => host.startsWith(w.affix) && host.length > w.affix.length)?.routes ??
+    fallback;
+
+  return {
+    locate(url: URL): LocatedRoute | undefined {
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+      if (url.username !== '' || url.password !== '') return undefined;
+      const host = url.hostname.toLowerCase().replace(/\.$/, '');
+      if (host === '' || host === authenticateHost) return undefined;
+      const routes = vhostRoutes(host);
+      if (routes === undefined) return undefined;
+      const path = url.pathname.replace(/\/{2,}/g, '/');
+      const candidates = routes.filter((r) => r.authority(host));
+      const found =
+        candidates.find((r) => r.path(path)) ??
+        (path.startsWith(OWN_PATH_PREFIX) ? candidates[0] : undefined);
+      return found === undefined ? undefined : { routeId: found.route.id, idpId: found.route.idpId };
+    },
+  };
+}
+
+function compileRoutes(vhost: IRVirtualHost): readonly CompiledRoute[] {
+  return vhost.routes.map((route) => ({
+    route,
+    authority: route.authorityRegex === undefined ? () => true : regexMatcher(route.authorityRegex),
+    path: pathMatcher(route),
+  }));
+}
+
+/** Envoy's path matchers: case-sensitive prefix, exact path, or a full-match regex on the path. */
+function pathMatcher(route: IRRoute): (path: string) => boolean {
+  const { kind, value } = route.match;
+  if (kind === 'prefix') return (path) => path.startsWith(value);
+  if (kind === 'path') return (path) => path === value;
+  return regexMatcher(value);
+}
+
+/**
+ * An RE2 pattern as a full-match test. A pattern JavaScript cannot compile (RE2-only syntax)
+ * matches nothing: a redirect it would have allowed is refused, never the reverse.
+ */
+function regexMatcher(pattern: string): (value: string) => boolean {
+  let regex: RegExp;
+  try {
+    regex = new RegExp(`^(?:${pattern})$`, 'u');
+  } catch {
+    return () => false;
+  }
+  return (value) => regex.test(value);
+}
+
+function hostOf(url: string | undefined): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url).hostname.toLowerCase();
+  } catch {
+    return undefined;
+  }
+}

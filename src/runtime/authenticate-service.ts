@@ -1,0 +1,173 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Config } from '../config/types.js';
+import type { IR } from '../ir/types.js';
+import type { Session, SessionStore } from '../session/session.js';
+import type { Logger } from '../shared/logger.js';
+import { PortcullisError, errorMessage } from '../shared/errors.js';
+import type { AuthenticateSettings } from '../authenticate/types.js';
+import type { HandlerContext, RouteLocator } from '../authenticate/http/types.js';
+import { createOwnServer } from '../authenticate/http/server.js';
+import { createRouteLocator } from '../authenticate/route-locator.js';
+import { MemoryReplayGuard } from '../authenticate/flow/replay-guard.js';
+import { ProviderRegistry } from '../authenticate/providers/registry.js';
+import { SessionRefresher } from '../authenticate/refresh/refresher.js';
+import { authenticateSettings, localIdentityProvider } from './authenticate-settings.js';
+import type { IdentityResolver } from './identity.js';
+import type { BuildSubscriber } from './subscribers.js';
+
+/** Deadline of each call to an identity provider (discovery, JWKS, token, userinfo, revocation). */
+const IDP_TIMEOUT_MS = 10_000;
+
+/** What the authenticate service holds for the config it runs. */
+interface Installed {
+  readonly settings: AuthenticateSettings;
+  readonly ir: IR;
+  readonly locator: RouteLocator;
+  readonly handles: HandlerContext['handles'];
+}
+
+/**
+ * The authenticate service as the runtime runs it: Portcullis's own HTTP server (sign-in, IdP
+ * callback, handoff, sign-out, user page, programmatic login; src/authenticate/http), the
+ * identity-provider clients of the current config (kept across reloads when unchanged), and the
+ * refresher that renews sessions before their tokens expire. Each accepted build replaces the
+ * settings and routes as one reference, so a request finishes on the config it started with.
+ */
+export class AuthenticateService {
+  private installed: Installed | undefined;
+  private readonly providers: ProviderRegistry;
+  private readonly refresher: SessionRefresher;
+  private readonly server: Server;
+  private address: { host: string; port: number } | undefined;
+
+  constructor(
+    private readonly sessions: SessionStore,
+    private readonly identities: IdentityResolver,
+    private readonly logger: Logger,
+    private readonly now: () => number = Date.now,
+  ) {
+    this.providers = new ProviderRegistry({
+      timeoutMs: IDP_TIMEOUT_MS,
+      // `install` refuses every http:// identity provider that is not on this machine.
+      allowInsecureRequests: true,
+      logger: logger.child({ component: 'idp' }),
+      now,
+    });
+    this.refresher = new SessionRefresher({
+      sessions,
+      provider: (id) => this.providers.get(id),
+      sharedSecret: () => this.current().settings.sharedSecret,
+      now,
+      logger,
+    });
+    this.server = createOwnServer(this.context());
+  }
+
+  /**
+   * Installs an accepted config: its settings, routes and identity-provider clients. Throws (the
+   * reload then fails and the last good config keeps serving) when a client cannot be built.
+   */
+  install(config: Config, ir: IR): void {
+    const identity = this.identities.resolve(config);
+    const settings = authenticateSettings(config, {
+      sharedSecret: identity.sharedSecret,
+      cookieSecret: this.identities.cookieSecret(config),
+    });
+    if (settings === undefined) {
+      this.installed = undefined;
+      this.providers.update(new Map());
+      return;
+    }
+    // http:// identity providers only on this machine (tests, the local demo).
+    for (const provider of settings.providers.values()) {
+      if (provider.providerUrl?.protocol === 'http:' && !localIdentityProvider(provider.providerUrl)) {
+        throw new PortcullisError(
+          'IDP_URL_INSECURE',
+          `idp_provider_url ${provider.providerUrl.href} is plain http; only loopback and *.localhost identity providers may be (use https)`,
+        );
+      }
+    }
+    this.providers.update(settings.providers);
+    this.installed = { settings, ir, locator: createRouteLocator(ir), handles: identity.handles };
+  }
+
+  /** This service as a build subscriber. */
+  subscriber(): BuildSubscriber {
+    return { name: 'authenticate', publish: (build) => this.install(build.config, build.ir) };
+  }
+
+  /**
+   * Starts the HTTP server on `host:port` (0 picks a free port) and resolves with the address
+   * Envoy must reach (IRInternal.http). Call before the first config is translated.
+   */
+  async listen(host = '127.0.0.1', port = 0): Promise<{ host: string; port: number }> {
+    await new Promise<void>((resolve, reject) => {
+      const failed = (err: Error): void =>
+        reject(
+          new PortcullisError('HTTP_BIND_FAILED', `cannot listen on ${host}:${port}: ${errorMessage(err)}`),
+        );
+      this.server.once('error', failed);
+      this.server.listen(port, host, () => {
+        this.server.off('error', failed);
+        resolve();
+      });
+    });
+    const bound = this.server.address() as AddressInfo;
+    this.address = { host, port: bound.port };
+    return this.address;
+  }
+
+  /** Where the HTTP server listens; throws before `listen`. */
+  endpoint(): { host: string; port: number } {
+    if (this.address === undefined) throw new Error('the authenticate HTTP server is not listening yet');
+    return this.address;
+  }
+
+  /** Schedules the refresh of a session made elsewhere (tests, imports). */
+  track(session: Session): void {
+    this.refresher.track(session);
+  }
+
+  /** Stops the refresher and the HTTP server (open connections are closed). */
+  async close(): Promise<void> {
+    this.refresher.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private current(): Installed {
+    if (this.installed === undefined) throw new Error('sign-in is not configured (authenticate_service_url)');
+    return this.installed;
+  }
+
+  /** The handlers' view: current settings and routes by reference, sessions tracked for refresh. */
+  private context(): HandlerContext {
+    const sessions = this.sessions;
+    const refresher = this.refresher;
+    return {
+      settings: () => this.current().settings,
+      routes: () => this.current().locator,
+      ir: () => this.current().ir,
+      provider: (id) => this.providers.get(id),
+      sessions: {
+        get: (id) => sessions.get(id),
+        put: async (session) => {
+          await sessions.put(session);
+          refresher.track(session);
+        },
+        delete: (id) => sessions.delete(id),
+        onInvalidate: (listener) => sessions.onInvalidate(listener),
+      },
+      handles: {
+        issue: (id) => this.current().handles.issue(id),
+        verify: (handle) => this.current().handles.verify(handle),
+      },
+      replay: new MemoryReplayGuard(this.now),
+      now: this.now,
+      randomId: () => randomUUID(),
+      logger: this.logger.child({ component: 'authenticate' }),
+    };
+  }
+}
