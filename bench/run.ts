@@ -6,6 +6,7 @@
  *   route-change  one-route change live in Envoy at 10,000 routes
  *   memory        control-plane memory growth per 1,000 routes
  *   authz         authorized vs public route on the same Envoy: throughput ratio, added p50
+ *   sign-in       signed-in throughput vs oauth2-proxy; 200 concurrent sign-ins (needs Go, wrk)
  *
  * Options:
  *   --only=<names>    a comma-separated subset of the suites above
@@ -37,6 +38,7 @@ import { authzSuite } from './suites/authz.js';
 import { coldStartSuite } from './suites/cold-start.js';
 import { memorySuite } from './suites/memory.js';
 import { routeChangeSuite } from './suites/route-change.js';
+import { signInSuite } from './suites/sign-in.js';
 import { validateSuite } from './suites/validate.js';
 
 const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>>> = {
@@ -45,6 +47,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   'route-change': routeChangeSuite,
   memory: memorySuite,
   authz: authzSuite,
+  'sign-in': signInSuite,
 };
 
 async function main(): Promise<void> {
