@@ -42,14 +42,7 @@ export function createAuthorizer(
     const state = deps.state();
     if (request.routeId === undefined) return ownRoute(state, request);
     const route = state.routes.get(request.routeId);
-    if (route === undefined)
-      return denyResponse(
-        404,
-        'No route matches this request.',
-        request.requestId,
-        clientKind(request.headers),
-        ['route-not-found'],
-      );
+    if (route === undefined) return routeNotFound(request);
     const credentials = readCredentials(request.headers, state.cookieName);
     const sessionId = credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
     const found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
@@ -204,15 +197,7 @@ function ownRoute(state: AuthzState, request: AuthorizeRequest): Decision {
   const own =
     request.path.startsWith(OWN_PATH_PREFIX) ||
     (state.authenticateHost !== undefined && hostnameOf(request.host) === state.authenticateHost);
-  if (!own) {
-    return denyResponse(
-      404,
-      'No route matches this request.',
-      request.requestId,
-      clientKind(request.headers),
-      ['route-not-found'],
-    );
-  }
+  if (!own) return routeNotFound(request);
   const { handle } = readCredentials(request.headers, state.cookieName);
   return handle === undefined || handle === ''
     ? { kind: 'allow', setHeaders: [], removeHeaders: [OWN_SESSION_HEADER], reasons: ['own-endpoint'] }
@@ -241,4 +226,11 @@ function jwksResponse(state: AuthzState): Decision {
     body: state.jwksJson,
     reasons: ['jwks'],
   };
+}
+
+/** The 404 for a Check that names no configured route. */
+function routeNotFound(request: AuthorizeRequest): Decision {
+  return denyResponse(404, 'No route matches this request.', request.requestId, clientKind(request.headers), [
+    'route-not-found',
+  ]);
 }

@@ -30,6 +30,8 @@ export interface AllInOneOptions {
   readonly withoutEnvoy?: boolean;
   /** How long an in-place config write must stay unchanged before it is loaded (Reloader's `settleMs`). */
   readonly reloadSettleMs?: number;
+  /** Deadline of each identity-provider call (default 10 s); tests of a slow IdP shorten it. */
+  readonly idpTimeoutMs?: number;
 }
 
 /** A running all-in-one Portcullis: its parts, for tests, and a graceful `stop`. */
@@ -60,7 +62,12 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const sessions = new MemorySessionStore();
   const identities = new IdentityResolver(logger);
   const authorize = new AuthorizeService(sessions, logger, identities);
-  const authenticate = new AuthenticateService(sessions, identities, logger);
+  const authenticate = new AuthenticateService(
+    sessions,
+    identities,
+    logger,
+    options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs },
+  );
   // Envoy reaches Portcullis's own HTTP endpoints here; the address goes into the first config.
   const ownHttp = await authenticate.listen('127.0.0.1', 0);
   const caFile = systemCaFile(options.env);

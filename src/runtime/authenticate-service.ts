@@ -12,13 +12,13 @@ import { createOwnServer } from '../authenticate/http/server.js';
 import { createRouteLocator } from '../authenticate/route-locator.js';
 import { MemoryReplayGuard } from '../authenticate/flow/replay-guard.js';
 import { ProviderRegistry } from '../authenticate/providers/registry.js';
-import { SessionRefresher } from '../authenticate/refresh/refresher.js';
+import { SessionRefresher, type RefreshOutcome } from '../authenticate/refresh/refresher.js';
 import { authenticateSettings, localIdentityProvider } from './authenticate-settings.js';
 import type { IdentityResolver } from './identity.js';
 import type { BuildSubscriber } from './subscribers.js';
 
 /** Deadline of each call to an identity provider (discovery, JWKS, token, userinfo, revocation). */
-const IDP_TIMEOUT_MS = 10_000;
+export const IDP_TIMEOUT_MS = 10_000;
 
 /** What the authenticate service holds for the config it runs. */
 interface Installed {
@@ -41,15 +41,18 @@ export class AuthenticateService {
   private readonly refresher: SessionRefresher;
   private readonly server: Server;
   private address: { host: string; port: number } | undefined;
+  private readonly now: () => number;
 
   constructor(
     private readonly sessions: SessionStore,
     private readonly identities: IdentityResolver,
     private readonly logger: Logger,
-    private readonly now: () => number = Date.now,
+    options: { readonly now?: () => number; readonly idpTimeoutMs?: number } = {},
   ) {
+    this.now = options.now ?? Date.now;
+    const now = this.now;
     this.providers = new ProviderRegistry({
-      timeoutMs: IDP_TIMEOUT_MS,
+      timeoutMs: options.idpTimeoutMs ?? IDP_TIMEOUT_MS,
       // `install` refuses every http:// identity provider that is not on this machine.
       allowInsecureRequests: true,
       logger: logger.child({ component: 'idp' }),
@@ -128,6 +131,15 @@ export class AuthenticateService {
   /** Schedules the refresh of a session made elsewhere (tests, imports). */
   track(session: Session): void {
     this.refresher.track(session);
+  }
+
+  /**
+   * Refreshes a session's tokens now instead of at its scheduled time (tests, operators). Single
+   * flight like the scheduled refresh: concurrent calls for one session share one IdP call and its
+   * outcome ('refreshed', 'ended' when the IdP refused, 'kept' when it was unavailable). Never throws.
+   */
+  refreshNow(sessionId: string): Promise<RefreshOutcome> {
+    return this.refresher.refresh(sessionId);
   }
 
   /** Stops the refresher and the HTTP server (open connections are closed). */

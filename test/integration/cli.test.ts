@@ -86,7 +86,7 @@ test('a missing --config is a usage error that says what to pass', () => {
 });
 
 test('the bundled example configs are valid', () => {
-  for (const example of ['examples/all-in-one.yaml', 'examples/sidecar.yaml']) {
+  for (const example of ['examples/all-in-one.yaml', 'examples/sidecar.yaml', 'examples/demo.yaml']) {
     const result = portcullis([
       'validate',
       '--config',

@@ -44,7 +44,11 @@ export interface TestPortcullis {
  */
 export async function startPortcullis(
   config: Record<string, unknown>,
-  options: { adsApiType?: 'DELTA_GRPC' | 'GRPC' } = {},
+  options: {
+    adsApiType?: 'DELTA_GRPC' | 'GRPC';
+    /** Deadline of each identity-provider call (AllInOneOptions.idpTimeoutMs). */
+    idpTimeoutMs?: number;
+  } = {},
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
   const configPath = join(dir, 'config.yaml');
@@ -69,6 +73,7 @@ export async function startPortcullis(
     logger,
     adsApiType: options.adsApiType ?? 'DELTA_GRPC',
     reloadSettleMs: 20,
+    ...(options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs }),
   });
   recordSnapshots(running.store);
   const adminUrl = `http://127.0.0.1:${adminPort}`;

@@ -96,6 +96,12 @@ export interface TestIdp {
   slow(ms: number): void;
   /** Spoils every ID token the token endpoint returns from now on ('none': stop). */
   tamperIdTokens(mode: IdTokenTamper): void;
+  /**
+   * From now on a submitted login form ends the authorization with this OAuth error (the IdP
+   * redirects back to the client with `error`, `error_description` and `state`), as when a user
+   * denies consent; undefined: logins work again.
+   */
+  denyLogins(error: string | undefined): void;
   /** Revokes every refresh token of `username`; returns how many it revoked. */
   revokeRefreshTokens(username: string): number;
   /** Internal errors oidc-provider reported (a passing test expects none). */
@@ -288,6 +294,7 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
   let endSessionSuccess = 0;
   let slowMs = 0;
   let tamperMode: IdTokenTamper = 'none';
+  let denyError: string | undefined;
 
   const server = createServer();
   const port = await listen(server, options.port ?? 0);
@@ -313,7 +320,10 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     res.setHeader('connection', 'close');
     const answer = async (): Promise<void> => {
       if (slowMs > 0) await delay(slowMs, undefined, { signal: stopped.signal });
-      if (INTERACTION.test(path)) await interaction(provider, accounts, req, res);
+      if (denyError !== undefined && req.method === 'POST' && INTERACTION.exec(path)?.[2] !== undefined) {
+        const error_description = `the test IdP denies logins (${denyError})`;
+        await provider.interactionFinished(req, res, { error: denyError, error_description });
+      } else if (INTERACTION.test(path)) await interaction(provider, accounts, req, res);
       else oidc(req, res);
     };
     answer().catch((err: unknown) => {
@@ -355,6 +365,9 @@ export async function startTestIdp(options: TestIdpOptions = {}): Promise<TestId
     },
     tamperIdTokens: (mode) => {
       tamperMode = mode;
+    },
+    denyLogins: (error) => {
+      denyError = error;
     },
     revokeRefreshTokens: (username) => store.revokeRefreshTokens(username),
     serverErrors: () => [...serverErrors],

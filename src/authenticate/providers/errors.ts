@@ -50,6 +50,24 @@ function unreachable(err: unknown): boolean {
   });
 }
 
+/** Codes of a deadline that passed (ours, undici's, openid-client's), as opposed to a refused or lost connection. */
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+  'OAUTH_TIMEOUT',
+]);
+
+/** True when `err` (or a cause) is a deadline that passed. */
+function timedOut(err: unknown): boolean {
+  return causes(err).some(
+    (cause) =>
+      cause instanceof Error &&
+      (cause.name === 'TimeoutError' || TIMEOUT_CODES.has(String((cause as { code?: unknown }).code))),
+  );
+}
+
 /** The HTTP status of the IdP's answer, when the error carries one. */
 function status(err: unknown): number | undefined {
   for (const cause of causes(err)) {
@@ -81,7 +99,12 @@ export function toIdpError(err: unknown, action: string, phase: 'call' | 'discov
     phase === 'discovery' || unreachable(err) || (code !== undefined && (code >= 500 || code === 429))
       ? 'unavailable'
       : 'refused';
-  const reason = unreachable(err) ? 'the IdP could not be reached in time' : describe(err);
+  // A refused connection and a deadline are told apart: "down" and "slow" need different fixes.
+  const reason = !unreachable(err)
+    ? describe(err)
+    : timedOut(err)
+      ? 'the IdP did not answer in time'
+      : 'the IdP could not be reached';
   return new IdpError(kind, `${action} failed: ${reason}`, { cause: err });
 }
 
