@@ -7,6 +7,7 @@
  *   memory        control-plane memory growth per 1,000 routes
  *   authz         authorized vs public route on the same Envoy: throughput ratio, added p50
  *   sign-in       signed-in throughput vs oauth2-proxy; 200 concurrent sign-ins (needs Go, wrk)
+ *   churn         every kind of live change under load at 1,000 and 10,000 routes: failed requests, rename to serving
  *
  * Options:
  *   --only=<names>    a comma-separated subset of the suites above
@@ -35,6 +36,7 @@ import {
   type SuiteResult,
 } from './lib/report.js';
 import { authzSuite } from './suites/authz.js';
+import { churnSuite } from './suites/churn.js';
 import { coldStartSuite } from './suites/cold-start.js';
 import { memorySuite } from './suites/memory.js';
 import { routeChangeSuite } from './suites/route-change.js';
@@ -48,6 +50,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   memory: memorySuite,
   authz: authzSuite,
   'sign-in': signInSuite,
+  churn: churnSuite,
 };
 
 async function main(): Promise<void> {

@@ -1,5 +1,6 @@
 import { clustersReady } from './envoy-admin.js';
 import { freePort, statusOf } from './http.js';
+import { freePortPair } from '../../test/support/ports.js';
 import type { Listeners } from './config-gen.js';
 import { until, whileRunning, type Started } from './processes.js';
 
@@ -11,7 +12,8 @@ export interface Ports extends Listeners {
 
 /** Picks free ports on 127.0.0.1 for Envoy's listener, Portcullis's gRPC port and Envoy's admin. */
 export async function loopbackPorts(): Promise<Ports> {
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  // Portcullis's own HTTP server takes the port after grpc_address's.
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
   return {
     address: `127.0.0.1:${proxyPort}`,
     grpcAddress: `127.0.0.1:${grpcPort}`,

@@ -4,28 +4,37 @@ import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state
 
 /**
  * Holds the authorization state across reloads. A new config's state is installed before its
- * snapshot reaches Envoy, and the previous state stays reachable for routes the new one dropped,
- * because Envoy keeps routing with the old config until it has applied the new one: a request in
- * that window is judged by the policy of the route Envoy actually matched.
+ * snapshot reaches Envoy, and every route a config dropped keeps the policy it last had until
+ * `release`: Envoy keeps routing with the old routes until it has applied, and ACKed, the new
+ * ones, and a Check in that window names a route id the new config no longer has; it is judged
+ * by the policy of the route Envoy actually matched, not answered 404. A changed policy on a kept
+ * route id applies at once. The runtime calls `release` once every Envoy holds the routes of the
+ * latest config (runtime/make-before-break.ts).
  */
 export class AuthzStateHolder {
   private current: AuthzState | undefined;
-  /** The last installed config's own state, without leftovers (so only one generation is kept). */
+  /** The last installed config's own state, without leftovers. */
   private latest: AuthzState | undefined;
+  /** Routes dropped since the last `release`, by id, with the policy each had last. */
+  private retiring: ReadonlyMap<string, RouteAuthz> = new Map();
 
   /** Compiles (reusing the last state's policies, see `buildAuthzState`) and installs the state for `ir`. */
   install(ir: IR): void {
     const next = buildAuthzState(ir, this.latest);
     const previous = this.latest;
     this.latest = next;
-    if (previous === undefined) {
-      this.current = next;
-      return;
-    }
-    // The routes the new config dropped stay reachable (see the class comment), looked up behind it.
-    const dropped = new Map<string, RouteAuthz>();
-    for (const [id, route] of previous.routes) if (!next.routes.has(id)) dropped.set(id, route);
-    this.current = dropped.size === 0 ? next : { ...next, routes: new OverlayMap(next.routes, dropped) };
+    const retiring = new Map<string, RouteAuthz>();
+    for (const [id, route] of this.retiring) if (!next.routes.has(id)) retiring.set(id, route);
+    for (const [id, route] of previous?.routes ?? []) if (!next.routes.has(id)) retiring.set(id, route);
+    this.retiring = retiring;
+    this.current = retiring.size === 0 ? next : { ...next, routes: new OverlayMap(next.routes, retiring) };
+  }
+
+  /** Forgets the dropped routes: no Envoy routes by them any more. */
+  release(): void {
+    if (this.retiring.size === 0) return;
+    this.retiring = new Map();
+    this.current = this.latest;
   }
 
   /** The state to judge the next request with; throws before the first install. */

@@ -2,7 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { Reloader } from '../runtime/reloader.js';
-import { snapshotSubscriber } from '../runtime/subscribers.js';
+import { MakeBeforeBreak } from '../runtime/make-before-break.js';
 import type { GoodBuild } from '../runtime/build-pipeline.js';
 import { runnableParts, type ServiceParts } from './services.js';
 import { systemCaFile } from '../runtime/system-ca.js';
@@ -12,6 +12,7 @@ import { MemorySessionStore } from '../databroker/memory-session-store.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
 import { AuthenticateService } from '../runtime/authenticate-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
+import { ownHttpAddress } from '../runtime/authenticate-settings.js';
 import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
 import { locateEnvoy, type LocatedEnvoy } from '../envoy/locate.js';
@@ -44,6 +45,8 @@ export interface AllInOne {
   readonly authenticate: AuthenticateService;
   readonly reloader: Reloader;
   readonly ads: AdsServer;
+  /** Publishes each build's snapshot, keeping dropped clusters until every Envoy applied its routes. */
+  readonly publisher: MakeBeforeBreak;
   readonly grpcPort: number;
   readonly supervisor: EnvoySupervisor | undefined;
   stop(options?: { graceMs?: number }): Promise<void>;
@@ -62,19 +65,29 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   const sessions = new MemorySessionStore();
   const identities = new IdentityResolver(logger);
   const authorize = new AuthorizeService(sessions, logger, identities);
+  // Dropped clusters and route ids stay until every Envoy has ACKed the routes that no longer use them.
+  const publisher = new MakeBeforeBreak({
+    store,
+    logger,
+    onSettled: () => authorize.releaseRetiredRoutes(),
+  });
   const authenticate = new AuthenticateService(
     sessions,
     identities,
     logger,
     options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs },
   );
-  // Envoy reaches Portcullis's own HTTP endpoints here; the address goes into the first config.
-  const ownHttp = await authenticate.listen('127.0.0.1', 0);
+  // Envoy reaches Portcullis's own HTTP endpoints at the port after grpc_address's, fixed by the
+  // first config (like the gRPC credential), so a restart compiles the same cluster.
+  let ownHttp: { host: string; port: number } | undefined;
   const caFile = systemCaFile(options.env);
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
-    translate: (config) => ({ systemCaFile: caFile, internal: authorize.internalFor(config, ownHttp) }),
+    translate: (config) => {
+      ownHttp ??= ownHttpAddress(splitHostPort(config.grpc_address));
+      return { systemCaFile: caFile, internal: authorize.internalFor(config, envoySide(ownHttp)) };
+    },
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
   });
@@ -87,7 +100,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     if (parts.authorize) reloader.subscribe(authorize.subscriber());
     // Sign-in takes each config's routes and clients before Envoy routes by them.
     if (parts.authenticate) reloader.subscribe(authenticate.subscriber());
-    if (parts.proxy) reloader.subscribe(snapshotSubscriber(store));
+    if (parts.proxy) reloader.subscribe(publisher.subscriber());
   } catch (err) {
     reloader.close();
     await authenticate.close();
@@ -107,6 +120,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     );
   }
   const ads = new AdsServer({ source: store, logger, credential });
+  ads.onEvent((event) => publisher.observe(event));
   const server = new grpc.Server(grpcServerOptions(credential, logger));
   if (parts.proxy) ads.register(server);
   if (parts.authorize) authorize.register(server);
@@ -121,6 +135,8 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   let supervisor: EnvoySupervisor | undefined;
   try {
     grpcPort = await bindGrpc(server, host, port);
+    // After gRPC, so a taken grpc_address is reported as such.
+    if (ownHttp !== undefined) await authenticate.listen(ownHttp.host, ownHttp.port);
     logger.info(
       {
         grpc_address: `${host}:${grpcPort}`,
@@ -134,7 +150,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
       logger.info(
         {
           authenticate_service_url: initial.config.authenticate_service_url.origin,
-          own_http: `${ownHttp.host}:${ownHttp.port}`,
+          own_http: `${authenticate.endpoint().host}:${authenticate.endpoint().port}`,
         },
         'sign-in served on the authenticate host and /.portcullis/ of every route host (through Envoy)',
       );
@@ -161,6 +177,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     authenticate,
     reloader,
     ads,
+    publisher,
     grpcPort,
     supervisor,
     async stop(stopOptions = {}) {
@@ -234,4 +251,12 @@ function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
       resolve();
     });
   });
+}
+
+/** The address Envoy dials for one Portcullis listens on (all interfaces: loopback). */
+function envoySide(address: { host: string; port: number }): { host: string; port: number } {
+  return {
+    host: address.host === '0.0.0.0' || address.host === '' ? '127.0.0.1' : address.host,
+    port: address.port,
+  };
 }

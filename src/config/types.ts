@@ -17,7 +17,7 @@ export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
 export interface WeightedUrl {
   readonly url: URL;
   readonly weight: number | undefined;
-  /** `url.href`: a route's id is hashed from it (see route-identity.ts). */
+  /** `url.href`. */
   readonly href: string;
   /** `url.protocol`, such as `https:`. */
   readonly protocol: string;
@@ -77,7 +77,7 @@ export interface RouteSettings {
   /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
   readonly kind: 'http' | 'tcp';
   readonly from: URL;
-  /** `from.href` (what route ids hash) and `from`'s host name, lower-cased (what hosts group by). */
+  /** `from.href`, and `from`'s host name, lower-cased (what hosts group by and route ids hash). */
   readonly from_href: string;
   readonly from_host: string;
   /** Destinations; empty when the route answers with `redirect` or `response`. */

@@ -79,7 +79,11 @@ export type IRHostRewrite =
   | { readonly kind: 'literal'; readonly host: string };
 
 export interface IRRoute {
-  /** 16 hex characters derived from from, matchers and to: stable across restarts and reorderings. */
+  /**
+   * 16 hex characters derived from what Envoy matches the route on (from host and path matcher:
+   * translate/route-identity.ts), never its upstreams: stable across restarts, reorderings and
+   * every change that leaves the match alone. It also names the route's cluster (`route-<id>`).
+   */
   readonly id: string;
   readonly name: string;
   readonly sourcePath: string;

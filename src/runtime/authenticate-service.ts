@@ -109,7 +109,10 @@ export class AuthenticateService {
     await new Promise<void>((resolve, reject) => {
       const failed = (err: Error): void =>
         reject(
-          new PortcullisError('HTTP_BIND_FAILED', `cannot listen on ${host}:${port}: ${errorMessage(err)}`),
+          new PortcullisError(
+            'HTTP_BIND_FAILED',
+            `cannot listen on ${host}:${port} for sign-in (Portcullis's own HTTP endpoints take the port after grpc_address's): ${errorMessage(err)}`,
+          ),
         );
       this.server.once('error', failed);
       this.server.listen(port, host, () => {

@@ -56,3 +56,14 @@ export function localIdentityProvider(url: URL): boolean {
   if (isIP(host) === 4) return host.startsWith('127.');
   return host === '::1';
 }
+
+/**
+ * Where Portcullis's own HTTP server listens (sign-in, callback, sign-out, user page), reached by
+ * Envoy's `portcullis-http` cluster: the host of `grpc_address` and the next port (5444 beside the
+ * default 5443). Derived from the config, never picked at random, so a restarted Portcullis
+ * compiles the same cluster and a running Envoy rebuilds nothing when it reconnects (issue 28).
+ * A `grpc_address` with port 0 (tests without Envoy) gives port 0: any free port.
+ */
+export function ownHttpAddress(grpcAddress: { host: string; port: number }): { host: string; port: number } {
+  return { host: grpcAddress.host, port: grpcAddress.port === 0 ? 0 : grpcAddress.port + 1 };
+}

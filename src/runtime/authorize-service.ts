@@ -98,6 +98,15 @@ export class AuthorizeService {
     this.holder.install(ir);
   }
 
+  /**
+   * Forgets the policies of routes that configs dropped: call once every Envoy holds the latest
+   * config's routes (`MakeBeforeBreak`'s `onSettled`). Until then a Check naming such a route is
+   * judged by the policy it last had (see `AuthzStateHolder`).
+   */
+  releaseRetiredRoutes(): void {
+    this.holder.release();
+  }
+
   /** This service as a build subscriber: each accepted build's policies and keys, before Envoy's. */
   subscriber(): BuildSubscriber {
     return { name: 'authorize', publish: (build) => this.install(build.config, build.ir) };

@@ -12,7 +12,7 @@ import type {
 import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
-import { routeId } from './route-identity.js';
+import { routeIdentity, routeMatch } from './route-identity.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
@@ -34,9 +34,11 @@ const DEFAULT_RESPONSE_HEADERS = { 'X-Frame-Options': 'SAMEORIGIN', 'X-XSS-Prote
 const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains; preload' };
 
 /**
- * Config -> IR: groups routes into virtual hosts, derives stable ids and names from each route's
- * content, applies defaults (timeouts, host rewriting, security headers) and checks cross-route
- * rules (no two routes with the same id, no route on the authenticate host). A pure function of its arguments: same Config and
+ * Config -> IR: groups routes into virtual hosts, names each route and its cluster by the route's
+ * identity (what Envoy matches it on: route-identity.ts, so upstream, health, timeout, header and
+ * policy changes keep every name), applies defaults (timeouts, host rewriting, security headers)
+ * and checks cross-route rules (no route that an earlier one with the same host and matcher
+ * shadows, no route on the authenticate host). A pure function of its arguments: same Config and
  * options, same IR (virtual hosts sorted by name with the catch-all last, clusters sorted by
  * name), whatever was translated before. Problems come in config order, each with its key path;
  * with any problem there is no IR.
@@ -44,8 +46,8 @@ const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains
 export function translate(config: Config, options: TranslateOptions): TranslateResult {
   const problems: Problem[] = [];
   const routes: TranslatedRoute[] = [];
-  /** The key path of the first route with each id, for duplicates to name. */
-  const firstWithId = new Map<string, string>();
+  /** The key path of the first route with each match key, for the routes it shadows to name. */
+  const firstWithMatch = new Map<string, string>();
   const ownHost = config.authenticate_service_url?.hostname.toLowerCase();
   for (const settings of config.routes) {
     if (!served(settings)) {
@@ -53,14 +55,11 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       continue;
     }
     if (settings.from_host === ownHost) problems.push(onAuthenticateHost(settings, ownHost));
-    const translated = translateRoute(settings, config, options, problems);
-    const earlier = firstWithId.get(translated.id);
-    if (earlier === undefined) firstWithId.set(translated.id, settings.source_path);
-    else
-      problems.push({
-        path: settings.source_path,
-        message: `duplicates ${earlier} (same from, matcher and to); remove one or change its matcher`,
-      });
+    const identity = routeIdentity(settings);
+    const translated = translateRoute(settings, identity.id, config, options, problems);
+    const earlier = firstWithMatch.get(identity.matchKey);
+    if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
+    else problems.push(shadowed(settings, earlier, translated.route.match));
     routes.push(translated);
   }
   if (problems.length > 0) return { ir: undefined, problems };
@@ -85,7 +84,6 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
 
 /** One route's translation: its IR route and cluster, and the virtual host it belongs to. */
 interface TranslatedRoute {
-  readonly id: string;
   readonly vhost: string;
   readonly domains: readonly string[];
   readonly route: IRRoute;
@@ -121,6 +119,17 @@ function onAuthenticateHost(settings: RouteSettings, host: string): Problem {
   };
 }
 
+/**
+ * A route that an earlier one with the same host and matcher shadows: Envoy takes the first route
+ * that matches, so this one would never see a request (whatever its destinations or policy).
+ */
+function shadowed(settings: RouteSettings, earlier: string, match: IRPathMatch): Problem {
+  return {
+    path: settings.source_path,
+    message: `never matches: ${earlier} comes first with the same from host (${settings.from_host}) and ${match.kind} matcher (${JSON.stringify(match.value)}), and Envoy takes the first route that matches; remove one or change its matcher`,
+  };
+}
+
 /** Ascending code-unit order (what `Array.prototype.sort` does by default), for names. */
 function byCodeUnits(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
@@ -142,18 +151,17 @@ function groupHosts(routes: readonly TranslatedRoute[]): IRVirtualHost[] {
   );
 }
 
-/** Translates one route; problems with its upstreams are added to `problems`. */
+/** Translates one route with id `id`; problems with its upstreams are added to `problems`. */
 function translateRoute(
   settings: RouteSettings,
+  id: string,
   config: Config,
   options: TranslateOptions,
   problems: Problem[],
 ): TranslatedRoute {
-  const id = routeId(settings);
   const placement = placeHost(settings.from_host);
   const clusterName = `route-${id}`;
   return {
-    id,
     vhost: placement.vhost,
     domains: placement.domains,
     route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
@@ -169,12 +177,7 @@ function buildRoute(
   authorityRegex: string | undefined,
   config: Config,
 ): IRRoute {
-  const match: IRPathMatch =
-    settings.path !== undefined
-      ? { kind: 'path', value: settings.path }
-      : settings.regex !== undefined
-        ? { kind: 'regex', value: settings.regex }
-        : { kind: 'prefix', value: settings.prefix ?? '/' };
+  const match = routeMatch(settings);
   const toPath = settings.to[0]?.pathname ?? '/';
   const impliedRewrite =
     toPath !== '/' && settings.prefix_rewrite === undefined && settings.regex_rewrite_pattern === undefined

@@ -8,9 +8,10 @@ export const UPSTREAM_CONNECT_TIMEOUT_MS = 10_000;
 
 /**
  * Builds the cluster for one route: endpoints with weights, discovery type, TLS, health checks and
- * outlier detection. Hostnames other than IP literals need DNS, which EDS cannot carry, so such
- * clusters are STRICT_DNS with inline endpoints; all-IP clusters use EDS so endpoint changes are
- * pushed without touching the cluster.
+ * outlier detection, named `clusterName` (the route's identity, never its upstreams). Hostnames
+ * other than IP literals need DNS, which EDS cannot carry, so such clusters are STRICT_DNS with
+ * inline endpoints (an endpoint or weight change is an in-place update of the same cluster); all-IP
+ * clusters use EDS so endpoint and weight changes are pushed without touching the cluster.
  */
 export function buildCluster(
   route: RouteSettings,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { generateTestCertificate } from '../support/test-certs.js';
-import { freePort } from '../support/ports.js';
+import { freePort, freePortPair } from '../support/ports.js';
 import { SIGN_IN_YAML } from '../support/sign-in-config.js';
 import { waitFor } from '../support/wait.js';
 
@@ -97,7 +97,7 @@ test('the bundled example configs are valid', () => {
 });
 
 test('all-in-one says what is listening and when Envoy is ready, and stops cleanly on SIGTERM', async () => {
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
   const config = configFile(
     'ready.yaml',
     [

@@ -22,7 +22,7 @@ import { connectAds } from '../support/ads-client.js';
 import { callCheck } from '../support/check-client.js';
 import { startEnvoy } from '../support/envoy.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
-import { freePort } from '../support/ports.js';
+import { freePort, freePortPair } from '../support/ports.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import { waitFor } from '../support/wait.js';
 
@@ -165,7 +165,7 @@ describe('sidecar mode and the credential command', () => {
       stringify({
         insecure_server: true,
         address: `127.0.0.1:${await freePort()}`,
-        grpc_address: `127.0.0.1:${await freePort()}`,
+        grpc_address: `127.0.0.1:${await freePortPair()}`,
         routes: [],
         ...extra,
       }),

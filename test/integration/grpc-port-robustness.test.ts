@@ -24,7 +24,7 @@ import { SIGN_IN } from '../support/sign-in-config.js';
 import { connectAds } from '../support/ads-client.js';
 import { callCheck, CHECK_PATH } from '../support/check-client.js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
-import { freePort } from '../support/ports.js';
+import { freePort, freePortPair } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import {
   exchangeRaw,
@@ -104,7 +104,7 @@ let configPath: string;
 
 before(async () => {
   dir = mkdtempSync(join(tmpdir(), 'portcullis-grpc-robustness-'));
-  grpcPort = await freePort();
+  grpcPort = await freePortPair();
   configPath = join(dir, 'config.yaml');
   writeFileSync(
     configPath,

@@ -16,7 +16,7 @@ import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
 import { escapeHtml } from '../../src/shared/html-page.js';
 import { recordingLogger } from '../../src/shared/logger.js';
 import { completeLogin } from '../support/idp-login.js';
-import { freePort } from '../support/ports.js';
+import { freePort, freePortPair } from '../support/ports.js';
 import {
   EnvoyClient,
   SESSION_COOKIE,
@@ -311,7 +311,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
   async function startReplica(t: { after(fn: () => Promise<void>): void }): Promise<AllInOne> {
     const dir = mkdtempSync(join(tmpdir(), 'portcullis-replica-'));
     const configPath = join(dir, 'config.yaml');
-    const [address, grpc, admin] = [await freePort(), await freePort(), await freePort()];
+    const [address, grpc, admin] = [await freePort(), await freePortPair(), await freePort()];
     writeFileSync(
       configPath,
       stringify({

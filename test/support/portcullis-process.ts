@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
-import { freePort } from './ports.js';
+import { freePort, freePortPair } from './ports.js';
 import { SIGN_IN } from './sign-in-config.js';
 import { waitFor } from './wait.js';
 
@@ -36,7 +36,7 @@ export async function spawnPortcullis(
 ): Promise<PortcullisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-process-'));
   const configPath = join(dir, 'config.yaml');
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
   writeFileSync(
     configPath,
     stringify({

@@ -8,7 +8,7 @@ import { adminRequest } from '../../src/envoy/admin.js';
 import { recordingLogger, type LogRecord } from '../../src/shared/logger.js';
 import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
 import type { Snapshot } from '../../src/xds/snapshot/types.js';
-import { freePort } from './ports.js';
+import { freePort, freePortPair } from './ports.js';
 import { waitFor } from './wait.js';
 import type { EncodedResource } from '../../src/xds/snapshot/types.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../../src/config/identity-provider.js';
@@ -52,7 +52,7 @@ export async function startPortcullis(
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
   const configPath = join(dir, 'config.yaml');
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePort(), await freePort()];
+  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
   const base = {
     insecure_server: true,
     address: `127.0.0.1:${proxyPort}`,
@@ -148,6 +148,8 @@ export function recordSnapshots(store: SnapshotStore): void {
 export async function envoyHasApplied(adminUrl: string, running: AllInOne): Promise<boolean> {
   const snapshot = running.store.current();
   if (snapshot === undefined) return false;
+  // A change still on its way through make-before-break steps is not applied yet.
+  if (running.publisher.waiting) return false;
   const dump = JSON.parse((await adminRequest(adminUrl, '/config_dump', { timeoutMs: 5000 })).body) as {
     configs: {
       '@type': string;

@@ -17,3 +17,25 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * A port `p` such that `p` and `p + 1` were both free on 127.0.0.1 a moment ago: for a
+ * `grpc_address`, since Portcullis's own HTTP server listens on the next port (ownHttpAddress).
+ */
+export async function freePortPair(): Promise<number> {
+  for (let attempt = 0; attempt < 50; attempt += 1) {
+    const port = await freePort();
+    if (port < 65535 && (await portIsFree(port + 1))) return port;
+  }
+  throw new Error('no two consecutive free ports on 127.0.0.1 in 50 attempts');
+}
+
+/** Whether `port` can be listened on at 127.0.0.1 right now. */
+function portIsFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}

@@ -4,6 +4,7 @@ import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { Snapshot, SnapshotSource } from '../snapshot/types.js';
 import { DeltaStream } from './delta-stream.js';
+import type { AdsEventListener, AdsStreamEvent } from './events.js';
 import { ADS_GRPC_DEFINITION } from './grpc-service.js';
 import type { DeltaCall, SotwCall } from './grpc-service.js';
 import { AdsMetrics } from './metrics.js';
@@ -52,6 +53,8 @@ export class AdsServer {
   /** The prepared view of the snapshot last read from the source, shared by every stream. */
   private prepared: PreparedSnapshot | undefined;
   private closed = false;
+  private streamCounter = 0;
+  private readonly eventListeners = new Set<AdsEventListener>();
 
   constructor(options: AdsServerOptions) {
     const maxMessageBytes = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
@@ -66,6 +69,8 @@ export class AdsServer {
       logger,
       metrics: this.metrics,
       maxMessageBytes,
+      newStreamId: () => ++this.streamCounter,
+      emit: (event) => this.emit(event),
     };
     this.unsubscribe = options.source.subscribe(() => this.fanOut());
   }
@@ -76,6 +81,17 @@ export class AdsServer {
       StreamAggregatedResources: (call: SotwCall) => this.open(call, 'sotw'),
       DeltaAggregatedResources: (call: DeltaCall) => this.open(call, 'delta'),
     });
+  }
+
+  /**
+   * Calls `listener` with every stream's events (see `AdsStreamEvent`: per stream and type, the
+   * version its Envoy ACKed and holds, or that it holds none yet; a stream's end), synchronously,
+   * right after the request or push that caused them. Returns an unsubscribe. A listener that
+   * throws is logged; the stream goes on.
+   */
+  onEvent(listener: AdsEventListener): () => void {
+    this.eventListeners.add(listener);
+    return () => this.eventListeners.delete(listener);
   }
 
   /** Counters for tests and logs; a detached copy. */
@@ -132,6 +148,16 @@ export class AdsServer {
     this.streams.add(stream);
     this.metrics.streamsOpen += 1;
     this.metrics.streamsTotal += 1;
+  }
+
+  private emit(event: AdsStreamEvent): void {
+    for (const listener of [...this.eventListeners]) {
+      try {
+        listener(event);
+      } catch (err) {
+        this.ctx.logger.error({ err: errorMessage(err), event: event.kind }, 'xDS: an event listener failed');
+      }
+    }
   }
 
   private fanOut(): void {

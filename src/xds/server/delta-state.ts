@@ -284,6 +284,42 @@ export class DeltaTypeState {
     return false;
   }
 
+  /**
+   * The version of `prepared` the client holds of this type, or undefined while it does not: a
+   * response awaits its ACK or NACK, or the client NACKed a version `prepared` still has (it keeps
+   * an older one). With nothing pending and nothing rejected, the last plans sent every difference
+   * and the client ACKed them all, so it holds `prepared`.
+   */
+  held(prepared: PreparedType): string | undefined {
+    if (this.pending.size > 0) return undefined;
+    for (const [name, version] of this.rejected) {
+      const current = prepared.byName.get(name);
+      if (current !== undefined && !this.interested(name)) continue;
+      if (current === undefined ? version === REMOVAL && this.has.has(name) : current.version === version)
+        return undefined;
+    }
+    return prepared.version;
+  }
+
+  /**
+   * Sends `names` again on the next plan even if the client holds them at the current version:
+   * when a cluster is updated in place, Envoy warms a new instance of it that waits for an EDS
+   * response (until `initial_fetch_timeout`, 15 s by default) before it replaces the old one, and
+   * Envoy holds its CDS ACK until then. Only names the client subscribes to count.
+   */
+  refresh(names: readonly string[]): void {
+    for (const name of names) {
+      if (!this.names.has(name) || this.effective(name) === undefined) continue;
+      this.forget(name);
+      this.reconsider.add(name);
+    }
+  }
+
+  /** True when the client holds `name`, or has it on its way, at some version. */
+  knows(name: string): boolean {
+    return this.effective(name) !== undefined;
+  }
+
   /** Number of responses awaiting an ACK or NACK. */
   get pendingCount(): number {
     return this.pending.size;

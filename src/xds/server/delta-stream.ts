@@ -1,4 +1,9 @@
-import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE,
+  CLUSTER_TYPE,
+  RESOURCE_TYPES,
+  SHORT_NAMES,
+} from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import { responseHeaderSize, splitBySize, stringFieldSize } from './chunking.js';
 import { DeltaTypeState } from './delta-state.js';
@@ -16,7 +21,9 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  * `DeltaTypeState`; this class feeds it requests and snapshots and writes the planned responses.
  *
  * Order on a push: additions and updates CDS, EDS, LDS, RDS, then removals RDS, LDS, EDS, CDS, so
- * nothing is removed before whatever replaces it is in place; stale clusters go last [1].
+ * nothing is removed before whatever replaces it is in place; stale clusters go last [1]. That
+ * order alone does not wait for Envoy's ACKs; the runtime removes a cluster from the snapshot
+ * only after every stream reported that its Envoy holds routes without it (`AdsStreamEvent`).
  *
  * Chunking: a type's changes are split so no response exceeds `maxMessageBytes`; each chunk has its
  * own nonce and all chunks are written at once, without waiting for ACKs. That is correct because
@@ -57,6 +64,14 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     if (state.applySubscription(request)) this.push([type]);
   }
 
+  protected asked(type: ResourceType): boolean {
+    return this.stateOf(type).started;
+  }
+
+  protected held(type: ResourceType, prepared: PreparedType): string | undefined {
+    return this.stateOf(type).held(prepared);
+  }
+
   protected pushAll(): void {
     this.push(RESOURCE_TYPES);
   }
@@ -65,11 +80,23 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     const prepared = this.currentSnapshot();
     if (prepared === undefined) return;
     const plans: Array<[DeltaTypeState, PreparedType, DeltaPlan]> = [];
-    for (const type of types) {
+    // Clusters updated in place wait for their endpoints (DeltaTypeState.refresh): EDS follows CDS.
+    const order: readonly ResourceType[] =
+      types.includes(CLUSTER_TYPE) && !types.includes(CLUSTER_LOAD_ASSIGNMENT_TYPE)
+        ? [...types, CLUSTER_LOAD_ASSIGNMENT_TYPE]
+        : types;
+    for (const type of order) {
       const state = this.stateOf(type);
       if (!state.started) continue;
       const typeData = prepared.type(type);
-      plans.push([state, typeData, state.plan(typeData)]);
+      const plan = state.plan(typeData);
+      plans.push([state, typeData, plan]);
+      if (type === CLUSTER_TYPE) {
+        // Clusters the client already had (an update, not an addition), before this plan is sent.
+        const updated = plan.upserts.filter((resource) => state.knows(resource.name));
+        if (updated.length > 0)
+          this.stateOf(CLUSTER_LOAD_ASSIGNMENT_TYPE).refresh(updated.map((resource) => resource.name));
+      }
     }
     for (const [state, typeData, plan] of plans) {
       if (plan.upserts.length > 0 || (plan.mustAnswer && plan.removals.length === 0)) {

@@ -23,6 +23,8 @@ interface SentRecord {
   /** Every resource of `version` was included (wildcard LDS/CDS). */
   readonly all: boolean;
   readonly names: Set<string>;
+  /** RDS/EDS: the resource versions the response carried, by name. */
+  readonly versions: ReadonlyMap<string, string> | undefined;
 }
 
 /** Rejected versions kept per stream and type; old ones are forgotten beyond this. */
@@ -71,6 +73,8 @@ export class SotwTypeState {
   private sent: SentRecord | undefined;
   /** RDS/EDS: name -> the resource version last sent for it (whether ACKed, pending or NACKed). */
   private readonly delivered = new Map<string, string>();
+  /** RDS/EDS: name -> the resource version the client ACKed last (what it holds). */
+  private readonly acked = new Map<string, string>();
 
   constructor(readonly type: ResourceType) {}
 
@@ -90,6 +94,8 @@ export class SotwTypeState {
   /** ACK: the client applied the last response; `versionInfo` is what it now runs. */
   onAck(versionInfo: string): void {
     this.ackedVersion = versionInfo;
+    for (const [name, version] of this.sent?.versions ?? [])
+      if (this.names.has(name)) this.acked.set(name, version);
     this.phase = 'idle';
   }
 
@@ -124,6 +130,33 @@ export class SotwTypeState {
       for (const name of this.sent.names) if (!this.names.has(name)) this.sent.names.delete(name);
     }
     for (const name of this.delivered.keys()) if (!this.names.has(name)) this.delivered.delete(name);
+    for (const name of this.acked.keys()) if (!this.names.has(name)) this.acked.delete(name);
+  }
+
+  /**
+   * RDS/EDS: sends `names` again on the next plan even if they were delivered at the current
+   * version (see `DeltaTypeState.refresh`: an updated cluster waits for its endpoints).
+   */
+  refresh(names: Iterable<string>): void {
+    for (const name of names) this.delivered.delete(name);
+  }
+
+  /**
+   * The version of `prepared` the client holds of this type, or undefined while it does not hold
+   * it (a response awaits its ACK, or it NACKed one and keeps an older version). LDS/CDS/SRDS: the
+   * last response was ACKed at the type's version. RDS/EDS: nothing awaits an ACK and every
+   * requested resource that exists was ACKed at its current version (the type version may change
+   * through resources this client never asked for).
+   */
+  held(prepared: PreparedType): string | undefined {
+    if (this.phase !== 'idle') return undefined;
+    if (isFullSetType(this.type))
+      return this.ackedVersion === prepared.version ? prepared.version : undefined;
+    for (const name of this.names) {
+      const resource = prepared.byName.get(name);
+      if (resource !== undefined && this.acked.get(name) !== resource.version) return undefined;
+    }
+    return prepared.version;
   }
 
   /**
@@ -180,6 +213,10 @@ export class SotwTypeState {
       nonce,
       all: plan.names === undefined,
       names: new Set(plan.names ?? []),
+      versions:
+        plan.resourceVersions === undefined
+          ? undefined
+          : new Map(plan.resourceVersions.map((version, index) => [plan.names?.[index] as string, version])),
     };
     this.phase = 'awaiting-ack';
   }

@@ -1,4 +1,9 @@
-import { RESOURCE_TYPES, SHORT_NAMES } from '../codec/type-urls.js';
+import {
+  CLUSTER_LOAD_ASSIGNMENT_TYPE,
+  CLUSTER_TYPE,
+  RESOURCE_TYPES,
+  SHORT_NAMES,
+} from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
 import type { SotwCall } from './grpc-service.js';
 import { encodeSotwResponse, withNonce } from './messages.js';
@@ -23,9 +28,10 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  * - A new version is sent even while an older response of the type awaits its ACK; the older nonce
  *   becomes stale. Waiting instead would let EDS/LDS/RDS overtake a pending CDS and break the
  *   make-before-break order; Envoy ACKs every response in order, so nothing is lost.
- * - SotW cannot make-before-break a cluster removal: the CDS full set that drops a cluster goes
- *   before the RDS that stops using it (every response carries the snapshot's version). Routes to
- *   a removed cluster 503 until RDS lands, milliseconds later; delta xDS avoids this.
+ * - A stream alone cannot make-before-break a cluster removal (the CDS full set that drops a
+ *   cluster would go before the RDS that stops using it); the runtime never publishes such a
+ *   snapshot before every stream reported (`AdsStreamEvent`) that it holds routes without it
+ *   (runtime/make-before-break.ts).
  *
  * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-eventual-consistency-considerations
  */
@@ -33,6 +39,8 @@ export class SotwStream extends StreamBase<SotwRequest> {
   private readonly states = new Map<ResourceType, SotwTypeState>(
     RESOURCE_TYPES.map((type) => [type, new SotwTypeState(type)]),
   );
+  /** The clusters of the last CDS response sent, by name. */
+  private sentClusters: ReadonlyMap<string, PreparedResource> | undefined;
 
   constructor(call: SotwCall, ctx: StreamContext, onDone: (stream: AdsStream) => void) {
     super(call, ctx, onDone, 'sotw');
@@ -61,6 +69,14 @@ export class SotwStream extends StreamBase<SotwRequest> {
     this.push([type]);
   }
 
+  protected asked(type: ResourceType): boolean {
+    return this.stateOf(type).requested;
+  }
+
+  protected held(type: ResourceType, prepared: PreparedType): string | undefined {
+    return this.stateOf(type).held(prepared);
+  }
+
   protected pushAll(): void {
     this.push(RESOURCE_TYPES);
   }
@@ -68,15 +84,35 @@ export class SotwStream extends StreamBase<SotwRequest> {
   private push(types: readonly ResourceType[]): void {
     const prepared = this.currentSnapshot();
     if (prepared === undefined) return;
-    for (const type of types) {
+    // Clusters updated in place wait for their endpoints (DeltaTypeState.refresh): EDS follows CDS.
+    const order: readonly ResourceType[] =
+      types.includes(CLUSTER_TYPE) && !types.includes(CLUSTER_LOAD_ASSIGNMENT_TYPE)
+        ? [...types, CLUSTER_LOAD_ASSIGNMENT_TYPE]
+        : types;
+    for (const type of order) {
       const typeData = prepared.type(type);
       const state = this.stateOf(type);
       const plan = state.plan(
         typeData,
         this.ctx.maxMessageBytes - responseHeaderSize(typeData.typeUrl, typeData.version),
       );
-      if (plan !== undefined) this.send(state, typeData, plan);
+      if (plan === undefined) continue;
+      this.send(state, typeData, plan);
+      if (type === CLUSTER_TYPE) this.refreshUpdatedClusters(typeData);
     }
+  }
+
+  /** After a CDS response: the clusters whose version changed since the last one get their endpoints again. */
+  private refreshUpdatedClusters(clusters: PreparedType): void {
+    const before = this.sentClusters;
+    this.sentClusters = clusters.byName;
+    if (before === undefined) return;
+    const updated: string[] = [];
+    for (const [name, resource] of clusters.byName) {
+      const old = before.get(name);
+      if (old !== undefined && old.version !== resource.version) updated.push(name);
+    }
+    if (updated.length > 0) this.stateOf(CLUSTER_LOAD_ASSIGNMENT_TYPE).refresh(updated);
   }
 
   private send(state: SotwTypeState, prepared: PreparedType, plan: SotwPlan): void {

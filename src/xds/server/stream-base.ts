@@ -1,11 +1,12 @@
 import type * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { resourceTypeOf } from '../codec/type-urls.js';
+import { RESOURCE_TYPES, resourceTypeOf } from '../codec/type-urls.js';
 import type { ResourceType } from '../codec/type-urls.js';
+import type { AdsStreamEvent } from './events.js';
 import type { AdsMetrics } from './metrics.js';
 import type { MalformedRequest } from './messages.js';
-import type { PreparedSnapshot } from './prepared.js';
+import type { PreparedSnapshot, PreparedType } from './prepared.js';
 
 /** What every stream needs from its server: the current snapshot, where logs and counts go. */
 export interface StreamContext {
@@ -17,6 +18,10 @@ export interface StreamContext {
   readonly logger: Logger;
   readonly metrics: AdsMetrics;
   readonly maxMessageBytes: number;
+  /** A new stream's number, unique per server (`AdsStreamEvent.stream`). */
+  readonly newStreamId: () => number;
+  /** Hands an event to the server's listeners (see `AdsStreamEvent`). */
+  readonly emit: (event: AdsStreamEvent) => void;
 }
 
 /** The server's handle on one open stream. */
@@ -44,6 +49,9 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   protected log: Logger;
   private nonceCounter = 0;
   private finished = false;
+  private readonly id: number;
+  /** Per type asked for: the version last reported as held, or undefined when pending was. */
+  private readonly reported = new Map<ResourceType, string | undefined>();
 
   constructor(
     private readonly call: grpc.ServerDuplexStream<Request | MalformedRequest, Uint8Array>,
@@ -51,6 +59,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     private readonly onDone: (stream: AdsStream) => void,
     readonly mode: 'sotw' | 'delta',
   ) {
+    this.id = ctx.newStreamId();
     this.log = ctx.logger.child({ mode, peer: safePeer(call) });
     call.on('data', (message: Request | MalformedRequest) => this.receive(message));
     call.on('end', () => this.close());
@@ -62,9 +71,18 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   /** Handles one well-formed request for a type Portcullis serves. */
   protected abstract handle(request: Request, type: ResourceType): void;
 
+  /** True once the client asked for `type` on this stream. */
+  protected abstract asked(type: ResourceType): boolean;
+
+  /** The version of `prepared` the client holds of its type, or undefined while it does not. */
+  protected abstract held(type: ResourceType, prepared: PreparedType): string | undefined;
+
   onSnapshot(): void {
     if (this.finished || this.nodeId === undefined) return;
-    this.guard('snapshot push', () => this.pushAll());
+    this.guard('snapshot push', () => {
+      this.pushAll();
+      this.report(RESOURCE_TYPES);
+    });
   }
 
   /** Pushes every type in make-before-break order; subclasses may order removals differently. */
@@ -130,7 +148,31 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
         return;
       }
       this.handle(request, type);
+      this.report([type]);
     });
+  }
+
+  /**
+   * Tells the server's listeners what the client now holds of each of `types` it asked for, when
+   * that differs from what was reported last (`AdsStreamEvent`). Called last, after a request or
+   * a push was fully handled, so a listener that publishes a snapshot at once finds the stream in
+   * a settled state.
+   */
+  private report(types: readonly ResourceType[]): void {
+    const prepared = this.currentSnapshot();
+    if (prepared === undefined || this.finished) return;
+    const nodeId = this.nodeId ?? '';
+    for (const type of types) {
+      if (!this.asked(type)) continue;
+      const version = this.held(type, prepared.type(type));
+      if (this.reported.has(type) && this.reported.get(type) === version) continue;
+      this.reported.set(type, version);
+      this.ctx.emit(
+        version === undefined
+          ? { kind: 'pending', stream: this.id, nodeId, type }
+          : { kind: 'acked', stream: this.id, nodeId, type, version },
+      );
+    }
   }
 
   private guard(what: string, action: () => void): void {
@@ -146,6 +188,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     this.finished = true;
     this.log.debug({ reason }, 'xDS stream finished');
     this.onDone(this);
+    this.ctx.emit({ kind: 'closed', stream: this.id, nodeId: this.nodeId ?? '' });
   }
 }
 

@@ -29,7 +29,6 @@ export interface SnapshotBuild {
  */
 export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
-  const typeVersions = {} as Record<ResourceType, string>;
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   for (const type of RESOURCE_TYPES) {
     const cached = cache?.[type];
@@ -42,11 +41,26 @@ export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache):
       encoded.set(entry.name, entry);
     }
     resources[type] = encoded;
-    typeVersions[type] = typeVersion(encoded);
     next[type] = keep;
   }
+  return { snapshot: snapshotOf(resources), cache: next };
+}
+
+/**
+ * The snapshot of encoded `resources` (each type's map as given): each type's version a hash of
+ * its resources' names and versions, the snapshot's a hash of the type versions. So two snapshots
+ * with the same resources have the same versions, however they were put together. `known` holds
+ * type versions already computed for maps passed through unchanged (from the snapshot they came
+ * from), so a snapshot assembled from others hashes only the types it changed.
+ */
+export function snapshotOf(
+  resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>,
+  known: Partial<Readonly<Record<ResourceType, string>>> = {},
+): Snapshot {
+  const typeVersions = {} as Record<ResourceType, string>;
+  for (const type of RESOURCE_TYPES) typeVersions[type] = known[type] ?? typeVersion(resources[type]);
   const version = shortHash(RESOURCE_TYPES.map((type) => typeVersions[type]).join('\n'));
-  return { snapshot: { version, typeVersions, resources }, cache: next };
+  return { version, typeVersions, resources };
 }
 
 /** Encodes one resource; its version is the content hash of its bytes. */

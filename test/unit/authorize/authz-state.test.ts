@@ -1,5 +1,5 @@
 // Authorization state across reloads: each build holds exactly its IR's routes, and the holder keeps
-// the routes a config dropped reachable for one generation (Envoy may still route by the older config).
+// the routes configs dropped reachable until released (Envoy may still route by the older config).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { buildAuthzState } from '../../../src/authorize/authz-state.js';
@@ -44,7 +44,7 @@ test('the state holds every route of the IR with its policy, and nothing else', 
 test('buildAuthzState is pure: the same IR gives the same routes whatever was built before', () => {
   const routes = (generation: number): Record<string, unknown>[] =>
     Array.from({ length: 50 }, (_, i) => ({
-      from: `https://h${i}.test`,
+      from: `https://h${i}.g${generation}.test`,
       to: `http://10.${generation}.${i % 250}.1:8080`,
       allow_any_authenticated_user: true,
     }));
@@ -78,28 +78,39 @@ test('a reload reuses the compiled policy of an unchanged route and compiles a c
   assert.equal(after.filter((policy) => before.includes(policy)).length, 1, 'one reused, one compiled');
 });
 
-test('the holder keeps the routes a config dropped for one more config, no longer', () => {
-  const r = (host: string): Record<string, unknown> => ({
-    from: `https://${host}`,
-    to: 'http://10.0.0.1:8080',
-    allow_any_authenticated_user: true,
-  });
+test('the holder keeps dropped routes with their last policy until release; changed policies apply at once', () => {
+  const r = (
+    host: string,
+    policy: Record<string, unknown> = { allow_any_authenticated_user: true },
+  ): Record<string, unknown> => ({ from: `https://${host}`, to: 'http://10.0.0.1:8080', ...policy });
   const holder = new AuthzStateHolder();
-  const idsOf = (ir: IR): string[] =>
-    ir.virtualHosts.flatMap((vhost) => vhost.routes.map((route) => route.id));
+  const idOf = (ir: IR, host: string): string => {
+    const vhost = ir.virtualHosts.find((candidate) => candidate.domains.some((d) => d.startsWith(host)));
+    const id = vhost?.routes[0]?.id;
+    assert.ok(id, `a route for ${host}`);
+    return id;
+  };
   const first = irOf([r('one.test'), r('two.test')]);
   holder.install(first);
-  const [one, two] = idsOf(first) as [string, string];
-  const second = irOf([r('two.test'), r('three.test')]);
+  const one = idOf(first, 'one.test');
+  const onePolicy = holder.state().routes.get(one)?.policy;
+  const second = irOf([r('two.test', { allowed_users: ['alice@example.com'] }), r('three.test')]);
   holder.install(second);
-  const three = idsOf(second).find((id) => id !== two) as string;
-  assert.ok(holder.state().routes.get(one), 'dropped by the new config: still reachable');
-  assert.ok(holder.state().routes.get(two));
+  const twoNow = idOf(second, 'two.test');
+  const three = idOf(second, 'three.test');
+  assert.equal(holder.state().routes.get(one)?.policy, onePolicy, 'dropped: still judged by its last policy');
   assert.ok(holder.state().routes.get(three));
+  const changed = holder.state().routes.get(twoNow)?.policy;
+  assert.ok(changed !== undefined && changed !== onePolicy, 'a changed policy on a kept id applies at once');
   holder.install(irOf([r('three.test')]));
-  assert.equal(holder.state().routes.get(one), undefined, 'two configs ago: gone');
-  assert.ok(holder.state().routes.get(two), 'dropped just now: reachable');
+  assert.ok(holder.state().routes.get(one), 'two configs ago, not released: still kept');
+  assert.ok(holder.state().routes.get(twoNow), 'dropped just now: kept');
+  holder.release();
+  assert.equal(holder.state().routes.get(one), undefined, 'released: gone');
+  assert.equal(holder.state().routes.get(twoNow), undefined);
   assert.ok(holder.state().routes.get(three));
+  holder.install(irOf([r('one.test')]));
+  assert.ok(holder.state().routes.get(three), 'dropped after the release: kept until the next');
 });
 
 test('OverlayMap reads the front map first and the back map for what the front lacks', () => {

@@ -1,4 +1,4 @@
-// translate is a pure function: duplicate routes reported in config order naming the first; the
+// translate is a pure function: shadowed routes reported in config order naming the first; the
 // same config gives the same IR whatever was translated before; hosts and clusters sorted by name;
 // each route names its identity-provider client; no route may use the authenticate host.
 import assert from 'node:assert/strict';
@@ -29,31 +29,43 @@ function irOf(config: Config): IR {
   return result.ir;
 }
 
-const route = (host: string, to = 'http://10.0.0.1:8080'): Record<string, unknown> => ({
+const route = (host: string, to = 'http://10.0.0.1:8080', prefix?: string): Record<string, unknown> => ({
   from: `https://${host}`,
   to,
+  prefix,
 });
 
-test('duplicates are reported in config order, each naming the first route with its id', () => {
+test('a route shadowed by an earlier one with the same host and matcher is reported, naming it', () => {
   const config = parse([
     route('a.test'),
     route('b.test'),
-    route('a.test'), // duplicates routes[0]
+    route('a.test'), // the same route again
     { from: 'tcp+https://db.test:5432', to: 'tcp://10.0.0.9:5432' }, // not served yet
-    route('b.test'), // duplicates routes[1]
-    route('a.test'), // duplicates routes[0] too
-    route('a.test', 'http://10.0.0.2:8080'), // same host, other upstream: not a duplicate
+    route('b.test'),
+    route('a.test', 'http://10.0.0.2:8080'), // other upstreams: Envoy still takes routes[0] first
+    route('a.test', 'http://10.0.0.1:8080', '/x/'), // another matcher: reachable
+    route('a.test', 'http://10.0.0.1:8080', '/'), // an unset prefix is `/`
+    { from: 'http://A.test:8443', to: 'http://10.0.0.1:8080' }, // Envoy ignores from's scheme and port
+    route('b.test', 'http://10.0.0.1:8080', '/x/'), // a matcher first seen on another host
+    route('a.test', 'http://10.0.0.3:8080', '/x/'),
   ]);
   const result = translate(config, OPTIONS);
   assert.equal(result.ir, undefined);
   assert.deepEqual(
-    result.problems.map((problem) => [problem.path, problem.message.split(' (')[0]]),
+    result.problems.map((problem) => [problem.path, problem.message.split(' comes first')[0]]),
     [
-      ['routes[2]', 'duplicates routes[0]'],
+      ['routes[2]', 'never matches: routes[0]'],
       ['routes[3]', 'TCP routes are valid configuration but not served by this version yet'],
-      ['routes[4]', 'duplicates routes[1]'],
-      ['routes[5]', 'duplicates routes[0]'],
+      ['routes[4]', 'never matches: routes[1]'],
+      ['routes[5]', 'never matches: routes[0]'],
+      ['routes[7]', 'never matches: routes[0]'],
+      ['routes[8]', 'never matches: routes[0]'],
+      ['routes[10]', 'never matches: routes[6]'],
     ],
+  );
+  assert.equal(
+    result.problems[6]?.message,
+    'never matches: routes[6] comes first with the same from host (a.test) and prefix matcher ("/x/"), and Envoy takes the first route that matches; remove one or change its matcher',
   );
 });
 
@@ -75,8 +87,8 @@ test('virtual hosts are sorted by name, the catch-all last, each with its routes
       route('a.*.test', 'http://10.0.0.2:80'), // a wildcard shape only the catch-all matches
       route('*.beta.test', 'http://10.0.0.3:80'),
       route('alpha.test', 'http://10.0.0.4:80'),
-      route('zeta.test', 'http://10.0.0.5:80'),
-      route('Alpha.test', 'http://10.0.0.6:80'),
+      route('zeta.test', 'http://10.0.0.5:80', '/5/'),
+      route('Alpha.test', 'http://10.0.0.6:80', '/6/'),
     ]),
   );
   assert.deepEqual(
@@ -94,7 +106,9 @@ test('virtual hosts are sorted by name, the catch-all last, each with its routes
 });
 
 test('the same config gives the same IR, whatever was translated before; reordering keeps names', () => {
-  const routes = Array.from({ length: 40 }, (_, i) => route(`h${i % 7}.test`, `http://10.0.1.${i}:80`));
+  const routes = Array.from({ length: 40 }, (_, i) =>
+    route(`h${i % 7}.test`, `http://10.0.1.${i}:80`, `/${i}/`),
+  );
   const config = parse(routes);
   const first = JSON.stringify(irOf(config));
   irOf(parse([route('other.test')]));
