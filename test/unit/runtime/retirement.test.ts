@@ -3,36 +3,19 @@
 // routes that no longer use it; then the build's own snapshot (the one a restart serves) goes out.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ProtoObject } from '../../../src/xds/codec/codec.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
-  SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
 } from '../../../src/xds/codec/type-urls.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
-import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import type { Snapshot } from '../../../src/xds/snapshot/types.js';
 import { Retirement } from '../../../src/runtime/retirement.js';
-import { cluster, endpoints, listener, route } from '../xds/server/helpers.js';
+import { cluster, routedSnapshot } from '../xds/server/helpers.js';
 
-/** A snapshot with clusters `clusters` (and their endpoints) and route r1 to `target`. */
-function snap(
-  clusters: readonly string[],
-  target: string,
-  extra: Record<string, ProtoObject> = {},
-): Snapshot {
-  const names = [...clusters].sort();
-  return buildSnapshot({
-    [CLUSTER_TYPE]: names.map((name) => ({ name, message: extra[name] ?? cluster(name) })),
-    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: names.map((name) => ({ name, message: endpoints(name) })),
-    [LISTENER_TYPE]: [{ name: 'l1', message: listener('l1', 'r1') }],
-    [SCOPED_ROUTE_CONFIGURATION_TYPE]: [],
-    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'r1', message: route('r1', target) }],
-  }).snapshot;
-}
+const snap = routedSnapshot;
 
 const HELD: readonly ResourceType[] = [
   CLUSTER_TYPE,

@@ -3,33 +3,11 @@
 // scratch with the same resources would be (a reconnecting Envoy sees no churn).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { ProtoObject } from '../../../src/xds/codec/codec.js';
-import {
-  CLUSTER_LOAD_ASSIGNMENT_TYPE,
-  CLUSTER_TYPE,
-  LISTENER_TYPE,
-  ROUTE_CONFIGURATION_TYPE,
-  SCOPED_ROUTE_CONFIGURATION_TYPE,
-} from '../../../src/xds/codec/type-urls.js';
-import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE } from '../../../src/xds/codec/type-urls.js';
 import { addsClusters, retiredBy, withClustersOf, withRetiring } from '../../../src/xds/snapshot/retiring.js';
-import type { Snapshot } from '../../../src/xds/snapshot/types.js';
-import { cluster, endpoints, listener, route } from './server/helpers.js';
+import { cluster, routedSnapshot } from './server/helpers.js';
 
-function snap(
-  clusters: readonly string[],
-  target: string,
-  extra: Record<string, ProtoObject> = {},
-): Snapshot {
-  const names = [...clusters].sort();
-  return buildSnapshot({
-    [CLUSTER_TYPE]: names.map((name) => ({ name, message: extra[name] ?? cluster(name) })),
-    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: names.map((name) => ({ name, message: endpoints(name) })),
-    [LISTENER_TYPE]: [{ name: 'l1', message: listener('l1', 'r1') }],
-    [SCOPED_ROUTE_CONFIGURATION_TYPE]: [],
-    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'r1', message: route('r1', target) }],
-  }).snapshot;
-}
+const snap = routedSnapshot;
 
 test('withRetiring keeps what the served snapshot had and the next lacks, versioned as if built whole', () => {
   const served = snap(['a', 'b', 'c'], 'b');

@@ -16,6 +16,7 @@ import {
 import type { ResourceType } from '../../../../src/xds/codec/type-urls.js';
 import { AdsServer } from '../../../../src/xds/server/ads-server.js';
 import type { EncodedResource, Snapshot, SnapshotSource } from '../../../../src/xds/snapshot/types.js';
+import { buildSnapshot as buildProductSnapshot } from '../../../../src/xds/snapshot/build-snapshot.js';
 import { connectAds } from '../../../support/ads-client.js';
 import { TEST_GRPC_CREDENTIAL } from '../../../support/grpc-credential.js';
 import type { AdsClient, AdsMode, AdsResponse } from '../../../support/ads-client.js';
@@ -269,4 +270,23 @@ export function deltaConverged(
     for (const [name, resource] of want) if (held.get(name) !== resource.version) return false;
     return true;
   });
+}
+
+/**
+ * A product snapshot (build-snapshot.ts) with clusters `clusters` (and their endpoints), listener
+ * l1 and route configuration r1 sending everything to `target`; `extra` replaces a cluster's message.
+ */
+export function routedSnapshot(
+  clusters: readonly string[],
+  target: string,
+  extra: Record<string, ProtoObject> = {},
+): Snapshot {
+  const names = [...clusters].sort();
+  return buildProductSnapshot({
+    [CLUSTER_TYPE]: names.map((name) => ({ name, message: extra[name] ?? cluster(name) })),
+    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: names.map((name) => ({ name, message: endpoints(name) })),
+    [LISTENER_TYPE]: [{ name: 'l1', message: listener('l1', 'r1') }],
+    [SCOPED_ROUTE_CONFIGURATION_TYPE]: [],
+    [ROUTE_CONFIGURATION_TYPE]: [{ name: 'r1', message: route('r1', target) }],
+  }).snapshot;
 }
