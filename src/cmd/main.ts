@@ -137,7 +137,7 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => running.reloader.reload());
+  process.on('SIGHUP', () => void running.reloader.reloadInBackground());
   await announceReady(running, logger);
 }
 

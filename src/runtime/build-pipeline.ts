@@ -69,14 +69,38 @@ export interface StageTimings {
  * passes, and it is the caller's). Same input, same result, with or without `previous`.
  */
 export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
-  const started = performance.now();
+  const stages = buildStages(input, previous);
+  for (;;) {
+    const step = stages.next();
+    if (step.done === true) return step.value;
+  }
+}
+
+/**
+ * `build`, giving the event loop a turn between stages, so a large config (10,000 routes: about
+ * 0.4 s in all) never holds ext_authz Checks and ADS answers for longer than its longest stage.
+ * The reload loop uses it for changes it notices; the result equals `build`'s.
+ */
+export async function buildYielding(input: BuildInput, previous?: GoodBuild): Promise<BuildResult> {
+  const stages = buildStages(input, previous);
+  for (;;) {
+    const step = stages.next();
+    if (step.done === true) return step.value;
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
+}
+
+/** The pipeline as a generator that pauses (yields) between stages; timings leave the pauses out. */
+function* buildStages(input: BuildInput, previous: GoodBuild | undefined): Generator<void, BuildResult> {
+  let stageStart = performance.now();
+  const took = (): number => span(stageStart, performance.now());
   const { config, problems, warnings, filesRead, routeCache } = loadConfigFile(
     input.configPath,
     input.env,
     input.read,
     previous?.routeCache,
   );
-  const parsed = performance.now();
+  const parse = took();
   const fail = (stage: FailedBuild['stage'], found: readonly Problem[]): FailedBuild => ({
     ok: false,
     stage,
@@ -85,6 +109,8 @@ export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
     filesRead,
   });
   if (config === undefined) return fail('parse', problems);
+  yield;
+  stageStart = performance.now();
   let translated: ReturnType<typeof translate>;
   try {
     translated = translate(
@@ -94,31 +120,31 @@ export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
   } catch (err) {
     return fail('translate', [{ path: '', message: errorMessage(err) }]);
   }
-  const translatedAt = performance.now();
-  if (translated.ir === undefined) return fail('translate', translated.problems);
+  const translateMs = took();
+  const ir = translated.ir;
+  if (ir === undefined) return fail('translate', translated.problems);
+  yield;
   try {
-    const compiled = compile(translated.ir);
-    const compiledAt = performance.now();
+    stageStart = performance.now();
+    const compiled = compile(ir);
+    const compileMs = took();
+    stageStart = performance.now();
     const inconsistent = checkConsistency(compiled);
-    const checkedAt = performance.now();
+    const check = took();
     if (inconsistent.length > 0) return fail('compile', inconsistent);
+    yield;
+    stageStart = performance.now();
     const { snapshot, cache } = buildSnapshot(compiled, previous?.encodeCache);
     return {
       ok: true,
       config,
-      ir: translated.ir,
+      ir,
       snapshot,
       encodeCache: cache,
       routeCache,
       warnings,
       filesRead,
-      timingsMs: {
-        parse: span(started, parsed),
-        translate: span(parsed, translatedAt),
-        compile: span(translatedAt, compiledAt),
-        check: span(compiledAt, checkedAt),
-        snapshot: span(checkedAt, performance.now()),
-      },
+      timingsMs: { parse, translate: translateMs, compile: compileMs, check, snapshot: took() },
     };
   } catch (err) {
     return fail('compile', [{ path: '', message: errorMessage(err) }]);

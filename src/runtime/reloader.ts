@@ -2,7 +2,7 @@ import { errorMessage, formatProblem, ValidationError, type Problem } from '../s
 import type { Logger } from '../shared/logger.js';
 import type { TranslateOptions } from '../translate/translate.js';
 import type { Config } from '../config/types.js';
-import { build, type BuildInput, type BuildResult, type GoodBuild } from './build-pipeline.js';
+import { build, buildYielding, type BuildInput, type BuildResult, type GoodBuild } from './build-pipeline.js';
 import { FileWatcher } from './file-watcher.js';
 import type { BuildSubscriber } from './subscribers.js';
 
@@ -33,6 +33,9 @@ export class Reloader {
   };
   private lastGood: GoodBuild | undefined;
   private readonly subscribers: BuildSubscriber[];
+  /** The background reloads, one after another (see reloadInBackground). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
   constructor(
     private readonly options: {
@@ -52,7 +55,7 @@ export class Reloader {
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
     this.watcher = new FileWatcher(
-      (changed) => this.reload(changed),
+      (changed) => void this.reloadInBackground(changed),
       options.settleMs === undefined ? {} : { settleMs: options.settleMs },
     );
   }
@@ -70,12 +73,32 @@ export class Reloader {
   }
 
   /**
-   * Re-runs the pipeline now (file change, SIGHUP); returns the result. `read` holds bytes the
-   * watcher just read and compared (absolute path -> bytes): the config file is parsed from them
-   * rather than read again.
+   * Re-runs the pipeline now, in one synchronous pass, and returns the result (tools and tests;
+   * while serving, `reloadInBackground`). `read` holds bytes the watcher just read and compared
+   * (absolute path -> bytes): the config file is parsed from them rather than read again.
    */
   reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
-    const built = this.buildSafely(read);
+    return this.finish(this.buildSafely(() => build(this.input(read), this.lastGood)));
+  }
+
+  /**
+   * `reload`, for changes noticed while serving (the file watcher, SIGHUP): the pipeline gives the
+   * event loop a turn between its stages (`buildYielding`), so Checks and ADS keep being answered
+   * while a large config builds. Reloads run one at a time, in the order asked, each from the
+   * build before it. After `close`, a reload still queued publishes nothing.
+   */
+  reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<BuildResult | undefined> {
+    const next = this.queue.then(async () => {
+      if (this.closed) return undefined;
+      const built = await this.buildSafelyYielding(() => buildYielding(this.input(read), this.lastGood));
+      return this.closed ? undefined : this.finish(built);
+    });
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Logs, publishes and records one finished pass (see `reload`). */
+  private finish(built: BuildResult): BuildResult {
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
     const result = built.ok ? this.publish(built) : built;
@@ -133,6 +156,7 @@ export class Reloader {
   }
 
   close(): void {
+    this.closed = true;
     this.watcher.close();
   }
 
@@ -148,18 +172,32 @@ export class Reloader {
    * build here, so a reload started from the watcher's timer can never end the process, and the
    * last good config keeps serving.
    */
-  private buildSafely(read: ReadonlyMap<string, Buffer> | undefined): BuildResult {
+  private buildSafely(pass: () => BuildResult): BuildResult {
     try {
-      return build(this.input(read), this.lastGood);
+      return pass();
     } catch (err) {
-      return {
-        ok: false,
-        stage: 'parse',
-        problems: [{ path: '', message: `the config could not be processed: ${errorMessage(err)}` }],
-        warnings: [],
-        filesRead: this.lastGood?.filesRead ?? [this.options.configPath],
-      };
+      return this.crashed(err);
     }
+  }
+
+  /** `buildSafely` for a pass that yields (`buildYielding`). */
+  private async buildSafelyYielding(pass: () => Promise<BuildResult>): Promise<BuildResult> {
+    try {
+      return await pass();
+    } catch (err) {
+      return this.crashed(err);
+    }
+  }
+
+  /** The failed build standing for a pass that threw. */
+  private crashed(err: unknown): BuildResult {
+    return {
+      ok: false,
+      stage: 'parse',
+      problems: [{ path: '', message: `the config could not be processed: ${errorMessage(err)}` }],
+      warnings: [],
+      filesRead: this.lastGood?.filesRead ?? [this.options.configPath],
+    };
   }
 
   /**
