@@ -14,7 +14,8 @@ import { AuthenticateService } from '../runtime/authenticate-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
 import { ownHttpAddress } from '../runtime/authenticate-settings.js';
 import { splitHostPort } from '../runtime/address.js';
-import { buildBootstrap, isLoopbackAddress, type AdsApiType } from '../envoy/bootstrap.js';
+import { buildBootstrap, type AdsApiType } from '../envoy/bootstrap.js';
+import { isLoopbackIp } from '../shared/loopback.js';
 import { locateEnvoy, type LocatedEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
 import { envoyHeapBudget } from '../envoy/heap-budget.js';
@@ -86,7 +87,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
     env: options.env,
     translate: (config) => {
       ownHttp ??= ownHttpAddress(splitHostPort(config.grpc_address));
-      return { systemCaFile: caFile, internal: authorize.internalFor(config, envoySide(ownHttp)) };
+      return { systemCaFile: caFile, internal: authorize.internalFor(config, ownHttp) };
     },
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
@@ -125,7 +126,7 @@ export async function startAllInOne(options: AllInOneOptions): Promise<AllInOne>
   if (parts.proxy) ads.register(server);
   if (parts.authorize) authorize.register(server);
   const { host, port } = splitHostPort(initial.config.grpc_address);
-  if (initial.config.grpc_insecure && !isLoopbackAddress(host) && host !== 'localhost') {
+  if (initial.config.grpc_insecure && !isLoopbackIp(host) && host !== 'localhost') {
     logger.warn(
       { grpc_address: initial.config.grpc_address },
       'grpc_insecure: ADS and ext_authz are served without TLS off loopback; keep the port on a private network',
@@ -251,12 +252,4 @@ function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
       resolve();
     });
   });
-}
-
-/** The address Envoy dials for one Portcullis listens on (all interfaces: loopback). */
-function envoySide(address: { host: string; port: number }): { host: string; port: number } {
-  return {
-    host: address.host === '0.0.0.0' || address.host === '' ? '127.0.0.1' : address.host,
-    port: address.port,
-  };
 }

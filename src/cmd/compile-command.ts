@@ -3,12 +3,11 @@ import { build, type BuildResult } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { internalEndpoints } from '../runtime/authorize-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
+import { ownHttpAddress } from '../runtime/authenticate-settings.js';
+import { splitHostPort } from '../runtime/address.js';
 import { silentLogger } from '../shared/logger.js';
 import type { Config } from '../config/types.js';
 import type { TranslateOptions } from '../translate/translate.js';
-
-/** Where the dry run says Envoy reaches Portcullis's HTTP server (bound at start in all-in-one). */
-const DRY_RUN_HTTP = { host: '127.0.0.1', port: 0 } as const;
 
 /** The translate options the all-in-one runtime would use, so a dry run prints what Envoy gets. */
 function dryRunOptions(): (config: Config) => TranslateOptions {
@@ -18,8 +17,12 @@ function dryRunOptions(): (config: Config) => TranslateOptions {
     const identity = identities.resolve(config);
     return {
       systemCaFile: caFile,
-      // The HTTP server's port is chosen when all-in-one binds it; a dry run shows loopback port 0.
-      internal: internalEndpoints(config, identity.jwksJson, identity.grpcCredential, DRY_RUN_HTTP),
+      internal: internalEndpoints(
+        config,
+        identity.jwksJson,
+        identity.grpcCredential,
+        ownHttpAddress(splitHostPort(config.grpc_address)),
+      ),
     };
   };
 }

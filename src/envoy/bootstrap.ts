@@ -1,3 +1,4 @@
+import { isLoopbackIp } from '../shared/loopback.js';
 import { XDS_CLUSTER } from '../contract/names.js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../contract/grpc-credential.js';
 import { isIP } from 'node:net';
@@ -57,16 +58,6 @@ export interface BootstrapOptions {
 
 /** An Envoy v3 Bootstrap in proto-JSON form (snake_case keys), ready to serialise. */
 export type Bootstrap = Record<string, unknown>;
-
-/**
- * True when `address` is a loopback IP (127.0.0.0/8 or ::1). The admin interface can reconfigure
- * and stop Envoy, so it must never be reachable from the network (Pomerium CVE-2022-24797,
- * Envoy Gateway CVE-2025-24030).
- */
-export function isLoopbackAddress(address: string): boolean {
-  if (isIP(address) === 4) return address.startsWith('127.');
-  return address === '::1' || address === '0:0:0:0:0:0:0:1';
-}
 
 /**
  * Builds the bootstrap for an Envoy driven entirely by Portcullis over ADS: a loopback admin,
@@ -134,7 +125,7 @@ function checkOptions(
   apiType: string,
 ): void {
   const problems: string[] = [];
-  if (!isLoopbackAddress(adminAddress)) {
+  if (!isLoopbackIp(adminAddress)) {
     problems.push(
       `admin.address ${adminAddress} is not a loopback IP; the admin interface must never be routable`,
     );

@@ -13,7 +13,7 @@ import { createRouteLocator } from '../authenticate/route-locator.js';
 import { MemoryReplayGuard } from '../authenticate/flow/replay-guard.js';
 import { ProviderRegistry } from '../authenticate/providers/registry.js';
 import { SessionRefresher, type RefreshOutcome } from '../authenticate/refresh/refresher.js';
-import { authenticateSettings, localIdentityProvider } from './authenticate-settings.js';
+import { authenticateSettings } from './authenticate-settings.js';
 import type { IdentityResolver } from './identity.js';
 import type { BuildSubscriber } from './subscribers.js';
 
@@ -53,7 +53,7 @@ export class AuthenticateService {
     const now = this.now;
     this.providers = new ProviderRegistry({
       timeoutMs: options.idpTimeoutMs ?? IDP_TIMEOUT_MS,
-      // `install` refuses every http:// identity provider that is not on this machine.
+      // Validation (parse-identity.ts) refuses every http:// identity provider not on this machine.
       allowInsecureRequests: true,
       logger: logger.child({ component: 'idp' }),
       now,
@@ -83,15 +83,7 @@ export class AuthenticateService {
       this.providers.update(new Map());
       return;
     }
-    // http:// identity providers only on this machine (tests, the local demo).
-    for (const provider of settings.providers.values()) {
-      if (provider.providerUrl?.protocol === 'http:' && !localIdentityProvider(provider.providerUrl)) {
-        throw new PortcullisError(
-          'IDP_URL_INSECURE',
-          `idp_provider_url ${provider.providerUrl.href} is plain http; only loopback and *.localhost identity providers may be (use https)`,
-        );
-      }
-    }
+    // Validation refuses http:// identity providers that are not on this machine.
     this.providers.update(settings.providers);
     this.installed = { settings, ir, locator: createRouteLocator(ir), handles: identity.handles };
   }

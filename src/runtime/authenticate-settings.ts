@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import type { Config } from '../config/types.js';
 import { identityProviders, type IdentityProviderSettings } from '../config/identity-provider.js';
 import type { AuthenticateSettings, ProviderConfig } from '../authenticate/types.js';
@@ -44,17 +43,6 @@ function providerConfig(settings: IdentityProviderSettings): ProviderConfig {
     scopes: settings.scopes,
     requestParams: settings.requestParams,
   };
-}
-
-/**
- * Whether an `http://` identity provider may be used: only on this machine (loopback addresses,
- * `localhost` and `*.localhost`), for tests and the local demo. Anywhere else an IdP must be HTTPS.
- */
-export function localIdentityProvider(url: URL): boolean {
-  const host = url.hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return true;
-  if (isIP(host) === 4) return host.startsWith('127.');
-  return host === '::1';
 }
 
 /**

@@ -159,13 +159,20 @@ export function internalEndpoints(
   authorizeCredential: string,
   http: IRInternal['http'],
 ): IRInternal {
-  const { host, port } = splitHostPort(config.grpc_address);
   return {
-    http: { host: http.host, port: http.port },
-    authorize: { host: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host, port },
+    http: dialable(http),
+    authorize: dialable(splitHostPort(config.grpc_address)),
     authorizeTimeoutMs:
       config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
     jwksJson,
     authorizeCredential,
+  };
+}
+
+/** The address Envoy dials for a listener of Portcullis's: all interfaces become loopback. */
+function dialable(address: { host: string; port: number }): { host: string; port: number } {
+  return {
+    host: address.host === '0.0.0.0' || address.host === '' ? '127.0.0.1' : address.host,
+    port: address.port,
   };
 }

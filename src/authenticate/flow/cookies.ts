@@ -37,6 +37,15 @@ export function sessionCookie(settings: CookieSettings, handle: string, maxAgeMs
 }
 
 /**
+ * The Set-Cookie value that removes the session cookie: `sessionCookie` with an empty value and
+ * Max-Age 0, so name, path, domain and attributes match the cookie being removed (a browser only
+ * replaces a cookie whose name, domain and path match).
+ */
+export function clearSessionCookie(settings: CookieSettings): string {
+  return sessionCookie(settings, '', 0);
+}
+
+/**
  * Set-Cookie for one flow cookie: Path = the callback path (sent only there), Max-Age `maxAgeMs`,
  * HttpOnly, Secure per settings, SameSite Lax (the IdP's redirect back is a top-level GET) or None
  * for form_post providers (the IdP's POST back is cross-site; browsers require Secure with it).

@@ -11,6 +11,7 @@ import { sessionCookie } from '../flow/cookies.js';
 import { errorResponse } from '../pages/pages.js';
 import { failureText } from './flow-text.js';
 import { redirectResponse } from './responses.js';
+import { sessionForHandle } from '../session-lookup.js';
 import type { HandlerContext, OwnHandler, OwnResponse } from './types.js';
 
 /**
@@ -77,10 +78,8 @@ export const handoffHandler: OwnHandler = async (request, context) => {
       'This sign-in handoff was already used. Start again from the page you wanted.',
       handoff.url,
     );
-  const sessionId = context.handles.verify(handoff.handle);
-  const session = sessionId === undefined ? undefined : await context.sessions.get(sessionId);
-  if (session === undefined || session.expiresAt <= now)
-    return refuse('The session ended before the sign-in completed.', handoff.url);
+  const session = await sessionForHandle(handoff.handle, context);
+  if (session === undefined) return refuse('The session ended before the sign-in completed.', handoff.url);
   if (handoff.programmaticRedirect !== undefined) {
     const redirect = new URL(handoff.programmaticRedirect);
     redirect.searchParams.set(JWT_PARAM, handoff.handle);

@@ -4,7 +4,7 @@
  * session handle as `portcullis_jwt`, which it then sends as `Authorization: Portcullis <token>`.
  * The redirect host must be in `programmatic_redirect_domain_whitelist`; answers are text/plain.
  */
-import { isIP } from 'node:net';
+import { isLoopbackIp } from '../../shared/loopback.js';
 import { PROGRAMMATIC_PARAM, REDIRECT_URI_PARAM, SIGN_IN_PATH } from '../../contract/endpoints.js';
 import { sealProgrammaticRequest } from '../flow/codecs.js';
 import { textResponse } from './responses.js';
@@ -21,7 +21,7 @@ export function programmaticRedirectAllowed(url: URL, allowed: readonly string[]
   const domains = allowed.map((domain) => domain.toLowerCase());
   if (domains.includes(host)) return true;
   if (!domains.includes('localhost')) return false;
-  return (isIP(host) === 4 && host.startsWith('127.')) || (isIP(host) === 6 && host === '::1');
+  return isLoopbackIp(host);
 }
 
 /**

@@ -23,6 +23,7 @@ import { IdpError } from '../types.js';
 import { callbackUrl, failureText } from './flow-text.js';
 import { handoffLocation } from './handoff.js';
 import { redirectResponse } from './responses.js';
+import { sessionForHandle } from '../session-lookup.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from './types.js';
 
 /** Where a sign-in returns and which identity-provider client signs the user in. */
@@ -96,13 +97,8 @@ async function liveSession(
   context: HandlerContext,
   idpId: string,
 ): Promise<Session | undefined> {
-  if (request.sessionHandle === undefined) return undefined;
-  const id = context.handles.verify(request.sessionHandle);
-  if (id === undefined) return undefined;
-  const session = await context.sessions.get(id);
-  if (session === undefined || session.expiresAt <= context.now() || session.idpId !== idpId)
-    return undefined;
-  return session;
+  const session = await sessionForHandle(request.sessionHandle, context);
+  return session?.idpId === idpId ? session : undefined;
 }
 
 /** Starts one sign-in at the IdP: state, flow cookie, PKCE S256 and nonce. */

@@ -16,7 +16,8 @@ import {
   signedOutResponse,
   userPageResponse,
 } from './pages.js';
-import { clearSessionCookie } from './session-cookie.js';
+import { clearSessionCookie } from '../flow/cookies.js';
+import { sessionForHandle } from '../session-lookup.js';
 import { isSignOutToken, signOutToken } from './sign-out-token.js';
 
 /** How long sign-out waits for each identity-provider call (revocation, end-session URL). */
@@ -27,15 +28,8 @@ export const IDP_CALL_BOUND_MS = 2_000;
  * The route's own client is not checked: these pages show (and end) whatever session the browser
  * holds on this host.
  */
-export async function currentSession(
-  request: OwnRequest,
-  context: HandlerContext,
-): Promise<Session | undefined> {
-  if (request.sessionHandle === undefined) return undefined;
-  const id = context.handles.verify(request.sessionHandle);
-  if (id === undefined) return undefined;
-  const session = await context.sessions.get(id);
-  return session !== undefined && session.expiresAt > context.now() ? session : undefined;
+export function currentSession(request: OwnRequest, context: HandlerContext): Promise<Session | undefined> {
+  return sessionForHandle(request.sessionHandle, context);
 }
 
 /** What a sign-out request carries as its CSRF token: the query on GET, the form field (else query) on POST. */

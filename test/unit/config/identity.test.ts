@@ -357,3 +357,22 @@ test('scopes, cookie names, cookie domains and redirect domains are checked for 
     ['localhost', '127.0.0.1', '[::1]'],
   );
 });
+
+test('an http:// identity provider is allowed only on this machine; elsewhere it must be https', () => {
+  for (const local of [
+    'http://127.0.0.1:9000',
+    'http://[::1]:9000',
+    'http://localhost:9000',
+    'http://idp.localhost',
+  ])
+    assert.equal(valid(base({ idp_provider_url: local })).idp_provider_url?.protocol, 'http:', local);
+  assert.equal(
+    valid(base({ idp_provider_url: 'https://idp.example.com' })).idp_provider_url?.protocol,
+    'https:',
+  );
+  const refused = lines(base({ idp_provider_url: 'http://idp.example.com' }));
+  assert.ok(
+    refused.some((line) => line.startsWith('idp_provider_url: "http://idp.example.com" must use https')),
+    refused.join('\n'),
+  );
+});
