@@ -40,8 +40,9 @@ const IMPORT_ZONES = [
   ...upward(FOUNDATION, [...SERVICES, ...TOP]),
   ...peers(FOUNDATION, FOUNDATION),
   ...upward(SERVICES, TOP),
-  // The Envoy protobuf types live with the xDS codec; ext_authz decodes Check with the same root.
-  ...peers(SERVICES, SERVICES, { 'authorize->xds': ['./codec'] }),
+  // The protobuf root (Envoy's types and our own databroker .proto) lives with the xDS codec;
+  // ext_authz decodes Check and the databroker service its messages with the same root.
+  ...peers(SERVICES, SERVICES, { 'authorize->xds': ['./codec'], 'databroker->xds': ['./codec'] }),
   ...upward(['runtime'], ['cmd', 'cli']),
   // Only translate reads Config: the ADS server, ext_authz and the rest see IR and contract types.
   ...SERVICES.filter((dir) => dir !== 'translate').map((dir) => ({

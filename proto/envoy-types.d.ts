@@ -11420,3 +11420,370 @@ export namespace grpc {
         }
     }
 }
+
+export namespace portcullis {
+
+    namespace databroker {
+
+        namespace v1 {
+
+            class Databroker extends $protobuf.rpc.Service {
+                constructor(rpcImpl: $protobuf.RPCImpl, requestDelimited?: boolean, responseDelimited?: boolean);
+                public get(request: portcullis.databroker.v1.IGetRequest, callback: portcullis.databroker.v1.Databroker.GetCallback): void;
+                public get(request: portcullis.databroker.v1.IGetRequest): Promise<portcullis.databroker.v1.GetResponse>;
+                public put(request: portcullis.databroker.v1.IPutRequest, callback: portcullis.databroker.v1.Databroker.PutCallback): void;
+                public put(request: portcullis.databroker.v1.IPutRequest): Promise<portcullis.databroker.v1.PutResponse>;
+                public delete(request: portcullis.databroker.v1.IDeleteRequest, callback: portcullis.databroker.v1.Databroker.DeleteCallback): void;
+                public delete(request: portcullis.databroker.v1.IDeleteRequest): Promise<portcullis.databroker.v1.DeleteResponse>;
+                public query(request: portcullis.databroker.v1.IQueryRequest, callback: portcullis.databroker.v1.Databroker.QueryCallback): void;
+                public query(request: portcullis.databroker.v1.IQueryRequest): Promise<portcullis.databroker.v1.QueryResponse>;
+                public watch(request: portcullis.databroker.v1.IWatchRequest, callback: portcullis.databroker.v1.Databroker.WatchCallback): void;
+                public watch(request: portcullis.databroker.v1.IWatchRequest): Promise<portcullis.databroker.v1.WatchEvent>;
+                public acquireLease(request: portcullis.databroker.v1.IAcquireLeaseRequest, callback: portcullis.databroker.v1.Databroker.AcquireLeaseCallback): void;
+                public acquireLease(request: portcullis.databroker.v1.IAcquireLeaseRequest): Promise<portcullis.databroker.v1.AcquireLeaseResponse>;
+                public releaseLease(request: portcullis.databroker.v1.IReleaseLeaseRequest, callback: portcullis.databroker.v1.Databroker.ReleaseLeaseCallback): void;
+                public releaseLease(request: portcullis.databroker.v1.IReleaseLeaseRequest): Promise<portcullis.databroker.v1.ReleaseLeaseResponse>;
+                public ping(request: portcullis.databroker.v1.IPingRequest, callback: portcullis.databroker.v1.Databroker.PingCallback): void;
+                public ping(request: portcullis.databroker.v1.IPingRequest): Promise<portcullis.databroker.v1.PingResponse>;
+            }
+
+            namespace Databroker {
+
+                type GetCallback = (error: (Error|null), response?: portcullis.databroker.v1.GetResponse) => void;
+
+                type PutCallback = (error: (Error|null), response?: portcullis.databroker.v1.PutResponse) => void;
+
+                type DeleteCallback = (error: (Error|null), response?: portcullis.databroker.v1.DeleteResponse) => void;
+
+                type QueryCallback = (error: (Error|null), response?: portcullis.databroker.v1.QueryResponse) => void;
+
+                type WatchCallback = (error: (Error|null), response?: portcullis.databroker.v1.WatchEvent) => void;
+
+                type AcquireLeaseCallback = (error: (Error|null), response?: portcullis.databroker.v1.AcquireLeaseResponse) => void;
+
+                type ReleaseLeaseCallback = (error: (Error|null), response?: portcullis.databroker.v1.ReleaseLeaseResponse) => void;
+
+                type PingCallback = (error: (Error|null), response?: portcullis.databroker.v1.PingResponse) => void;
+            }
+
+            interface IRecord {
+                type?: (string|null);
+                id?: (string|null);
+                version?: (number|Long|null);
+                data?: (string|null);
+                expires_at_ms?: (number|Long|null);
+            }
+
+            class Record implements IRecord {
+                constructor(p?: portcullis.databroker.v1.IRecord);
+                public type: string;
+                public id: string;
+                public version: (number|Long);
+                public data: string;
+                public expires_at_ms?: (number|Long|null);
+                public static encode(m: portcullis.databroker.v1.IRecord, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.Record;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.Record;
+                public static toObject(m: portcullis.databroker.v1.Record, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IGetRequest {
+                type?: (string|null);
+                id?: (string|null);
+            }
+
+            class GetRequest implements IGetRequest {
+                constructor(p?: portcullis.databroker.v1.IGetRequest);
+                public type: string;
+                public id: string;
+                public static encode(m: portcullis.databroker.v1.IGetRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.GetRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.GetRequest;
+                public static toObject(m: portcullis.databroker.v1.GetRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IGetResponse {
+                record?: (portcullis.databroker.v1.IRecord|null);
+            }
+
+            class GetResponse implements IGetResponse {
+                constructor(p?: portcullis.databroker.v1.IGetResponse);
+                public record?: (portcullis.databroker.v1.IRecord|null);
+                public static encode(m: portcullis.databroker.v1.IGetResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.GetResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.GetResponse;
+                public static toObject(m: portcullis.databroker.v1.GetResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IPutRequest {
+                type?: (string|null);
+                id?: (string|null);
+                data?: (string|null);
+                ttl_ms?: (number|Long|null);
+                if_version?: (number|Long|null);
+            }
+
+            class PutRequest implements IPutRequest {
+                constructor(p?: portcullis.databroker.v1.IPutRequest);
+                public type: string;
+                public id: string;
+                public data: string;
+                public ttl_ms?: (number|Long|null);
+                public if_version?: (number|Long|null);
+                public static encode(m: portcullis.databroker.v1.IPutRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.PutRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.PutRequest;
+                public static toObject(m: portcullis.databroker.v1.PutRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IPutResponse {
+                record?: (portcullis.databroker.v1.IRecord|null);
+            }
+
+            class PutResponse implements IPutResponse {
+                constructor(p?: portcullis.databroker.v1.IPutResponse);
+                public record?: (portcullis.databroker.v1.IRecord|null);
+                public static encode(m: portcullis.databroker.v1.IPutResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.PutResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.PutResponse;
+                public static toObject(m: portcullis.databroker.v1.PutResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IDeleteRequest {
+                type?: (string|null);
+                id?: (string|null);
+            }
+
+            class DeleteRequest implements IDeleteRequest {
+                constructor(p?: portcullis.databroker.v1.IDeleteRequest);
+                public type: string;
+                public id: string;
+                public static encode(m: portcullis.databroker.v1.IDeleteRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.DeleteRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.DeleteRequest;
+                public static toObject(m: portcullis.databroker.v1.DeleteRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IDeleteResponse {
+                existed?: (boolean|null);
+            }
+
+            class DeleteResponse implements IDeleteResponse {
+                constructor(p?: portcullis.databroker.v1.IDeleteResponse);
+                public existed: boolean;
+                public static encode(m: portcullis.databroker.v1.IDeleteResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.DeleteResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.DeleteResponse;
+                public static toObject(m: portcullis.databroker.v1.DeleteResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IQueryRequest {
+                type?: (string|null);
+                limit?: (number|null);
+            }
+
+            class QueryRequest implements IQueryRequest {
+                constructor(p?: portcullis.databroker.v1.IQueryRequest);
+                public type: string;
+                public limit?: (number|null);
+                public static encode(m: portcullis.databroker.v1.IQueryRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.QueryRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.QueryRequest;
+                public static toObject(m: portcullis.databroker.v1.QueryRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IQueryResponse {
+                records?: (portcullis.databroker.v1.IRecord[]|null);
+            }
+
+            class QueryResponse implements IQueryResponse {
+                constructor(p?: portcullis.databroker.v1.IQueryResponse);
+                public records: portcullis.databroker.v1.IRecord[];
+                public static encode(m: portcullis.databroker.v1.IQueryResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.QueryResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.QueryResponse;
+                public static toObject(m: portcullis.databroker.v1.QueryResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IWatchRequest {
+            }
+
+            class WatchRequest implements IWatchRequest {
+                constructor(p?: portcullis.databroker.v1.IWatchRequest);
+                public static encode(m: portcullis.databroker.v1.IWatchRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.WatchRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.WatchRequest;
+                public static toObject(m: portcullis.databroker.v1.WatchRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IWatchEvent {
+                subscribed?: (portcullis.databroker.v1.ISubscribed|null);
+                changed?: (portcullis.databroker.v1.IRecordChanged|null);
+            }
+
+            class WatchEvent implements IWatchEvent {
+                constructor(p?: portcullis.databroker.v1.IWatchEvent);
+                public subscribed?: (portcullis.databroker.v1.ISubscribed|null);
+                public changed?: (portcullis.databroker.v1.IRecordChanged|null);
+                public event?: ("subscribed"|"changed");
+                public static encode(m: portcullis.databroker.v1.IWatchEvent, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.WatchEvent;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.WatchEvent;
+                public static toObject(m: portcullis.databroker.v1.WatchEvent, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface ISubscribed {
+            }
+
+            class Subscribed implements ISubscribed {
+                constructor(p?: portcullis.databroker.v1.ISubscribed);
+                public static encode(m: portcullis.databroker.v1.ISubscribed, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.Subscribed;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.Subscribed;
+                public static toObject(m: portcullis.databroker.v1.Subscribed, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IRecordChanged {
+                kind?: (portcullis.databroker.v1.RecordChanged.Kind|null);
+                type?: (string|null);
+                id?: (string|null);
+                version?: (number|Long|null);
+            }
+
+            class RecordChanged implements IRecordChanged {
+                constructor(p?: portcullis.databroker.v1.IRecordChanged);
+                public kind: portcullis.databroker.v1.RecordChanged.Kind;
+                public type: string;
+                public id: string;
+                public version: (number|Long);
+                public static encode(m: portcullis.databroker.v1.IRecordChanged, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.RecordChanged;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.RecordChanged;
+                public static toObject(m: portcullis.databroker.v1.RecordChanged, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            namespace RecordChanged {
+
+                enum Kind {
+                    KIND_UNSPECIFIED = 0,
+                    KIND_PUT = 1,
+                    KIND_DELETE = 2
+                }
+            }
+
+            interface IAcquireLeaseRequest {
+                name?: (string|null);
+                ttl_ms?: (number|Long|null);
+            }
+
+            class AcquireLeaseRequest implements IAcquireLeaseRequest {
+                constructor(p?: portcullis.databroker.v1.IAcquireLeaseRequest);
+                public name: string;
+                public ttl_ms: (number|Long);
+                public static encode(m: portcullis.databroker.v1.IAcquireLeaseRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.AcquireLeaseRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.AcquireLeaseRequest;
+                public static toObject(m: portcullis.databroker.v1.AcquireLeaseRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IAcquireLeaseResponse {
+                token?: (string|null);
+            }
+
+            class AcquireLeaseResponse implements IAcquireLeaseResponse {
+                constructor(p?: portcullis.databroker.v1.IAcquireLeaseResponse);
+                public token?: (string|null);
+                public static encode(m: portcullis.databroker.v1.IAcquireLeaseResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.AcquireLeaseResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.AcquireLeaseResponse;
+                public static toObject(m: portcullis.databroker.v1.AcquireLeaseResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IReleaseLeaseRequest {
+                name?: (string|null);
+                token?: (string|null);
+            }
+
+            class ReleaseLeaseRequest implements IReleaseLeaseRequest {
+                constructor(p?: portcullis.databroker.v1.IReleaseLeaseRequest);
+                public name: string;
+                public token: string;
+                public static encode(m: portcullis.databroker.v1.IReleaseLeaseRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.ReleaseLeaseRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.ReleaseLeaseRequest;
+                public static toObject(m: portcullis.databroker.v1.ReleaseLeaseRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IReleaseLeaseResponse {
+            }
+
+            class ReleaseLeaseResponse implements IReleaseLeaseResponse {
+                constructor(p?: portcullis.databroker.v1.IReleaseLeaseResponse);
+                public static encode(m: portcullis.databroker.v1.IReleaseLeaseResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.ReleaseLeaseResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.ReleaseLeaseResponse;
+                public static toObject(m: portcullis.databroker.v1.ReleaseLeaseResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IPingRequest {
+            }
+
+            class PingRequest implements IPingRequest {
+                constructor(p?: portcullis.databroker.v1.IPingRequest);
+                public static encode(m: portcullis.databroker.v1.IPingRequest, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.PingRequest;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.PingRequest;
+                public static toObject(m: portcullis.databroker.v1.PingRequest, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+
+            interface IPingResponse {
+            }
+
+            class PingResponse implements IPingResponse {
+                constructor(p?: portcullis.databroker.v1.IPingResponse);
+                public static encode(m: portcullis.databroker.v1.IPingResponse, w?: $protobuf.Writer): $protobuf.Writer;
+                public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): portcullis.databroker.v1.PingResponse;
+                public static fromObject(d: { [k: string]: any }): portcullis.databroker.v1.PingResponse;
+                public static toObject(m: portcullis.databroker.v1.PingResponse, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                public toJSON(): { [k: string]: any };
+                public static getTypeUrl(typeUrlPrefix?: string): string;
+            }
+        }
+    }
+}

@@ -45,6 +45,7 @@ const entryFiles = [
   'envoy/extensions/access_loggers/stream/v3/stream.proto',
   'envoy/extensions/filters/http/lua/v3/lua.proto',
   'grpc/health/v1/health.proto',
+  'portcullis/databroker/v1/databroker.proto',
 ];
 
 const version = JSON.parse(readFileSync(join(xdsPackage, 'package.json'), 'utf8')).version;

@@ -1,11 +1,12 @@
 import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
 import { OWN_PATH_PREFIX, OWN_SESSION_HEADER, signInLocation } from '../contract/endpoints.js';
+import { StoreUnavailableError } from '../session/records.js';
 import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
 import { clientKind } from './client-kind.js';
 import type { AuthorizeRequest, Decision } from './decision.js';
-import { denyResponse, signInRedirect } from './error-responses.js';
+import { denyResponse, signInRedirect, storeUnavailableResponse } from './error-responses.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
 import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
@@ -13,16 +14,33 @@ import { assertionTarget, hostnameOf } from './request-host.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
+/** At most one "session store unavailable" warning per this interval (per authorizer). */
+const STORE_WARNING_INTERVAL_MS = 10_000;
 
 /** The authorizer's collaborators, injected so tests and benchmarks control them. */
 export interface AuthorizerDeps {
   /** The current state; read once per request, so a reload swaps it atomically. */
   readonly state: () => AuthzState;
+  /**
+   * The session of an id. May throw or reject with StoreUnavailableError when the store cannot be
+   * reached: the request is then answered 503 (never an allow, never a sign-in redirect).
+   */
   readonly sessions: { get(id: string): Session | undefined | Promise<Session | undefined> };
   /** The session id a handle names, or undefined when it is forged or malformed. */
   readonly verifyHandle: (handle: string) => string | undefined;
   readonly signer: () => AssertionSigner;
   readonly logger: Logger;
+  /** Unix ms clock for rate-limiting the store-outage warning (default Date.now). */
+  readonly now?: () => number;
+}
+
+/** The authorizer's own state across requests: warnings it already gave. */
+interface Warnings {
+  /** Session ids whose large assertion was reported. */
+  readonly large: Set<string>;
+  /** When the last store-outage warning was logged, and outages since then not logged. */
+  storeWarnedAt: number;
+  storeSuppressed: number;
 }
 
 /**
@@ -31,27 +49,69 @@ export interface AuthorizerDeps {
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
  * route passes identity headers. A session made by another identity-provider client than the
- * route's counts as no session. Checks without a route id are Portcullis's own routes: the JWKS,
- * and `/.portcullis/*` or any path of the authenticate host (see `ownEndpoint`).
+ * route's counts as no session. A public route never looks its session up; a session store that
+ * cannot be reached answers 503 (storeUnavailableResponse), never an allow or a sign-in redirect.
+ * Checks without a route id are Portcullis's own routes: the JWKS, and `/.portcullis/*` or any
+ * path of the authenticate host (see `ownEndpoint`).
  */
 export function createAuthorizer(
   deps: AuthorizerDeps,
 ): (request: AuthorizeRequest) => Decision | Promise<Decision> {
-  const warnedLarge = new Set<string>();
+  const warnings: Warnings = { large: new Set(), storeWarnedAt: -Infinity, storeSuppressed: 0 };
   return (request) => {
     const state = deps.state();
     if (request.routeId === undefined) return ownRoute(state, request);
     const route = state.routes.get(request.routeId);
     if (route === undefined) return routeNotFound(request);
     const credentials = readCredentials(request.headers, state.cookieName);
-    const sessionId = credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
-    const found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
+    // A public route never needs a session: the store is not asked (and may be down).
+    const sessionId =
+      route.public || credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
+    let found: Session | undefined | Promise<Session | undefined>;
+    try {
+      found = sessionId === undefined ? undefined : deps.sessions.get(sessionId);
+    } catch (error) {
+      return storeFailure(deps, request, error, warnings);
+    }
     // No named closure per request: the tsx/esbuild loader wraps each one in a `__name` call that
     // redefines the function's name, which showed in profiles of the one-connection Check path.
     return found instanceof Promise
-      ? found.then((session) => decide(deps, state, route, request, credentials, session, warnedLarge))
-      : decide(deps, state, route, request, credentials, found, warnedLarge);
+      ? found.then(
+          (session) => decide(deps, state, route, request, credentials, session, warnings.large),
+          (error: unknown) => storeFailure(deps, request, error, warnings),
+        )
+      : decide(deps, state, route, request, credentials, found, warnings.large);
   };
+}
+
+/**
+ * A session lookup that threw or rejected: a store outage is the 503 (see
+ * storeUnavailableResponse), warned about at most once per STORE_WARNING_INTERVAL_MS with the
+ * number of outages not logged since; anything else propagates (the gRPC layer answers INTERNAL,
+ * which Envoy turns into its 503, never an allow).
+ */
+function storeFailure(
+  deps: AuthorizerDeps,
+  request: AuthorizeRequest,
+  error: unknown,
+  warnings: Warnings,
+): Decision {
+  if (!(error instanceof StoreUnavailableError)) throw error;
+  const now = (deps.now ?? Date.now)();
+  if (now - warnings.storeWarnedAt >= STORE_WARNING_INTERVAL_MS) {
+    deps.logger.warn(
+      {
+        code: error.code,
+        err: error.message,
+        notLogged: warnings.storeSuppressed,
+        requestId: request.requestId,
+      },
+      'session store unavailable: session-bound requests answered 503',
+    );
+    warnings.storeWarnedAt = now;
+    warnings.storeSuppressed = 0;
+  } else warnings.storeSuppressed += 1;
+  return storeUnavailableResponse(request.requestId, clientKind(request.headers));
 }
 
 function decide(

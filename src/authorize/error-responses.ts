@@ -62,6 +62,25 @@ export function denyResponse(
   };
 }
 
+/**
+ * The answer when the session store cannot be reached (Redis or the databroker down): 503 for
+ * every client kind (page, JSON or gRPC UNAVAILABLE) with `Retry-After: 5`, reason
+ * `session-store-unavailable`. Never a sign-in redirect: signing in needs the store too, so a
+ * redirect would only loop; never an allow.
+ */
+export function storeUnavailableResponse(requestId: string, kind: ClientKind): Decision {
+  const decision = denyResponse(
+    503,
+    'Sessions are temporarily unavailable; try again in a moment.',
+    requestId,
+    kind,
+    ['session-store-unavailable'],
+  );
+  return decision.kind === 'deny'
+    ? { ...decision, headers: [...decision.headers, ['retry-after', '5']] }
+    : decision;
+}
+
 /** A 302 to the sign-in page (browsers); API clients get 401 from the caller instead. */
 export function signInRedirect(location: string, reasons: readonly string[]): Decision {
   return {

@@ -3,7 +3,7 @@ import { hideBin } from 'yargs/helpers';
 import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
 import { normaliseArgv } from './argv.js';
 import { versionString } from './version.js';
-import type { AllInOne } from './all-in-one.js';
+import type { Running } from './start.js';
 
 /**
  * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
     })
     .command('compile', 'print the xDS resources compiled from the config (dry run)', {}, async (args) => {
       const { runCompile } = await import('./compile-command.js');
-      process.exitCode = runCompile(
+      process.exitCode = await runCompile(
         requireConfig(args.config as string | undefined),
         process.stdout,
         process.stderr,
@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     })
     .command('validate', 'check a config file and list every problem', {}, async (args) => {
       const { runValidate } = await import('./compile-command.js');
-      process.exitCode = runValidate(
+      process.exitCode = await runValidate(
         requireConfig(args.config as string | undefined),
         process.stdout,
         process.stderr,
@@ -113,9 +113,9 @@ function requireConfig(config: string | undefined): string {
 
 async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: boolean): Promise<void> {
   const { createLogger } = await import('../shared/logger.js');
-  const { startAllInOne } = await import('./all-in-one.js');
+  const { startServices } = await import('./start.js');
   const logger = createLogger('info');
-  const running = await startAllInOne({
+  const running = await startServices({
     configPath,
     env: process.env,
     logger,
@@ -147,10 +147,17 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
  * A slow Envoy is reported, not fatal: the supervisor keeps it running and restarting.
  */
 async function announceReady(
-  running: AllInOne,
+  running: Running,
   logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
 ): Promise<void> {
   const address = running.reloader.lastGoodBuild()?.config.address;
+  if (!running.parts.proxy) {
+    logger.info(
+      { service: running.service, grpc_port: running.grpcPort },
+      `ready: ${running.service} is serving`,
+    );
+    return;
+  }
   if (running.supervisor === undefined) {
     logger.info({ grpc_port: running.grpcPort }, 'ready: serving ADS for a sidecar Envoy');
     return;

@@ -1,12 +1,11 @@
-import type { Config, ServiceName } from '../config/types.js';
-import { PortcullisError } from '../shared/errors.js';
+import { SERVICE_NAMES, type ServiceName } from '../config/types.js';
 
 /**
  * The parts one process runs, read from `services` (spec section 1): the composition root starts
- * each part only when its service is listed, so a service can run alone once issue 25 lands.
+ * each part only when its service is listed, so a service can run alone.
  * - `authorize`: ext_authz Check on the gRPC listener, and its authorization state per config.
  * - `proxy`: the xDS snapshot per config, the ADS server, and (unless sidecar) the supervised Envoy.
- * - `databroker`: the session store.
+ * - `databroker`: the record store (sessions), served over gRPC to the other processes.
  * - `authenticate`: Portcullis's own HTTP server (sign-in, IdP callback, sign-out, user page,
  *   programmatic login) and the session refresher.
  */
@@ -28,16 +27,10 @@ export function servicePartsOf(services: readonly ServiceName[]): ServiceParts {
 }
 
 /**
- * The parts of `config` this version can run: all-in-one only. `validate` already refuses other
- * `services` values (the option table marks them, issue 25); this is the composition root's own
- * guard, so no path starts a lone service that would silently run as all-in-one.
+ * The `service` label of this process's logs and metrics (spec section 9, 0.8.0): `portcullis` in
+ * all-in-one mode, `portcullis-<service>` when split (services joined with `-` when a process runs
+ * several, in the order authenticate, authorize, proxy, databroker).
  */
-export function runnableParts(config: Config): ServiceParts {
-  if (!config.all_in_one) {
-    throw new PortcullisError(
-      'SERVICES_NOT_SUPPORTED',
-      `services: ${config.services.join(',')}: running services in separate processes is not supported yet (issue 25); use services: all`,
-    );
-  }
-  return servicePartsOf(config.services);
+export function serviceLabel(services: readonly ServiceName[]): string {
+  return services.length === SERVICE_NAMES.length ? 'portcullis' : `portcullis-${services.join('-')}`;
 }

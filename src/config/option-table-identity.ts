@@ -2,9 +2,9 @@
  * Rows of the option table for services, secrets, the identity provider, cookies and identity
  * headers. See option-table.ts for the columns.
  */
-import type { NotYetSupported, OptionSpec } from './option-spec.js';
+import type { OptionSpec } from './option-spec.js';
 import { canonicalHostName } from './host-name.js';
-import { IDP_PROVIDERS, SERVICE_NAMES, type ServiceName } from './types.js';
+import { IDP_PROVIDERS, type ServiceName } from './types.js';
 
 /** An OAuth 2.0 scope token (RFC 6749 3.3): printable ASCII without space, `"` or `\`. */
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
@@ -15,35 +15,6 @@ const AUTHN_PROXY: readonly ServiceName[] = ['authenticate', 'proxy'];
 const AUTHZ_PROXY: readonly ServiceName[] = ['authorize', 'proxy'];
 const CLIENTS: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy'];
 
-// Not supported yet (see NotYetSupported): split services are issue 25. Sign-in (issue 24) works.
-const SPLIT_SERVICES: NotYetSupported = {
-  status: 'not-yet',
-  issue: 25,
-  severity: 'error',
-  which: 'anything but `all`',
-  effect: 'this process would still run every service (all-in-one), not only those listed',
-  works: (value) =>
-    Array.isArray(value) && (value.includes('all') || SERVICE_NAMES.every((name) => value.includes(name))),
-};
-const AUTHORIZE_URL: NotYetSupported = {
-  status: 'not-yet',
-  issue: 25,
-  severity: 'error',
-  effect: 'Check would be answered by this process, not by that authorize service',
-};
-const DATABROKER_URL: NotYetSupported = {
-  status: 'not-yet',
-  issue: 25,
-  severity: 'error',
-  effect: "sessions would be kept in this process's memory, not in that databroker",
-};
-const AUTHENTICATE_INTERNAL_URL: NotYetSupported = {
-  status: 'not-yet',
-  issue: 25,
-  severity: 'warning',
-  effect: 'nothing reaches the authenticate service through it',
-};
-
 /** Services, secrets, identity provider, cookies, identity headers. */
 export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   {
@@ -53,7 +24,6 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'all',
     services: ALL,
     secret: false,
-    support: SPLIT_SERVICES,
     doc: 'Services this process runs, comma-separated: `all` (all-in-one), or any of authenticate, authorize, proxy, databroker.',
   },
   {
@@ -70,8 +40,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
-    support: AUTHENTICATE_INTERNAL_URL,
-    doc: 'URL the proxy uses to reach the authenticate service inside the network, when it differs from the public one.',
+    doc: "Where a proxy that runs without the authenticate service reaches that service's HTTP endpoints (`http://authenticate:5444`: its `grpc_address` port + 1; `https://` with `tls_derive`). Required then; unset when authenticate runs in the same process.",
   },
   {
     key: 'authenticate_callback_path',
@@ -88,8 +57,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
     secret: false,
-    support: AUTHORIZE_URL,
-    doc: 'URL of a separately run authorize service. Must be unset in all-in-one mode, where authorize runs in-process.',
+    doc: "gRPC URL of a separately run authorize service (`http://authorize:5443`, or `https://` with `tls_derive`), where the proxy's Envoy sends ext_authz Checks. Required for a proxy without authorize; must be unset when authorize runs in the same process.",
   },
   {
     key: 'databroker_service_url',
@@ -97,8 +65,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'url', https: 'optional' },
     services: CLIENTS,
     secret: false,
-    support: DATABROKER_URL,
-    doc: 'URL of a separately run databroker (formerly `cache_service_url`). Unset: the databroker in this process.',
+    doc: 'gRPC URL of a separately run databroker (formerly `cache_service_url`; `http://databroker:5443`, or `https://` with `tls_derive`). Required for authenticate or authorize without the databroker in the same process.',
   },
   {
     key: 'signout_redirect_url',

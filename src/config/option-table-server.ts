@@ -5,13 +5,20 @@
 import type { NotYetSupported, OptionSpec } from './option-spec.js';
 import type { ServiceName } from './types.js';
 
+/**
+ * A DNS name: dot-separated labels of letters, digits and inner hyphens, the last not a number
+ * (decimal or 0x hex): a name ending in one is an IPv4 address to URL parsers, and an IP gives no SNI.
+ */
+const HOST_NAME =
+  /^(?=.{1,253}$)(?!(.*\.)?([0-9]+|0x[0-9a-f]*)$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$/i;
+
 const ALL: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy', 'databroker'];
 const PROXY: readonly ServiceName[] = ['proxy'];
 const HTTP: readonly ServiceName[] = ['authenticate', 'proxy'];
 const DATABROKER: readonly ServiceName[] = ['databroker'];
 
 // Not supported yet (see NotYetSupported): observability is issue 26, Redis and connections
-// between services issue 25. Redis fails: its sessions would silently live in memory instead.
+// between services with certificates of one's own (not `tls_derive`) issue 26.
 const METRICS: NotYetSupported = {
   status: 'not-yet',
   issue: 26,
@@ -20,23 +27,11 @@ const METRICS: NotYetSupported = {
 };
 const TRACING: NotYetSupported = { ...METRICS, effect: 'nothing is traced' };
 const PROXY_LOG_LEVEL: NotYetSupported = { ...METRICS, effect: 'Envoy logs at its warning level' };
-const REDIS: NotYetSupported = {
+const SERVICE_CA: NotYetSupported = {
   status: 'not-yet',
-  issue: 25,
-  severity: 'error',
-  which: '`redis`',
-  effect: "sessions would be kept in this process's memory: lost on restart and not shared between instances",
-};
-const REDIS_URL: NotYetSupported = {
-  status: 'not-yet',
-  issue: 25,
+  issue: 26,
   severity: 'warning',
-  effect: 'nothing connects to Redis',
-};
-const SERVICE_CA: NotYetSupported = { ...REDIS_URL, effect: 'no connection between services uses it yet' };
-const GRPC_CLIENT_TIMEOUT: NotYetSupported = {
-  ...SERVICE_CA,
-  effect: 'no connection between services uses it yet (ext_authz is bounded by `authorize_timeout`)',
+  effect: 'internal connections trust only the CA derived by `tls_derive`',
 };
 
 /** Listeners, TLS, timeouts, observability, databroker storage, routes. */
@@ -75,7 +70,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     default: 'false',
     services: ALL,
     secret: false,
-    doc: 'Allow a `grpc_address` that is not loopback without TLS (TLS on the gRPC port is not supported yet). The port serves every listener and cluster, private keys included, to the Envoy that presents the credential derived from `shared_secret`, in the clear: set it only on a private network such as a compose or pod network.',
+    doc: 'Allow internal gRPC off loopback without TLS: a `grpc_address` that is not loopback, and `http://` service URLs of other hosts (`tls_derive` gives TLS instead). The port serves every listener and cluster, private keys included, to the Envoy that presents the credential derived from `shared_secret`, and internal calls carry session handles, all in the clear: set it only on a private network such as a compose or pod network.',
   },
   {
     key: 'use_proxy_protocol',
@@ -170,6 +165,18 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     doc: 'Path of a PEM file holding `certificate_authority`.',
   },
   {
+    key: 'tls_derive',
+    group: 'Listeners and TLS',
+    kind: {
+      type: 'string',
+      pattern: HOST_NAME,
+      hint: 'is not a DNS name (such as portcullis.internal; not an IP address)',
+    },
+    services: ALL,
+    secret: false,
+    doc: "Internal TLS without certificate files: a CA and a certificate for this DNS name (`portcullis.internal`) are derived from `shared_secret`, so every instance trusts the others. The gRPC listener and Portcullis's own HTTP endpoints then serve TLS, and every internal client (the services, Envoy) verifies its peer against the derived CA and this name, whatever address it dials. Service URLs are then `https://`.",
+  },
+  {
     key: 'default_upstream_timeout',
     group: 'Timeouts',
     kind: { type: 'duration' },
@@ -210,10 +217,9 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     group: 'Timeouts',
     kind: { type: 'duration' },
     default: '10s',
-    services: HTTP,
+    services: ['authenticate', 'authorize'],
     secret: false,
-    support: GRPC_CLIENT_TIMEOUT,
-    doc: 'Timeout of gRPC calls between separately run services (the databroker).',
+    doc: 'Deadline of each gRPC call to a separately run databroker (`databroker_service_url`).',
   },
   {
     key: 'log_level',
@@ -274,8 +280,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     default: 'memory',
     services: DATABROKER,
     secret: false,
-    support: REDIS,
-    doc: 'Where the databroker keeps sessions: `memory` (lost on restart; one instance only) or `redis`.',
+    doc: 'Where the databroker keeps sessions and single-use sign-in ids, encrypted with a key derived from `shared_secret`: `memory` (in this process: lost on restart, one instance only) or `redis` (shared by every instance; survives restarts).',
   },
   {
     key: 'databroker_storage_connection_string',
@@ -283,8 +288,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'secret_string' },
     services: DATABROKER,
     secret: true,
-    support: REDIS_URL,
-    doc: 'Redis URL (`redis://` or `rediss://`, credentials allowed) for `databroker_storage_type: redis`.',
+    doc: 'Redis URL for `databroker_storage_type: redis`: `redis://[user:password@]host:port[/db]`, `rediss://` (TLS), `redis+sentinel://host:port,host:port/<master>` (Sentinel) or `redis+cluster://host:port,host:port` (Cluster).',
   },
   {
     key: 'databroker_storage_connection_string_file',
@@ -293,6 +297,15 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     services: DATABROKER,
     secret: false,
     doc: 'Path of a file holding `databroker_storage_connection_string` (trimmed).',
+  },
+  {
+    key: 'databroker_outage_grace',
+    group: 'Databroker',
+    kind: { type: 'duration' },
+    default: '1m',
+    services: ['authenticate', 'authorize'],
+    secret: false,
+    doc: 'How long sessions this instance has cached keep working while the session store (Redis or the databroker) is unreachable: a sign-out elsewhere cannot reach it meanwhile. Past it, requests that need a session get 503 until the store is back. `0s`: none.',
   },
   {
     key: 'routes',

@@ -164,8 +164,12 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     ...optional('set_response_headers'),
     certificates: parts.certificates,
     ...optional('certificate_authority', 'certificate_authority_pem'),
+    ...(values.get<string>('tls_derive') === undefined
+      ? {}
+      : { tls_derive: values.get<string>('tls_derive')?.toLowerCase() }),
     databroker_storage_type: get('databroker_storage_type'),
     ...optional('databroker_storage_connection_string'),
+    databroker_outage_grace_ms: get('databroker_outage_grace'),
     routes: parts.routes,
   } as Config;
 }

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import type { ServiceName } from './types.js';
+import { parseRedisConnectionString, RedisUrlError } from '../shared/redis-url.js';
 import type { ParsedValues } from './parsed-values.js';
 import type { Reader } from './value-readers.js';
 
@@ -28,12 +29,7 @@ export function checkServices(reader: Reader, values: ParsedValues): ServicePlan
   }
   const allInOne = services.length === EVERY.length;
   const servesHttp = services.includes('authenticate') || services.includes('proxy');
-  if (allInOne && values.get('authorize_service_url') !== undefined) {
-    reader.problem(
-      values.path('authorize_service_url'),
-      'must not be set in all-in-one mode (services: all): authorize runs in this process, and another address would only make every request fail later with a gRPC deadline error; remove authorize_service_url',
-    );
-  }
+  checkServiceUrls(reader, values, services);
   if (!allInOne) {
     const mode = `services: ${services.join(',')}`;
     if (values.get('shared_secret') === undefined && !values.failed('shared_secret')) {
@@ -72,13 +68,13 @@ export function checkServices(reader: Reader, values: ParsedValues): ServicePlan
  */
 function checkGrpcTransport(reader: Reader, values: ParsedValues): void {
   const address = values.get<string>('grpc_address');
-  if (address === undefined || values.get('grpc_insecure') === true) return;
+  if (address === undefined || values.get('grpc_insecure') === true || values.get('tls_derive') !== undefined)
+    return;
   const host = address.slice(0, address.lastIndexOf(':')).replace(/^\[|\]$/g, '');
-  const loopback = host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
-  if (!loopback) {
+  if (!isLoopbackHost(host)) {
     reader.problem(
       values.path('grpc_address'),
-      `${address} is not loopback and the gRPC port has no TLS (not supported yet): keep it on 127.0.0.1, or set grpc_insecure: true to serve ADS and ext_authz in the clear on a private network`,
+      `${address} is not loopback and the gRPC port has no TLS: keep it on 127.0.0.1, set tls_derive to serve TLS with certificates derived from shared_secret, or set grpc_insecure: true to serve it in the clear on a private network`,
     );
   }
 }
@@ -97,19 +93,108 @@ function checkDatabrokerStorage(reader: Reader, values: ParsedValues): void {
       }
       return;
     }
-    let url: URL | undefined;
     try {
-      url = new URL(connection.reveal());
-    } catch {
-      url = undefined;
-    }
-    if (url === undefined || !['redis:', 'rediss:'].includes(url.protocol) || url.hostname === '') {
+      parseRedisConnectionString(connection.reveal());
+    } catch (err) {
+      // The reason only: the value is secret (it may hold a password) and is never shown.
+      const reason = err instanceof RedisUrlError ? err.reason : 'is not a Redis URL';
       reader.problem(
         connectionPath,
-        'is not a redis:// or rediss:// URL with a host (the value is secret and not shown)',
+        `${reason} (the value is secret and not shown; see docs/reference.md for the forms)`,
       );
     }
   } else if (connection !== undefined) {
     reader.warn(connectionPath, `is ignored: databroker_storage_type is ${type ?? 'memory'}`);
+  }
+}
+
+function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || (isIP(host) === 4 && host.startsWith('127.'));
+}
+
+/** Where each service is reached from this process, by the services it runs. */
+const SERVICE_URLS = [
+  {
+    key: 'authorize_service_url',
+    service: 'authorize',
+    neededBy: ['proxy'],
+    what: "where this proxy's Envoy sends ext_authz Checks",
+  },
+  {
+    key: 'databroker_service_url',
+    service: 'databroker',
+    neededBy: ['authenticate', 'authorize'],
+    what: 'where sessions are kept',
+  },
+  {
+    key: 'authenticate_internal_service_url',
+    service: 'authenticate',
+    neededBy: ['proxy'],
+    what: "where this proxy's Envoy reaches sign-in and the /.portcullis/ endpoints",
+  },
+] as const;
+
+/**
+ * The service URLs against `services`: a service that runs in this process is reached in-process,
+ * so its URL must be unset (pointing elsewhere would only show up later as failing requests),
+ * except `authenticate_internal_service_url`, which also tells a sidecar Envoy where this
+ * process's HTTP endpoints are; a service this process needs but does not run must have its URL.
+ * Each URL is an origin: `https://` exactly when `tls_derive` is set, and an `http://` one off
+ * loopback needs `grpc_insecure` (the traffic, session handles included, is in the clear).
+ */
+function checkServiceUrls(reader: Reader, values: ParsedValues, services: readonly ServiceName[]): void {
+  const derive = values.get('tls_derive') !== undefined;
+  for (const { key, service, neededBy, what } of SERVICE_URLS) {
+    const url = values.get<URL>(key);
+    const runsHere = services.includes(service);
+    if (url === undefined) {
+      const needers = neededBy.filter((name) => services.includes(name));
+      if (!runsHere && needers.length > 0 && !values.failed(key)) {
+        reader.problem(
+          key,
+          `is required: this process runs ${needers.join(' and ')} but not ${service} (services: ${services.join(',')}), so it must say ${what}`,
+        );
+      }
+      continue;
+    }
+    const path = values.path(key);
+    if (runsHere && key !== 'authenticate_internal_service_url') {
+      const mode =
+        services.length === EVERY.length
+          ? 'must not be set in all-in-one mode (services: all)'
+          : `must be unset with services: ${services.join(',')}`;
+      reader.problem(
+        path,
+        `${mode}: ${service} runs in this process, and another address would only make requests fail later; remove ${key}`,
+      );
+      continue;
+    }
+    if (
+      (url.pathname !== '/' && url.pathname !== '') ||
+      url.search !== '' ||
+      url.hash !== '' ||
+      url.username !== ''
+    ) {
+      reader.problem(path, `must be an origin (scheme, host and port only): ${url.origin}`);
+    } else if (derive && url.protocol !== 'https:') {
+      reader.problem(
+        path,
+        `must be https:// with tls_derive set (internal connections use the derived TLS): https://${url.host}`,
+      );
+    } else if (!derive && url.protocol === 'https:') {
+      reader.problem(
+        path,
+        'https:// needs tls_derive (internal TLS with certificate files of your own is not supported yet); set tls_derive, or use http:// on a private network',
+      );
+    } else if (
+      !derive &&
+      !isLoopbackHost(url.hostname.replace(/^\[|\]$/g, '')) &&
+      values.get('grpc_insecure') !== true
+    ) {
+      reader.problem(
+        path,
+        `${url.origin} is not loopback and would be reached without TLS: set tls_derive, or grpc_insecure: true on a private network`,
+      );
+    }
   }
 }

@@ -141,7 +141,6 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'runtime_flags',
   'skip_xff_append',
   'timeout_write',
-  'tls_derive',
   'codec_type',
   'dns_lookup_family',
   'otel_traces_exporter',

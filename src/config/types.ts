@@ -216,7 +216,14 @@ export interface Config {
   readonly set_response_headers?: Readonly<Record<string, string>>;
   readonly certificates: readonly { certPem: string; keyPem: string }[];
   readonly certificate_authority_pem?: string;
+  /**
+   * The DNS name of the internal TLS derived from `shared_secret`: when set, the gRPC listener and
+   * Portcullis's own HTTP endpoints serve TLS and internal clients verify against the derived CA.
+   */
+  readonly tls_derive?: string;
   readonly databroker_storage_type: 'memory' | 'redis';
   readonly databroker_storage_connection_string?: Secret<string>;
+  /** How long cached sessions keep working while the session store is unreachable. */
+  readonly databroker_outage_grace_ms: number;
   readonly routes: readonly RouteSettings[];
 }

@@ -1,6 +1,7 @@
 import { isLoopbackIp } from '../shared/loopback.js';
 import { XDS_CLUSTER } from '../contract/names.js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../contract/grpc-credential.js';
+import { internalUpstreamTlsSocket, type InternalTlsPeer } from '../contract/internal-tls.js';
 import { isIP } from 'node:net';
 import { stringify } from 'yaml';
 import { PortcullisError } from '../shared/errors.js';
@@ -36,7 +37,16 @@ export interface BootstrapOptions {
    * STRICT_DNS), and the credential Envoy presents on the ADS stream (`contract/grpc-credential.ts`,
    * sent as gRPC `initial_metadata`; Portcullis refuses a stream without it).
    */
-  readonly ads: { readonly address: string; readonly port: number; readonly credential: string };
+  readonly ads: {
+    readonly address: string;
+    readonly port: number;
+    readonly credential: string;
+    /**
+     * `tls_derive`: dial ADS over TLS trusting only the derived CA and checking its certificate
+     * names `serverName` (contract/internal-tls.ts). Unset: plaintext HTTP/2.
+     */
+    readonly tls?: InternalTlsPeer;
+  };
   /** Delta (default) or state-of-the-world ADS. */
   readonly adsApiType?: AdsApiType;
   /** Admin listener; must be loopback. Default 127.0.0.1:9901; port 0 lets Envoy pick. */
@@ -102,7 +112,7 @@ export function buildBootstrap(options: BootstrapOptions): Bootstrap {
       lds_config: configSource(),
       cds_config: configSource(),
     },
-    static_resources: { clusters: [xdsCluster(options.ads.address, options.ads.port)] },
+    static_resources: { clusters: [xdsCluster(options.ads)] },
     layered_runtime: runtimeLayers(),
     stats_flush_on_admin: true,
     overload_manager: overloadManager(
@@ -133,6 +143,10 @@ function checkOptions(
   if (!validPort(adminPort, true)) problems.push(`admin.port ${adminPort} is not a port number`);
   if (!validPort(options.ads.port, false)) problems.push(`ads.port ${options.ads.port} is not a port number`);
   if (options.ads.address === '') problems.push('ads.address is empty');
+  const tls = options.ads.tls;
+  if (tls !== undefined && (tls.serverName === '' || !tls.caPem.includes('-----BEGIN CERTIFICATE-----'))) {
+    problems.push('ads.tls needs a server name and a PEM CA certificate');
+  }
   // A bearer value is one header token: no whitespace or control characters (RFC 6750 section 2.1).
   if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(options.ads.credential)) {
     problems.push('ads.credential is empty or not a bearer token');
@@ -164,7 +178,8 @@ function socketAddress(address: string, port: number): Record<string, unknown> {
   return { socket_address: { address, port_value: port } };
 }
 
-function xdsCluster(address: string, port: number): Record<string, unknown> {
+function xdsCluster(ads: BootstrapOptions['ads']): Record<string, unknown> {
+  const { address, port, tls } = ads;
   return {
     name: XDS_CLUSTER,
     // STATIC needs an IP; a compose service name such as `portcullis` needs DNS.
@@ -182,6 +197,7 @@ function xdsCluster(address: string, port: number): Record<string, unknown> {
         },
       },
     },
+    ...(tls === undefined ? {} : { transport_socket: internalUpstreamTlsSocket(tls) }),
   };
 }
 

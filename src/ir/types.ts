@@ -22,8 +22,16 @@ export interface IR {
 
 /** Portcullis's own endpoints as Envoy sees them. */
 export interface IRInternal {
-  /** The ext_authz gRPC service (the gRPC listener in all-in-one mode). */
-  readonly authorize: { readonly host: string; readonly port: number };
+  /**
+   * The ext_authz gRPC service (the gRPC listener in all-in-one mode). `tls` when `tls_derive` is
+   * set: Envoy dials it over TLS, trusting only the derived CA and checking the certificate names
+   * `serverName` (contract/internal-tls.ts).
+   */
+  readonly authorize: {
+    readonly host: string;
+    readonly port: number;
+    readonly tls?: { readonly caPem: string; readonly serverName: string };
+  };
   /** Bound on one ext_authz call; past it Envoy answers 503 (fail closed). */
   readonly authorizeTimeoutMs: number;
   /** The public JWKS served on every route host at /.well-known/portcullis/jwks.json. */
@@ -33,9 +41,13 @@ export interface IRInternal {
   /**
    * Portcullis's HTTP server (sign-in, callback, sign-out, user page: contract/endpoints.ts), which
    * Envoy reaches for `/.portcullis/*` on every route host and for every path of the authenticate
-   * host. Loopback in all-in-one mode.
+   * host. Loopback in all-in-one mode. `tls` as for `authorize` (the server then serves HTTPS).
    */
-  readonly http: { readonly host: string; readonly port: number };
+  readonly http: {
+    readonly host: string;
+    readonly port: number;
+    readonly tls?: { readonly caPem: string; readonly serverName: string };
+  };
 }
 
 /** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */

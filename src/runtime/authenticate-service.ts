@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
+import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
@@ -7,12 +8,15 @@ import type { Session, SessionStore } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { AuthenticateSettings } from '../authenticate/types.js';
-import type { HandlerContext, RouteLocator } from '../authenticate/http/types.js';
+import type { HandlerContext, ReplayGuard, RouteLocator } from '../authenticate/http/types.js';
 import { createOwnServer } from '../authenticate/http/server.js';
 import { createRouteLocator } from '../authenticate/route-locator.js';
-import { MemoryReplayGuard } from '../authenticate/flow/replay-guard.js';
 import { ProviderRegistry } from '../authenticate/providers/registry.js';
-import { SessionRefresher, type RefreshOutcome } from '../authenticate/refresh/refresher.js';
+import {
+  SessionRefresher,
+  type RefreshLease,
+  type RefreshOutcome,
+} from '../authenticate/refresh/refresher.js';
 import { authenticateSettings } from './authenticate-settings.js';
 import type { IdentityResolver } from './identity.js';
 import type { BuildSubscriber } from './subscribers.js';
@@ -39,7 +43,8 @@ export class AuthenticateService {
   private installed: Installed | undefined;
   private readonly providers: ProviderRegistry;
   private readonly refresher: SessionRefresher;
-  private readonly server: Server;
+  private readonly server: Server | TlsServer;
+  private readonly replay: ReplayGuard;
   private address: { host: string; port: number } | undefined;
   private readonly now: () => number;
 
@@ -47,9 +52,19 @@ export class AuthenticateService {
     private readonly sessions: SessionStore,
     private readonly identities: IdentityResolver,
     private readonly logger: Logger,
-    options: { readonly now?: () => number; readonly idpTimeoutMs?: number } = {},
+    options: {
+      /** Single use of sign-in states and handoffs, across every instance that shares the store. */
+      readonly replay: ReplayGuard;
+      /** Leases of the shared store, so one instance at a time refreshes a session. */
+      readonly lease?: RefreshLease;
+      /** Serve the HTTP endpoints over TLS with this certificate (`tls_derive`). */
+      readonly tls?: { readonly certPem: string; readonly keyPem: string };
+      readonly now?: () => number;
+      readonly idpTimeoutMs?: number;
+    },
   ) {
     this.now = options.now ?? Date.now;
+    this.replay = options.replay;
     const now = this.now;
     this.providers = new ProviderRegistry({
       timeoutMs: options.idpTimeoutMs ?? IDP_TIMEOUT_MS,
@@ -64,8 +79,9 @@ export class AuthenticateService {
       sharedSecret: () => this.current().settings.sharedSecret,
       now,
       logger,
+      ...(options.lease === undefined ? {} : { lease: options.lease }),
     });
-    this.server = createOwnServer(this.context());
+    this.server = createOwnServer(this.context(), options.tls === undefined ? {} : { tls: options.tls });
   }
 
   /**
@@ -171,7 +187,7 @@ export class AuthenticateService {
         issue: (id) => this.current().handles.issue(id),
         verify: (handle) => this.current().handles.verify(handle),
       },
-      replay: new MemoryReplayGuard(this.now),
+      replay: this.replay,
       now: this.now,
       randomId: () => randomUUID(),
       logger: this.logger.child({ component: 'authenticate' }),

@@ -1,6 +1,6 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Config } from '../config/types.js';
-import type { IR, IRInternal } from '../ir/types.js';
+import type { IR } from '../ir/types.js';
 import type { Logger } from '../shared/logger.js';
 import { AuthzStateHolder } from '../authorize/authz-state-holder.js';
 import { createAuthorizer } from '../authorize/authorizer.js';
@@ -11,20 +11,11 @@ import {
 import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
 import type { SessionStore } from '../session/session.js';
 import { IdentityResolver, type Identity } from './identity.js';
-import { splitHostPort } from './address.js';
 import type { BuildSubscriber } from './subscribers.js';
 
 /**
- * Bound on one ext_authz Check when `authorize_timeout` is 0: a Check answers in well under a
- * millisecond, so a second means the authorizer stalled, and the request gets 503 at once rather
- * than holding a connection for the stall.
- */
-const DEFAULT_AUTHORIZE_TIMEOUT_MS = 1000;
-
-/**
- * The authorize service as the runtime runs it: derives keys from each config, tells the compiler
- * where Envoy reaches ext_authz and which JWKS to publish, installs each accepted config's
- * policies before Envoy sees its routes, and registers the ext_authz Check service that answers
+ * The authorize service as the runtime runs it: derives keys from each config, installs each
+ * accepted config's policies before Envoy sees its routes, and registers the ext_authz Check service that answers
  * with its authorizer on the gRPC server (`register`).
  */
 export class AuthorizeService {
@@ -32,8 +23,6 @@ export class AuthorizeService {
   private readonly holder = new AuthzStateHolder();
   private identity: Identity | undefined;
   private signer: AssertionSigner | undefined;
-  /** The gRPC credential of the first config, kept for the life of the process (see grpcCredential). */
-  private credential: string | undefined;
 
   constructor(
     private readonly sessions: SessionStore,
@@ -43,37 +32,6 @@ export class AuthorizeService {
   ) {
     this.identities = identities ?? new IdentityResolver(logger);
     sessions.onInvalidate((id) => this.signer?.invalidate(id));
-  }
-
-  /**
-   * Where Envoy reaches this service and Portcullis's HTTP server (`http`, as the caller bound it),
-   * the JWKS and the gRPC credential, for the compiler (per config).
-   */
-  internalFor(config: Config, http: IRInternal['http']): IRInternal {
-    const identity = this.identities.resolve(config);
-    return internalEndpoints(config, identity.jwksJson, this.pinCredential(identity.grpcCredential), http);
-  }
-
-  /**
-   * The credential Envoy presents to ADS and Check (`contract/grpc-credential.ts`), derived from
-   * the first config's `shared_secret` (or this process's generated one). It is kept for the life
-   * of the process: Envoy's bootstrap carries it and cannot change without a restart, so a reload
-   * that changes `shared_secret` keeps it (and says so). Throws before the first config.
-   */
-  grpcCredential(): string {
-    if (this.credential === undefined) throw new Error('no config translated yet');
-    return this.credential;
-  }
-
-  private pinCredential(derived: string): string {
-    if (this.credential === undefined) this.credential = derived;
-    else if (derived !== this.credential) {
-      this.logger.warn(
-        {},
-        'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
-      );
-    }
-    return this.credential;
   }
 
   /** Installs an accepted config: its policies, keys and claim headers. */
@@ -120,11 +78,11 @@ export class AuthorizeService {
 
   /**
    * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (the one on `grpc_address`,
-   * beside ADS), answering each Check with `authorizer()` when it presents `grpcCredential()`.
-   * Call after the first config was translated.
+   * beside ADS), answering each Check with `authorizer()` when it presents `credential` (Envoy's,
+   * see contract/grpc-credential.ts).
    */
-  register(server: grpc.Server): void {
-    registerAuthorizationService(server, this.authorizer(), this.logger, this.grpcCredential());
+  register(server: grpc.Server, credential: string): void {
+    registerAuthorizationService(server, this.authorizer(), this.logger, credential);
   }
 
   /** The authorizer over this service's current state, sessions, handles and signer. */
@@ -132,7 +90,8 @@ export class AuthorizeService {
     const sessions = this.sessions;
     return createAuthorizer({
       state: () => this.holder.state(),
-      sessions: { get: (id) => (sessions.getSync !== undefined ? sessions.getSync(id) : sessions.get(id)) },
+      // A session this instance holds fresh answers at once; any other is read from the store.
+      sessions: { get: (id) => sessions.getSync?.(id) ?? sessions.get(id) },
       verifyHandle: (handle) => this.identity?.handles.verify(handle),
       signer: () => {
         if (this.signer === undefined) throw new Error('no config installed yet');
@@ -145,34 +104,4 @@ export class AuthorizeService {
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {
   return a.length === b.length && a.every((item, index) => item === b[index]);
-}
-
-/**
- * Where Envoy reaches Portcullis for `config`: ext_authz on the gRPC listener (loopback when it
- * listens on all interfaces), its timeout, the JWKS to publish, the credential ext_authz presents
- * and Portcullis's HTTP server (`http`: the caller binds it, so it passes the address). The dry
- * run uses this too, so `portcullis compile` prints exactly what Envoy receives.
- */
-export function internalEndpoints(
-  config: Config,
-  jwksJson: string,
-  authorizeCredential: string,
-  http: IRInternal['http'],
-): IRInternal {
-  return {
-    http: dialable(http),
-    authorize: dialable(splitHostPort(config.grpc_address)),
-    authorizeTimeoutMs:
-      config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
-    jwksJson,
-    authorizeCredential,
-  };
-}
-
-/** The address Envoy dials for a listener of Portcullis's: all interfaces become loopback. */
-function dialable(address: { host: string; port: number }): { host: string; port: number } {
-  return {
-    host: address.host === '0.0.0.0' || address.host === '' ? '127.0.0.1' : address.host,
-    port: address.port,
-  };
 }

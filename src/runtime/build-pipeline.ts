@@ -17,6 +17,12 @@ export interface BuildInput {
   readonly translate: TranslateOptions | ((config: Config) => TranslateOptions);
   /** Bytes the caller already read (absolute path -> bytes): parsed instead of read again. */
   readonly read?: ReadonlyMap<string, Buffer>;
+  /**
+   * Awaited by `buildYielding` between parse and translate, with the parsed config: the first
+   * load uses it to make what translate needs from the config itself asynchronously (the TLS that
+   * `tls_derive` derives). A rejection fails the pass at translate. `build` (synchronous) ignores it.
+   */
+  readonly prepare?: (config: Config) => Promise<void>;
 }
 
 /** A pass in which every stage succeeded: what it made, and what the next pass may reuse. */
@@ -83,15 +89,25 @@ export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
  */
 export async function buildYielding(input: BuildInput, previous?: GoodBuild): Promise<BuildResult> {
   const stages = buildStages(input, previous);
+  let prepared: unknown;
   for (;;) {
-    const step = stages.next();
+    const step = stages.next(prepared);
     if (step.done === true) return step.value;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    prepared = undefined;
+    if (step.value !== undefined && input.prepare !== undefined) {
+      prepared = await input.prepare(step.value).then(
+        () => undefined,
+        (err: unknown) => err ?? new Error('prepare failed'),
+      );
+    } else await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
 /** The pipeline as a generator that pauses (yields) between stages; timings leave the pauses out. */
-function* buildStages(input: BuildInput, previous: GoodBuild | undefined): Generator<void, BuildResult> {
+function* buildStages(
+  input: BuildInput,
+  previous: GoodBuild | undefined,
+): Generator<Config | undefined, BuildResult, unknown> {
   let stageStart = performance.now();
   const took = (): number => span(stageStart, performance.now());
   const { config, problems, warnings, filesRead, routeCache } = loadConfigFile(
@@ -109,7 +125,10 @@ function* buildStages(input: BuildInput, previous: GoodBuild | undefined): Gener
     filesRead,
   });
   if (config === undefined) return fail('parse', problems);
-  yield;
+  // The caller may prepare for this config here (buildYielding's `prepare`); it sends back its error.
+  const prepareError = yield config;
+  if (prepareError !== undefined)
+    return fail('translate', [{ path: '', message: errorMessage(prepareError) }]);
   stageStart = performance.now();
   let translated: ReturnType<typeof translate>;
   try {
@@ -123,7 +142,7 @@ function* buildStages(input: BuildInput, previous: GoodBuild | undefined): Gener
   const translateMs = took();
   const ir = translated.ir;
   if (ir === undefined) return fail('translate', translated.problems);
-  yield;
+  yield undefined;
   try {
     stageStart = performance.now();
     const compiled = compile(ir);

@@ -1,11 +1,14 @@
 /**
- * The bounds of the one gRPC server on `grpc_address` (ADS and ext_authz Check): what any client
- * that reaches the port can make Portcullis hold, in streams, bytes and time. Measured with the
- * real command on loopback (test/integration/grpc-port-robustness.test.ts keeps each as a test).
+ * The bounds of the gRPC server on `grpc_address` (ADS, ext_authz Check, the databroker and the
+ * health service, whichever the process runs): who may call which method (`credentialGate`), and
+ * what any client that reaches the port can make Portcullis hold, in streams, bytes and time.
+ * Measured with the real command on loopback (test/integration/grpc-port-robustness.test.ts keeps
+ * each as a test).
  */
 import * as grpc from '@grpc/grpc-js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialChecker } from '../contract/grpc-credential.js';
 import type { Logger } from '../shared/logger.js';
+import { internalCallAuthorizer } from './internal-grpc.js';
 
 /**
  * grpc-js options of the gRPC server. Envoy stays far inside each:
@@ -28,9 +31,9 @@ import type { Logger } from '../shared/logger.js';
  * - connections: grpc-js has no limit on concurrent connections (one would need the listener
  *   owned here, through `createConnectionInjector`). Idle ones are cheap (500 idle connections:
  *   under +20 MiB RSS) and closed by the idle timeout.
- * - total buffered memory: a Check's message is read only after its metadata passed
- *   `credentialGate`, and an ADS stream without the credential is refused at its start, so a
- *   client without the credential makes Portcullis hold no message bytes (60 connections each
+ * - total buffered memory: a Check's or databroker call's message is read only after its
+ *   metadata passed `credentialGate`, and an ADS stream without the credential is refused at its
+ *   start, so a client without a credential makes Portcullis hold no message bytes (60 connections each
  *   sending 4 MiB: +10 to +36 MiB RSS, against +190 to +240 MiB without the gate). Envoy, which
  *   has the credential, is trusted within the per-message and per-connection bounds above.
  */
@@ -45,46 +48,89 @@ export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.enable_channelz': 0,
 };
 
-/**
- * A server interceptor that ends a call whose request is one message (Check; not the ADS streams)
- * with UNAUTHENTICATED as soon as its headers arrive if its metadata lacks `credential`, before
- * any of its message is read. grpc-js assembles a unary call's message in full before the handler
- * runs, so without this gate any peer could make Portcullis hold 4 MiB per stream, 1,000 streams
- * per connection, before the Check service could look at the credential. Streaming calls (ADS)
- * reach their handler at their start, which refuses them itself before reading. The services keep
- * their own checks (they are also registered on servers without this gate, in tests).
- */
-export function credentialGate(credential: string, logger: Logger): grpc.ServerInterceptor {
-  const isValid = grpcCredentialChecker(credential);
-  return (method, call) =>
-    method.requestStream
-      ? new grpc.ServerInterceptingCall(call)
-      : new grpc.ServerInterceptingCall(call, {
-          start(next) {
-            next({
-              onReceiveMetadata(metadata, passOn) {
-                if (isValid(metadata.get(GRPC_CREDENTIAL_METADATA_KEY))) {
-                  passOn(metadata);
-                  return;
-                }
-                logger.warn(
-                  { method: method.path, peer: peerOf(call) },
-                  'gRPC call refused (UNAUTHENTICATED) before its message was read: no valid Portcullis gRPC credential in its metadata',
-                );
-                call.sendStatus({
-                  code: grpc.status.UNAUTHENTICATED,
-                  details: 'a valid Portcullis gRPC credential is required',
-                  metadata: new grpc.Metadata(),
-                });
-              },
-            });
-          },
-        });
+/** What the gRPC server's gate needs: Envoy's static credential and the internal-token secret. */
+export interface GrpcGate {
+  /** The credential Envoy presents on ADS and Check (contract/grpc-credential.ts); secret. */
+  readonly envoyCredential: string;
+  /** The decoded `shared_secret`, read on each check that needs it (internal tokens). */
+  readonly internalSecret: () => Uint8Array;
+  readonly logger: Logger;
 }
 
-/** `GRPC_SERVER_OPTIONS` with `credentialGate`: the options of the server on `grpc_address`. */
-export function grpcServerOptions(credential: string, logger: Logger): grpc.ServerOptions {
-  return { ...GRPC_SERVER_OPTIONS, interceptors: [credentialGate(credential, logger)] };
+/**
+ * Who may call a method, by its path: Envoy's services (ADS, Check) take Envoy's static
+ * credential; the databroker takes internal tokens for audience `databroker`; the gRPC health
+ * service is open (load balancers and Kubernetes probe it without credentials, and it reveals
+ * only serving status); any other method is refused, so a service registered later without a
+ * policy here fails closed.
+ */
+export type GrpcMethodPolicy = 'envoy' | 'databroker' | 'open' | 'refused';
+
+/** The policy of the method at `path` (`/package.Service/Method`). */
+export function grpcMethodPolicy(path: string): GrpcMethodPolicy {
+  if (path.startsWith('/envoy.service.')) return 'envoy';
+  if (path.startsWith('/portcullis.databroker.')) return 'databroker';
+  if (path.startsWith('/grpc.health.v1.Health/')) return 'open';
+  return 'refused';
+}
+
+/**
+ * A server interceptor enforcing `grpcMethodPolicy` as soon as a call's headers arrive, before
+ * any of its message is read: grpc-js assembles a unary call's message in full before the handler
+ * runs, so without this gate any peer could make Portcullis hold 4 MiB per stream, 1,000 streams
+ * per connection, before a service could look at the credential. A call is ended with
+ * UNAUTHENTICATED (no valid credential or token) or PERMISSION_DENIED (a method no caller may
+ * use); its handler never runs. grpc-js starts every handler, streaming ones included, only after
+ * the interceptor passes the metadata on, and an asynchronous token check holds the call's reads
+ * until it answers. Envoy's streams (ADS) still reach their handler, which refuses them itself
+ * before reading (and counts them); the services keep their own checks (they are also
+ * registered on servers without this gate, in tests).
+ */
+export function credentialGate(gate: GrpcGate): grpc.ServerInterceptor {
+  const isEnvoy = grpcCredentialChecker(gate.envoyCredential);
+  const isDatabrokerCaller = internalCallAuthorizer(gate.internalSecret, 'databroker');
+  return (method, call) => {
+    const policy = grpcMethodPolicy(method.path);
+    if (policy === 'open' || (policy === 'envoy' && method.requestStream)) {
+      return new grpc.ServerInterceptingCall(call);
+    }
+    const refuse = (code: grpc.status, reason: string): void => {
+      gate.logger.warn(
+        { method: method.path, peer: peerOf(call) },
+        `gRPC call refused (${grpc.status[code]}) before its message was read: ${reason}`,
+      );
+      call.sendStatus({ code, details: reason, metadata: new grpc.Metadata() });
+    };
+    return new grpc.ServerInterceptingCall(call, {
+      start(next) {
+        next({
+          onReceiveMetadata(metadata, passOn) {
+            if (policy === 'refused') {
+              refuse(grpc.status.PERMISSION_DENIED, 'no Portcullis caller may call this method');
+              return;
+            }
+            const verdict =
+              policy === 'envoy'
+                ? isEnvoy(metadata.get(GRPC_CREDENTIAL_METADATA_KEY))
+                : isDatabrokerCaller(metadata);
+            const reason =
+              policy === 'envoy'
+                ? 'no valid Portcullis gRPC credential in its metadata'
+                : 'no valid internal token for the databroker in its metadata';
+            const decide = (ok: boolean): void =>
+              ok ? passOn(metadata) : refuse(grpc.status.UNAUTHENTICATED, reason);
+            if (typeof verdict === 'boolean') decide(verdict);
+            else void verdict.then(decide);
+          },
+        });
+      },
+    });
+  };
+}
+
+/** `GRPC_SERVER_OPTIONS` with `credentialGate`: the options of every Portcullis gRPC server. */
+export function grpcServerOptions(gate: GrpcGate): grpc.ServerOptions {
+  return { ...GRPC_SERVER_OPTIONS, interceptors: [credentialGate(gate)] };
 }
 
 function peerOf(call: grpc.ServerInterceptingCallInterface): string {

@@ -62,7 +62,20 @@ export class Reloader {
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
   loadInitial(): GoodBuild {
-    const built = build(this.input());
+    return this.takeInitial(build(this.input()));
+  }
+
+  /**
+   * `loadInitial`, with `prepare` awaited between parse and translate (see BuildInput's
+   * `prepare`): the start-up path when translate needs something made asynchronously from the
+   * config itself, such as the TLS `tls_derive` derives.
+   */
+  async loadInitialPrepared(prepare: (config: Config) => Promise<void>): Promise<GoodBuild> {
+    return this.takeInitial(await buildYielding({ ...this.input(), prepare }));
+  }
+
+  /** Publishes the first build and starts watching its files; throws when it failed. */
+  private takeInitial(built: BuildResult): GoodBuild {
     this.logWarnings(built.warnings);
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);

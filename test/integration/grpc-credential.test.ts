@@ -42,7 +42,7 @@ before(async () => {
       { from: 'https://public.test', to: upstream.url, allow_public_unauthenticated_access: true },
     ],
   });
-  credential = portcullis.running.authorize.grpcCredential();
+  credential = portcullis.running.grpcCredential;
 });
 
 after(async () => {
@@ -211,7 +211,7 @@ describe('sidecar mode and the credential command', () => {
       withoutEnvoy: true,
     });
     try {
-      assert.equal(running.authorize.grpcCredential(), deriveGrpcCredential(secret));
+      assert.equal(running.grpcCredential, deriveGrpcCredential(secret));
     } finally {
       await running.stop();
     }

@@ -96,7 +96,7 @@ function slowEnvoy(portcullis: TestPortcullis, mode: AdsMode): SlowEnvoy {
   const client = connectAds(`127.0.0.1:${running.grpcPort}`, {
     mode,
     nodeId: 'slow-envoy',
-    credential: running.authorize.grpcCredential(),
+    credential: running.grpcCredential,
   });
   const snapshot = running.store.current() as Snapshot;
   client.subscribe(typeUrl(CLUSTER_TYPE));

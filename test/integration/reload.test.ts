@@ -220,7 +220,7 @@ describe('hot reload', () => {
         ads: {
           address: '127.0.0.1',
           port: portcullis.running.grpcPort,
-          credential: portcullis.running.authorize.grpcCredential(),
+          credential: portcullis.running.grpcCredential,
         },
         adsApiType: 'GRPC',
         admin: { port: 0 },

@@ -17,6 +17,7 @@ import { escapeHtml } from '../../src/shared/html-page.js';
 import { recordingLogger } from '../../src/shared/logger.js';
 import { completeLogin } from '../support/idp-login.js';
 import { freePort, freePortPair } from '../support/ports.js';
+import { storedSessionCount } from '../support/session-store.js';
 import {
   EnvoyClient,
   SESSION_COOKIE,
@@ -47,7 +48,12 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
    * is returned), a "Try again" link to `retry`, no session cookie set; and that no session exists
    * and the client holds no session cookie.
    */
-  function assertFailurePage(answer: Answer, client: EnvoyClient, status: number, retry: string): string {
+  async function assertFailurePage(
+    answer: Answer,
+    client: EnvoyClient,
+    status: number,
+    retry: string,
+  ): Promise<string> {
     assert.equal(answer.status, status, answer.body);
     assert.match(String(answer.headers['content-type']), /^text\/html/);
     const requestId = /Request id: <code>([\w.:-]+)<\/code>/.exec(answer.body)?.[1];
@@ -58,7 +64,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     );
     const setsSession = answer.setCookies.some((c) => /^_portcullis=[^;]/.test(c));
     assert.ok(!setsSession, `a session cookie was set: ${answer.setCookies.join(' | ')}`);
-    assert.equal(rig.portcullis.running.sessions.size, 0, 'a session was stored');
+    assert.equal(await storedSessionCount(rig.portcullis.running.sessions), 0, 'a session was stored');
     for (const host of [new URL(rig.authenticateOrigin).host, new URL(rig.appOrigin).host])
       assert.equal(
         client.jar.get(host, SESSION_COOKIE),
@@ -111,7 +117,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     try {
       const { signInUrl, answer } = await rig.startSignIn(client, PATH);
       // "Try again" repeats the sign-in, which leads back to the original URL.
-      const requestId = assertFailurePage(answer, client, 502, signInUrl.href);
+      const requestId = await assertFailurePage(answer, client, 502, signInUrl.href);
       assert.match(answer.body, /could not reach the identity provider: .*the IdP could not be reached</);
       assertLogged(requestId, 'identity provider unavailable for sign-in');
     } finally {
@@ -128,7 +134,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
       const started = performance.now();
       const { signInUrl, answer } = await rig.startSignIn(client, PATH);
       const elapsed = performance.now() - started;
-      assertFailurePage(answer, client, 502, signInUrl.href);
+      await assertFailurePage(answer, client, 502, signInUrl.href);
       assert.match(answer.body, /the IdP did not answer in time/);
       assert.ok(elapsed < IDP_TIMEOUT_MS + 1_500, `the page took ${Math.round(elapsed)} ms`);
     } finally {
@@ -143,7 +149,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     await rig.idp.down();
     try {
       const answer = await client.get(callback);
-      const requestId = assertFailurePage(answer, client, 502, original());
+      const requestId = await assertFailurePage(answer, client, 502, original());
       assert.match(answer.body, /identity provider is unavailable/);
       assert.match(answer.body, /the IdP could not be reached</);
       assertLogged(requestId, 'sign-in failed at the identity provider');
@@ -170,7 +176,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
       rig.idp.tamperIdTokens(mode);
       try {
         const answer = await client.get(callback);
-        const requestId = assertFailurePage(answer, client, 401, original());
+        const requestId = await assertFailurePage(answer, client, 401, original());
         assert.match(answer.body, /identity provider refused the sign-in/);
         const reason = assertLogged(requestId, 'sign-in failed at the identity provider');
         assert.match(reason, check);
@@ -203,7 +209,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
         `the IdP did not answer with an error: ${callback.href}`,
       );
       const answer = await client.get(callback);
-      assertFailurePage(answer, client, status, original());
+      await assertFailurePage(answer, client, status, original());
       assert.ok(answer.body.includes(escapeHtml(error)), `the page does not say "${error}"`);
       assert.equal(rig.idp.counts().grants['authorization_code'] ?? 0, tokenCalls, 'a code was exchanged');
       await assertStillServing();
@@ -219,13 +225,17 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     // The attacker's copy: the same callback URL and the flow cookie, in a jar without a session.
     const attacker = rig.client();
     attacker.jar.store(callback, new Response(null, { headers: [['set-cookie', flowCookie]] }));
-    const sessionsBefore = rig.portcullis.running.sessions.size;
+    const sessionsBefore = await storedSessionCount(rig.portcullis.running.sessions);
     const replay = await attacker.get(callback);
     assert.equal(replay.status, 400, replay.body);
     assert.match(replay.body, /already used/);
     assert.ok(replay.body.includes(`href="${escapeHtml(original())}">Try again</a>`));
     assert.ok(!replay.setCookies.some((c) => /^_portcullis=[^;]/.test(c)), 'the replay set a session cookie');
-    assert.equal(rig.portcullis.running.sessions.size, sessionsBefore, 'the replay stored a session');
+    assert.equal(
+      await storedSessionCount(rig.portcullis.running.sessions),
+      sessionsBefore,
+      'the replay stored a session',
+    );
     assert.equal(rig.idp.counts().grants['authorization_code'] ?? 0, grants, 'the replay reached the IdP');
     await rig.portcullis.running.sessions.delete(rig.sessionIdOf(client) ?? '');
     await assertStillServing();
@@ -245,7 +255,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     const errors = rig.idp.counts().grantErrors['authorization_code'] ?? 0;
     // ...so the used code goes to the IdP, which refuses it.
     const replay = await attacker.get(forged);
-    const requestId = assertFailurePage(replay, attacker, 401, original());
+    const requestId = await assertFailurePage(replay, attacker, 401, original());
     assert.match(assertLogged(requestId, 'sign-in failed at the identity provider'), /invalid_grant/);
     assert.equal(
       (rig.idp.counts().grantErrors['authorization_code'] ?? 0) - errors,
@@ -274,7 +284,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
     assert.match(String(replay.headers['content-type']), /^text\/html/);
     assert.ok(replay.body.includes(`href="${escapeHtml(original())}">Try again</a>`));
     assert.ok(!replay.setCookies.some((c) => /^_portcullis=[^;]/.test(c)), 'the replay set a session cookie');
-    assert.equal(replica.sessions.size, 0, 'the replica stored a session');
+    assert.equal(await storedSessionCount(replica.sessions), 0, 'the replica stored a session');
     assert.equal(
       (rig.idp.counts().grantErrors['authorization_code'] ?? 0) - errors,
       1,
@@ -297,7 +307,7 @@ describe('sign-in when the identity provider misbehaves (through Envoy)', () => 
       const started = performance.now();
       const answer = await client.get(callback);
       const elapsed = performance.now() - started;
-      const requestId = assertFailurePage(answer, client, 502, original());
+      const requestId = await assertFailurePage(answer, client, 502, original());
       assert.match(answer.body, /the IdP did not answer in time/);
       assert.ok(elapsed < IDP_TIMEOUT_MS + 1_500, `the page took ${Math.round(elapsed)} ms`);
       assertLogged(requestId, 'sign-in failed at the identity provider');

@@ -4,9 +4,10 @@ import type { AuthorizeRequest, Decision } from '../../src/authorize/decision.js
 import { AssertionSigner } from '../../src/authorize/identity/assertion-cache.js';
 import { deriveSigningKey } from '../../src/authorize/identity/signing-key.js';
 import { SessionHandles } from '../../src/session/handle.js';
-import { MemorySessionStore } from '../../src/databroker/memory-session-store.js';
+import type { RecordSessionStore } from '../../src/databroker/record-session-store.js';
 import type { IR } from '../../src/ir/types.js';
 import { silentLogger } from '../../src/shared/logger.js';
+import { memorySessionStore } from './session-store.js';
 
 /** The one protected route of the fixture (any signed-in user, identity headers on). */
 export const FIXTURE_ROUTE = 'aaaaaaaaaaaaaaaa';
@@ -17,7 +18,7 @@ export const FIXTURE_AUTHENTICATE_URL = 'https://auth.test';
 
 /** An authorizer over one protected route, with its session store and handle issuer, for Check-level tests. */
 export interface AuthzFixture {
-  readonly sessions: MemorySessionStore;
+  readonly sessions: RecordSessionStore;
   readonly handles: SessionHandles;
   readonly authorize: (request: AuthorizeRequest) => Decision | Promise<Decision>;
 }
@@ -37,7 +38,7 @@ export function authzFixture(
 ): AuthzFixture {
   const secret = Buffer.alloc(32, secretByte);
   const handles = new SessionHandles(secret);
-  const sessions = new MemorySessionStore();
+  const sessions = memorySessionStore();
   const signer = new AssertionSigner(deriveSigningKey(secret), ['department']);
   const allowSignedIn = {
     action: 'allow',
@@ -74,8 +75,8 @@ export function authzFixture(
   const state = buildAuthzState(ir);
   const authorize = createAuthorizer({
     state: () => state,
-    // As the AuthorizeService wires it: the in-memory store is read synchronously.
-    sessions: { get: (id) => sessions.getSync(id) },
+    // As the AuthorizeService wires it: the cache answers synchronously, the store otherwise.
+    sessions: { get: (id) => sessions.getSync(id) ?? sessions.get(id) },
     verifyHandle: (handle) => handles.verify(handle),
     signer: () => signer,
     logger: silentLogger,

@@ -48,14 +48,23 @@ export async function startPortcullis(
     adsApiType?: 'DELTA_GRPC' | 'GRPC';
     /** Deadline of each identity-provider call (AllInOneOptions.idpTimeoutMs). */
     idpTimeoutMs?: number;
+    /**
+     * Envoy's listener address and port (default 127.0.0.1 and a free port): two instances on
+     * 127.0.0.1 and 127.0.0.2 with one port serve the same URLs, as behind a load balancer.
+     */
+    listen?: { host: string; port: number };
   } = {},
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
   const configPath = join(dir, 'config.yaml');
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
+  const [proxyPort, grpcPort, adminPort] = [
+    options.listen?.port ?? (await freePort()),
+    await freePortPair(),
+    await freePort(),
+  ];
   const base = {
     insecure_server: true,
-    address: `127.0.0.1:${proxyPort}`,
+    address: `${options.listen?.host ?? '127.0.0.1'}:${proxyPort}`,
     grpc_address: `127.0.0.1:${grpcPort}`,
     envoy_admin_address: `127.0.0.1:${adminPort}`,
     log_level: 'debug',

@@ -38,7 +38,11 @@ export interface Answer {
 export class EnvoyClient {
   readonly jar = new CookieJar();
 
-  constructor(private readonly port: number) {}
+  /** `address`: the listener's IP (127.0.0.1 unless a test runs Envoys on other loopback addresses). */
+  constructor(
+    private readonly port: number,
+    private readonly address = '127.0.0.1',
+  ) {}
 
   get(target: URL | string, headers: Record<string, string> = {}): Promise<Answer> {
     const url = new URL(target);
@@ -46,7 +50,7 @@ export class EnvoyClient {
     return new Promise((resolve, reject) => {
       const req = request(
         {
-          host: '127.0.0.1',
+          host: this.address,
           port: this.port,
           path: `${url.pathname}${url.search}`,
           headers: {
@@ -119,7 +123,12 @@ export interface SignInRig {
  * Explicit `shared_secret` and `cookie_secret` let a second replica read this one's state.
  */
 export async function startSignInRig(
-  options: { idp?: TestIdpOptions; idpTimeoutMs?: number } = {},
+  options: {
+    idp?: TestIdpOptions;
+    idpTimeoutMs?: number;
+    /** More options for the config (e.g. `databroker_storage_type: redis`). */
+    extraConfig?: Record<string, unknown>;
+  } = {},
 ): Promise<SignInRig> {
   const cleanups: (() => Promise<void>)[] = [];
   const stop = async (): Promise<void> => {
@@ -137,6 +146,7 @@ export async function startSignInRig(
     };
     const handles = new SessionHandles(sharedSecret);
     const config = (authenticateUrl: string): Record<string, unknown> => ({
+      ...options.extraConfig,
       ...secrets,
       authenticate_service_url: authenticateUrl,
       idp_provider: 'oidc',

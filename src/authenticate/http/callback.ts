@@ -4,7 +4,8 @@
  * cookie it is bound to (CSRF token), single use of the state, then the code exchange (PKCE, ID
  * token signature, iss, aud, exp, iat and nonce: ProviderClient.exchangeCode). Only when all pass
  * is a session stored and handed off to the route host; every failure is a page with the request
- * id and, where the original URL is known, a way to try again. Each sign-in logs one line (user id,
+ * id and, where the original URL is known, a way to try again; a session store outage is a 503
+ * "try again" page that sets no session cookie. Each sign-in logs one line (user id,
  * IdP id, the time spent at the IdP and the callback's own time; never a token).
  */
 import type { Session } from '../../session/session.js';
@@ -23,6 +24,7 @@ import { IdpError, type ProviderClient, type SignInResult } from '../types.js';
 import { callbackUrl, clip, failureText, sameSecret } from './flow-text.js';
 import { handoffLocation } from './handoff.js';
 import { redirectResponse } from './responses.js';
+import { isStoreUnavailable, storeUnavailableResponse } from './store-unavailable.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from './types.js';
 
 /** IdP `error` codes that mean "this user may not sign in" (401); others are 400. */
@@ -66,6 +68,38 @@ export const callbackHandler: OwnHandler = async (request, context) => {
     const page = errorResponse(status, title, message, request.requestId, retryUrl(state));
     return { ...page, setCookies: [...page.setCookies, clearFlow] };
   };
+  try {
+    return await complete(request, context, state, params, { provider, fail, started, clearFlow });
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    // The state may already be claimed or the code used: "try again" starts a new sign-in.
+    const page = storeUnavailableResponse(request, context, error, { retryUrl: retryUrl(state) });
+    return { ...page, setCookies: [clearFlow] };
+  }
+};
+
+/** What `complete` needs from the handler besides the request. */
+interface Completion {
+  readonly provider: ProviderClient | undefined;
+  readonly fail: (refused: Refusal) => OwnResponse;
+  /** performance.now() when the callback began. */
+  readonly started: number;
+  /** The Set-Cookie value that clears this flow's cookie. */
+  readonly clearFlow: string;
+}
+
+/**
+ * The callback after its state opened: the checks, the code exchange, the session stored, and
+ * only once the store has it, the session cookie and the handoff. A store outage rejects with
+ * StoreUnavailableError (the handler's 503); no cookie names a session that was not stored.
+ */
+async function complete(
+  request: OwnRequest,
+  context: HandlerContext,
+  state: SignInState,
+  params: URLSearchParams,
+  { provider, fail, started, clearFlow }: Completion,
+): Promise<OwnResponse> {
   const checks = await verifyCallback(request, context, state, params);
   if (isRefusal(checks)) return fail(checks);
   if (provider === undefined)
@@ -97,10 +131,10 @@ export const callbackHandler: OwnHandler = async (request, context) => {
     'signed in',
   );
   return redirectResponse(location, [
-    sessionCookie(settings.cookie, handle, session.expiresAt - session.issuedAt),
+    sessionCookie(context.settings().cookie, handle, session.expiresAt - session.issuedAt),
     clearFlow,
   ]);
-};
+}
 
 /**
  * The checks before the IdP is asked: its `error` parameter, the flow cookie (present, opens,
@@ -137,7 +171,7 @@ async function verifyCallback(
   if (checks.flowId !== state.flowId || !sameSecret(checks.csrf, state.csrf))
     return failed('The sign-in cookie does not belong to this sign-in (CSRF check failed).');
   if ((params.get('code') ?? '') === '') return failed('The identity provider sent no authorization code.');
-  if (!context.replay.claim(`sign-in:${state.flowId}`, state.expiresAt))
+  if (!(await context.replay.claim(`sign-in:${state.flowId}`, state.expiresAt)))
     return failed('This sign-in answer was already used.');
   return checks;
 }

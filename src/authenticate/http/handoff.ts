@@ -5,12 +5,14 @@
  * session cookie and sends the browser on to the original URL (pomerium-behaviour.md 5.3 steps
  * 6-7, without the signed-URL window that fails slow logins).
  */
+import type { Session } from '../../session/session.js';
 import { HANDOFF_PARAM, HANDOFF_PATH, JWT_PARAM } from '../../contract/endpoints.js';
 import { sealHandoff, openHandoff, FlowTokenError, type SignInTarget } from '../flow/codecs.js';
 import { sessionCookie } from '../flow/cookies.js';
 import { errorResponse } from '../pages/pages.js';
 import { failureText } from './flow-text.js';
 import { redirectResponse } from './responses.js';
+import { isStoreUnavailable, storeUnavailableResponse } from './store-unavailable.js';
 import { sessionForHandle } from '../session-lookup.js';
 import type { HandlerContext, OwnHandler, OwnResponse } from './types.js';
 
@@ -45,7 +47,7 @@ export async function handoffLocation(
  * this host (host and port) and that its session is still live, then sets this host's session
  * cookie and redirects to the original URL; for a programmatic login, redirects to the client's
  * redirect URI with `portcullis_jwt=<handle>` instead (no cookie). Any failure is a 400 page with
- * a link to start again, and sets nothing.
+ * a link to start again (a session store outage: 503), and sets nothing.
  */
 export const handoffHandler: OwnHandler = async (request, context) => {
   const startAgain = `${request.url.origin}/`;
@@ -73,12 +75,18 @@ export const handoffHandler: OwnHandler = async (request, context) => {
   }
   if (new URL(handoff.url).host !== request.url.host)
     return refuse('This sign-in handoff was made for another site.');
-  if (!context.replay.claim(`handoff:${handoff.jti}`, handoff.expiresAt))
-    return refuse(
-      'This sign-in handoff was already used. Start again from the page you wanted.',
-      handoff.url,
-    );
-  const session = await sessionForHandle(handoff.handle, context);
+  let session: Session | undefined;
+  try {
+    if (!(await context.replay.claim(`handoff:${handoff.jti}`, handoff.expiresAt)))
+      return refuse(
+        'This sign-in handoff was already used. Start again from the page you wanted.',
+        handoff.url,
+      );
+    session = await sessionForHandle(handoff.handle, context);
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    return storeUnavailableResponse(request, context, error, { retryUrl: handoff.url });
+  }
   if (session === undefined) return refuse('The session ended before the sign-in completed.', handoff.url);
   if (handoff.programmaticRedirect !== undefined) {
     const redirect = new URL(handoff.programmaticRedirect);

@@ -21,6 +21,7 @@ import { handoffHandler } from './handoff.js';
 import { programmaticLoginHandler } from './programmatic-login.js';
 import { redirectResponse, textResponse } from './responses.js';
 import { signInHandler } from './sign-in.js';
+import { isStoreUnavailable, storeUnavailableResponse } from './store-unavailable.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from './types.js';
 
 /** `/` of the authenticate host: the user page. */
@@ -62,10 +63,21 @@ export function handlerFor(request: OwnRequest, context: HandlerContext): OwnHan
   return handler;
 }
 
-/** Answers `request`: its handler's response, or a 404 page. Handler errors propagate (server.ts). */
+/**
+ * Answers `request`: its handler's response, or a 404 page. A session store outage a handler did
+ * not answer itself becomes the 503 "try again" answer (store-unavailable.ts; JSON on the JSON
+ * user endpoint), never a 500 and never a cookie change. Other handler errors propagate (server.ts).
+ */
 export async function dispatch(request: OwnRequest, context: HandlerContext): Promise<OwnResponse> {
   const handler = handlerFor(request, context);
   if (handler === undefined)
     return errorResponse(404, 'Not found', 'There is nothing at this address.', request.requestId);
-  return handler(request, context);
+  try {
+    return await handler(request, context);
+  } catch (error) {
+    if (!isStoreUnavailable(error)) throw error;
+    return storeUnavailableResponse(request, context, error, {
+      json: request.url.pathname === USER_JSON_PATH,
+    });
+  }
 }

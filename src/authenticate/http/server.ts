@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer as createTlsServer, type Server as TlsServer } from 'node:https';
 import { MIMEType } from 'node:util';
 import { parseCookie } from 'cookie';
 import { OWN_SESSION_HEADER } from '../../contract/endpoints.js';
@@ -19,6 +20,8 @@ export interface OwnServerOptions {
   readonly maxBodyBytes?: number;
   /** node:http's bound on receiving a whole request. Default 30 s. */
   readonly requestTimeoutMs?: number;
+  /** Serve HTTPS with this certificate (the one `tls_derive` derives); unset: plain HTTP. */
+  readonly tls?: { readonly certPem: string; readonly keyPem: string };
 }
 
 const DEFAULT_MAX_BODY_BYTES = 16 * 1024;
@@ -34,14 +37,18 @@ const SECURITY_HEADERS: readonly (readonly [string, string])[] = [
 ];
 
 /**
- * A node:http Server (not yet listening) answering Portcullis's own endpoints with `context`'s
+ * A node:http Server (node:https with `tls`; not yet listening) answering Portcullis's own endpoints with `context`'s
  * handlers. The caller listens (IRInternal.http) and closes it.
  */
-export function createOwnServer(context: HandlerContext, options: OwnServerOptions = {}): Server {
+export function createOwnServer(context: HandlerContext, options: OwnServerOptions = {}): Server | TlsServer {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
-  return createServer({ requestTimeout: options.requestTimeoutMs ?? 30_000 }, (req, res) => {
+  const handler = (req: IncomingMessage, res: ServerResponse): void => {
     void serve(req, res, context, maxBodyBytes);
-  });
+  };
+  const requestTimeout = options.requestTimeoutMs ?? 30_000;
+  return options.tls === undefined
+    ? createServer({ requestTimeout }, handler)
+    : createTlsServer({ requestTimeout, cert: options.tls.certPem, key: options.tls.keyPem }, handler);
 }
 
 /** One request, start to end; never rejects. */

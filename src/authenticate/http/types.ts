@@ -59,10 +59,14 @@ export interface RouteLocator {
   locate(url: URL): LocatedRoute | undefined;
 }
 
-/** Single-use ids (sign-in states, handoffs) remembered until they expire. */
+/** Single-use ids (sign-in states, handoffs) remembered until they expire, across every instance. */
 export interface ReplayGuard {
-  /** True the first time `id` is seen before `expiresAt` (ms); false for a replay. */
-  claim(id: string, expiresAt: number): boolean;
+  /**
+   * True the first time `id` is claimed before `expiresAt` (ms) by any instance; false for a
+   * replay or an expired id. Rejects with StoreUnavailableError when the shared store cannot be
+   * reached (never a claim then).
+   */
+  claim(id: string, expiresAt: number): Promise<boolean>;
 }
 
 /** Everything a handler may use; the current settings and routes are read once per request. */

@@ -3,9 +3,10 @@
  * authenticate host. Handlers are functions of the request and the HandlerContext (no sockets),
  * tested on a fake clock with a fake ProviderClient.
  */
-import { CSRF_PARAM, SIGNED_OUT_PATH } from '../../contract/endpoints.js';
+import { CSRF_PARAM, SIGN_OUT_PATH, SIGNED_OUT_PATH } from '../../contract/endpoints.js';
 import type { OAuthTokens, Session } from '../../session/session.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from '../http/types.js';
+import { isStoreUnavailable, storeUnavailableResponse } from '../http/store-unavailable.js';
 import { openTokens } from '../session-tokens.js';
 import type { ProviderClient } from '../types.js';
 import { bounded } from './bounded.js';
@@ -43,7 +44,8 @@ function presentedToken(request: OwnRequest): string | undefined {
  * A handler for SIGN_OUT_PATH (GET and POST), waiting at most `idpCallBoundMs` for each IdP call.
  * GET without a valid token: a confirmation page whose POST form carries it (or, without a
  * session, the signed-out page). POST with a missing or wrong token: 403. A valid token: see
- * `endSession`.
+ * `endSession`. A session store outage (reading or deleting the session) is a 503 saying
+ * sign-out did not complete, with a retry link, and leaves the cookie alone.
  */
 export function createSignOutHandler(idpCallBoundMs: number): OwnHandler {
   return async (request, context) => {
@@ -56,21 +58,41 @@ export function createSignOutHandler(idpCallBoundMs: number): OwnHandler {
       );
       return { ...refused, headers: [...refused.headers, ['allow', 'GET, POST']] };
     }
-    const session = await currentSession(request, context);
-    const cookie = clearSessionCookie(context.settings().cookie);
-    if (session === undefined) return signedOutResponse([cookie]);
-    const secret = context.settings().sharedSecret;
-    if (isSignOutToken(secret, session.id, presentedToken(request))) {
-      return endSession(session, context, cookie, idpCallBoundMs);
+    try {
+      return await signOut(request, context, idpCallBoundMs);
+    } catch (error) {
+      if (!isStoreUnavailable(error)) throw error;
+      // The cookie stays: clearing it alone would leave the session live in the store.
+      return storeUnavailableResponse(request, context, error, {
+        title: 'Sign-out could not complete',
+        message:
+          'Portcullis cannot reach its session store right now, so your session was not ended and is still active. Try again in a moment.',
+        retryUrl: SIGN_OUT_PATH,
+      });
     }
-    if (request.method === 'GET') return signOutConfirmResponse(session, signOutToken(secret, session.id));
-    return errorResponse(
-      403,
-      'Sign-out refused',
-      "sign-out refused: the request did not carry this session's sign-out token",
-      request.requestId,
-    );
   };
+}
+
+/** Sign-out after the method check; a store outage rejects (StoreUnavailableError) before any cookie change. */
+async function signOut(
+  request: OwnRequest,
+  context: HandlerContext,
+  idpCallBoundMs: number,
+): Promise<OwnResponse> {
+  const session = await currentSession(request, context);
+  const cookie = clearSessionCookie(context.settings().cookie);
+  if (session === undefined) return signedOutResponse([cookie]);
+  const secret = context.settings().sharedSecret;
+  if (isSignOutToken(secret, session.id, presentedToken(request))) {
+    return endSession(session, context, cookie, idpCallBoundMs);
+  }
+  if (request.method === 'GET') return signOutConfirmResponse(session, signOutToken(secret, session.id));
+  return errorResponse(
+    403,
+    'Sign-out refused',
+    "sign-out refused: the request did not carry this session's sign-out token",
+    request.requestId,
+  );
 }
 
 /** SIGN_OUT_PATH with the default bound on IdP calls (IDP_CALL_BOUND_MS). */
@@ -78,7 +100,7 @@ export const signOutHandler: OwnHandler = createSignOutHandler(IDP_CALL_BOUND_MS
 
 /**
  * Ends `session`: deletes it from the store first (its cookie on every host stops working at
- * once), clears this host's cookie, revokes the refresh token (else the access token) and asks
+ * once; a store outage rejects here, before anything else happens), clears this host's cookie, revokes the refresh token (else the access token) and asks
  * for the end-session URL, each bounded and never blocking sign-out, then redirects to the IdP's
  * end-session endpoint (back to SIGNED_OUT_PATH on the authenticate host), else to
  * `signout_redirect_url`, else shows the signed-out page.

@@ -10,6 +10,11 @@ export const MIN_REFRESH_INTERVAL_MS = 10_000;
 /** First retry delay after the IdP was unavailable; doubles per attempt up to the cap. */
 export const RETRY_BASE_MS = 10_000;
 export const RETRY_CAP_MS = 5 * 60_000;
+/**
+ * Wait before trying again when another instance holds a session's refresh lease: it publishes
+ * the refreshed session, whose change (the store's feed) reschedules this one before then.
+ */
+export const LEASE_BUSY_MS = 5_000;
 
 /** The times the schedule depends on. */
 export interface ScheduleInput {
@@ -48,4 +53,9 @@ export function nextRefreshAt(input: ScheduleInput): number | undefined {
 export function retryDelay(attempt: number, random: number): number {
   const ceiling = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** Math.min(attempt, 30));
   return Math.round(ceiling / 2 + (ceiling / 2) * random);
+}
+
+/** The delay after finding a session's refresh lease taken: LEASE_BUSY_MS with equal jitter. */
+export function leaseBusyDelay(random: number): number {
+  return Math.round(LEASE_BUSY_MS / 2 + (LEASE_BUSY_MS / 2) * random);
 }

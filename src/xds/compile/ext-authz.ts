@@ -9,6 +9,7 @@ import {
 } from '../../contract/names.js';
 import { ASSERTION_HEADER, JWKS_PATH, encodeRouteContext } from '../../contract/authz.js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../../contract/grpc-credential.js';
+import { internalUpstreamTlsSocket } from '../../contract/internal-tls.js';
 
 const EXT_AUTHZ_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
 const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
@@ -38,9 +39,14 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
   };
 }
 
-/** The cluster ext_authz calls: Portcullis's gRPC listener over HTTP/2. */
+/**
+ * The cluster ext_authz calls: Portcullis's gRPC listener over HTTP/2, over TLS verified against
+ * the derived CA and name when `tls_derive` is set (the same cluster otherwise).
+ */
 export function authorizeCluster(internal: IRInternal): ProtoObject {
-  return portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
+  const cluster = portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
+  const tls = internal.authorize.tls;
+  return tls === undefined ? cluster : { ...cluster, transport_socket: internalUpstreamTlsSocket(tls) };
 }
 
 /**

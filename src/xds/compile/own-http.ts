@@ -3,6 +3,7 @@ import { durationMs, type ProtoObject } from '../codec/codec.js';
 import { OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { OWN_PATH_PREFIX } from '../../contract/endpoints.js';
 import { jwksRoute, portcullisCluster } from './ext-authz.js';
+import { internalUpstreamTlsSocket } from '../../contract/internal-tls.js';
 
 /**
  * Bound on one request to Portcullis's own HTTP server. Sign-in callbacks wait on the identity
@@ -10,9 +11,16 @@ import { jwksRoute, portcullisCluster } from './ext-authz.js';
  */
 const OWN_HTTP_TIMEOUT_MS = 30_000;
 
-/** The cluster for Portcullis's own HTTP server (`IRInternal.http`), over HTTP/1.1. */
+/**
+ * The cluster for Portcullis's own HTTP server (`IRInternal.http`), over HTTP/1.1; over TLS that
+ * trusts only the derived CA and name when `tls_derive` is set.
+ */
 export function ownHttpCluster(internal: IRInternal): ProtoObject {
-  return portcullisCluster(OWN_HTTP_CLUSTER, internal.http, 'http1');
+  const cluster = portcullisCluster(OWN_HTTP_CLUSTER, internal.http, 'http1');
+  const tls = internal.http.tls;
+  return tls === undefined
+    ? cluster
+    : { ...cluster, transport_socket: internalUpstreamTlsSocket(tls, 'http/1.1') };
 }
 
 /**

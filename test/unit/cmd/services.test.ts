@@ -1,23 +1,12 @@
-// The composition root reads `services`: which parts a process starts, and that a lone service is
-// refused (issue 25) rather than quietly started as all-in-one.
+// The composition root reads `services`: which parts a process starts, and the `service` label of
+// its logs and metrics (spec section 9, 0.8.0).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseConfig } from '../../../src/config/parse-config.js';
-import { runnableParts, servicePartsOf } from '../../../src/cmd/services.js';
-import { PortcullisError } from '../../../src/shared/errors.js';
+import { serviceLabel, servicePartsOf } from '../../../src/cmd/services.js';
+import { SERVICE_NAMES } from '../../../src/config/types.js';
 
-function config(): NonNullable<ReturnType<typeof parseConfig>['config']> {
-  const parsed = parseConfig({
-    document: { insecure_server: true, address: ':8080', routes: [] },
-    env: {},
-    readText: () => '',
-  });
-  assert.ok(parsed.config, JSON.stringify(parsed.problems));
-  return parsed.config;
-}
-
-test('services: all runs every part', () => {
-  assert.deepEqual(runnableParts(config()), {
+test('every service runs every part', () => {
+  assert.deepEqual(servicePartsOf(SERVICE_NAMES), {
     authorize: true,
     proxy: true,
     databroker: true,
@@ -34,14 +23,9 @@ test('a list names exactly the parts to run', () => {
   });
 });
 
-test('a lone service is refused with a clear error naming services and the issue', () => {
-  const split = { ...config(), services: ['authorize'] as const, all_in_one: false };
-  assert.throws(
-    () => runnableParts(split),
-    (err: unknown) =>
-      err instanceof PortcullisError &&
-      err.code === 'SERVICES_NOT_SUPPORTED' &&
-      /services: authorize/.test(err.message) &&
-      /issue 25/.test(err.message),
-  );
+test('the service label is portcullis all-in-one and portcullis-<service> when split', () => {
+  assert.equal(serviceLabel(SERVICE_NAMES), 'portcullis');
+  assert.equal(serviceLabel(['authorize']), 'portcullis-authorize');
+  assert.equal(serviceLabel(['databroker']), 'portcullis-databroker');
+  assert.equal(serviceLabel(['authenticate', 'proxy']), 'portcullis-authenticate-proxy');
 });

@@ -22,18 +22,35 @@ test('all-in-one mode with authorize_service_url set is a configuration error, n
     'AUTHORIZE_SERVICE_URL',
     'all-in-one',
   );
-  const split = parse(
-    base({
-      services: 'proxy',
-      authorize_service_url: 'https://authz:5443',
-      shared_secret: SECRET_32,
-      cookie_secret: SECRET_32,
-    }),
-  );
-  // Split mode itself is not supported yet (issue 25): only those problems remain.
+  // A lone proxy names where authorize and authenticate run; off loopback only with TLS (tls_derive)
+  // or grpc_insecure.
+  const split = (extra: Record<string, unknown>): string[] =>
+    parse(
+      base({
+        services: 'proxy',
+        shared_secret: SECRET_32,
+        cookie_secret: SECRET_32,
+        ...extra,
+      }),
+    ).problems.map((problem) => `${problem.path}: ${problem.message.replace(/:.*/s, '')}`);
+  assert.deepEqual(split({ authorize_service_url: 'http://authz:5443' }), [
+    'authorize_service_url: http',
+    'authenticate_internal_service_url: is required',
+  ]);
   assert.deepEqual(
-    split.problems.map((problem) => `${problem.path}: ${problem.message.replace(/;.*/, '')}`),
-    ['services: is not supported yet (issue 25)', 'authorize_service_url: is not supported yet (issue 25)'],
+    split({
+      tls_derive: 'portcullis.internal',
+      authorize_service_url: 'https://authz:5443',
+      authenticate_internal_service_url: 'https://authn:5444',
+    }),
+    [],
+  );
+  assert.deepEqual(
+    split({
+      authorize_service_url: 'https://authz:5443',
+      authenticate_internal_service_url: 'http://127.0.0.1:5444',
+    }),
+    ['authorize_service_url: https'],
   );
 });
 
@@ -43,10 +60,13 @@ test('no certificate and no insecure_server is a descriptive error', () => {
   assertProblem(list, 'certificate', 'insecure_server: true');
   assert.deepEqual(parse({ routes: [], insecure_server: true }).problems, []);
   // Services without an HTTP listener need no certificate.
-  // (Split mode is not supported yet, issue 25: that is its only problem.)
   assert.deepEqual(
-    parse({ services: 'authorize', shared_secret: SECRET_32 }).problems.map((problem) => problem.path),
-    ['services'],
+    parse({
+      services: 'authorize',
+      shared_secret: SECRET_32,
+      databroker_service_url: 'http://127.0.0.1:5443',
+    }).problems,
+    [],
   );
 });
 

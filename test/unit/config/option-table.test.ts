@@ -4,7 +4,11 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { envName, findOption, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS } from '../../../src/config/option-table.js';
-import { REMOVED_OPTIONS } from '../../../src/config/removed-options.js';
+import {
+  PEER_ONLY_OPTIONS,
+  PEER_ONLY_REFUSED,
+  REMOVED_OPTIONS,
+} from '../../../src/config/removed-options.js';
 import { ROUTE_OPTIONS } from '../../../src/config/route-option-table.js';
 import { supportText } from '../../../src/config/reference-doc.js';
 import { referenceMarkdown, REFERENCE_PATH } from '../../../src/config/reference-file.js';
@@ -63,6 +67,10 @@ test('the table has every option the issue names', () => {
     'databroker_storage_type',
     'databroker_storage_connection_string',
     'databroker_storage_connection_string_file',
+    'databroker_outage_grace',
+    'authenticate_internal_service_url',
+    'grpc_client_timeout',
+    'tls_derive',
     'idp_client_id',
     'idp_client_secret',
     'idp_client_secret_file',
@@ -84,6 +92,7 @@ test('the spec defaults: scopes, log level, redirect whitelist, storage, service
   assert.equal(config.log_level, 'info');
   assert.deepEqual(config.programmatic_redirect_domain_whitelist, ['localhost']);
   assert.equal(config.databroker_storage_type, 'memory');
+  assert.equal(config.databroker_outage_grace_ms, 60_000);
   assert.deepEqual(config.services, ['authenticate', 'authorize', 'proxy', 'databroker']);
   assert.equal(config.all_in_one, true);
   assert.equal(config.cookie_name, '_portcullis');
@@ -112,6 +121,12 @@ test('removed options are not also current options, and each says what to do', (
     assert.ok(removed.fix.length > 10, removed.key);
     if (removed.migrate.kind === 'rename' && removed.scope === 'global')
       assert.ok(findOption(removed.migrate.to));
+  }
+});
+
+test('options of the peer that Portcullis lacks are not current options (they would be documented as ignored)', () => {
+  for (const key of [...PEER_ONLY_OPTIONS, ...Object.keys(PEER_ONLY_REFUSED)]) {
+    assert.equal(findOption(key), undefined, `${key} is implemented now: remove it from removed-options.ts`);
   }
 });
 

@@ -3,14 +3,17 @@
 // test/integration/authorize-timeout.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { internalEndpoints } from '../../../src/runtime/authorize-service.js';
+import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
 import { parse } from '../config/helpers.js';
 
 function timeoutFor(document: Record<string, unknown>): number {
   const { config } = parse({ insecure_server: true, ...document });
   assert.ok(config);
-  return internalEndpoints(config, '{"keys":[]}', 'test-credential', { host: '127.0.0.1', port: 0 })
-    .authorizeTimeoutMs;
+  return internalEndpoints(config, {
+    jwksJson: '{"keys":[]}',
+    credential: 'test-credential',
+    ownHttp: { host: '127.0.0.1', port: 0 },
+  }).authorizeTimeoutMs;
 }
 
 test('authorize_timeout bounds ext_authz: 1 s by default, the value when set, the default for 0s', () => {

@@ -2,7 +2,8 @@
 // session store, real handles and replay guard, and a fake ProviderClient that records its calls.
 import { randomBytes, randomUUID } from 'node:crypto';
 import { parseSetCookie } from 'cookie';
-import { MemoryReplayGuard } from '../../../../src/authenticate/flow/replay-guard.js';
+import { RecordReplayGuard } from '../../../../src/authenticate/flow/replay-guard.js';
+import { MemoryBackend } from '../../../../src/databroker/memory-backend.js';
 import type { HandlerContext, OwnRequest, OwnResponse } from '../../../../src/authenticate/http/types.js';
 import { createRouteLocator } from '../../../../src/authenticate/route-locator.js';
 import {
@@ -12,7 +13,7 @@ import {
   type ProviderClient,
   type SignInResult,
 } from '../../../../src/authenticate/types.js';
-import { MemorySessionStore } from '../../../../src/databroker/memory-session-store.js';
+import { memorySessionStore } from '../../../support/session-store.js';
 import type { IR } from '../../../../src/ir/types.js';
 import { SessionHandles } from '../../../../src/session/handle.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
@@ -117,7 +118,7 @@ export class FakeProvider implements ProviderClient {
 export interface Harness {
   readonly context: HandlerContext;
   readonly clock: { now: number };
-  readonly sessions: MemorySessionStore;
+  readonly sessions: ReturnType<typeof memorySessionStore>;
   readonly handles: SessionHandles;
   readonly providers: Map<string, FakeProvider>;
   readonly settings: AuthenticateSettings;
@@ -130,7 +131,7 @@ export function harness(settings: Partial<AuthenticateSettings> = {}): Harness {
   const now = (): number => clock.now;
   const sharedSecret = new Uint8Array(randomBytes(32));
   const handles = new SessionHandles(sharedSecret);
-  const sessions = new MemorySessionStore(now);
+  const sessions = memorySessionStore({ now });
   const providers = new Map([
     [IDP_A, new FakeProvider(IDP_A)],
     [IDP_B, new FakeProvider(IDP_B)],
@@ -162,7 +163,7 @@ export function harness(settings: Partial<AuthenticateSettings> = {}): Harness {
     provider: (id) => providers.get(id),
     sessions,
     handles,
-    replay: new MemoryReplayGuard(now),
+    replay: new RecordReplayGuard(new MemoryBackend({ now }), now),
     now,
     randomId: () => randomUUID(),
     logger,

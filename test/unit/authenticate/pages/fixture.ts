@@ -8,7 +8,7 @@ import type {
   ProviderClient,
   ProviderConfig,
 } from '../../../../src/authenticate/types.js';
-import { MemorySessionStore } from '../../../../src/databroker/memory-session-store.js';
+import { memorySessionStore } from '../../../support/session-store.js';
 import type { IR } from '../../../../src/ir/types.js';
 import { SessionHandles } from '../../../../src/session/handle.js';
 import type { Session } from '../../../../src/session/session.js';
@@ -86,7 +86,7 @@ export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl
       options.signoutRedirectUrl === undefined ? undefined : new URL(options.signoutRedirectUrl),
     providers: new Map(),
   };
-  const sessions = new MemorySessionStore(() => clock);
+  const sessions = memorySessionStore({ now: () => clock });
   const handles = new SessionHandles(sharedSecret);
   const logger = recordingLogger();
   const context: HandlerContext = {
@@ -96,7 +96,7 @@ export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl
     provider: (idpId) => (idpId === IDP_ID ? options.provider : undefined),
     sessions,
     handles,
-    replay: { claim: () => true },
+    replay: { claim: () => Promise.resolve(true) },
     now: () => clock,
     randomId: () => 'random-id',
     logger,

@@ -1,0 +1,42 @@
+import type { Logger } from '../shared/logger.js';
+import { splitHostPort } from '../runtime/address.js';
+import { buildBootstrap, type AdsApiType, type BootstrapOptions } from '../envoy/bootstrap.js';
+import type { LocatedEnvoy } from '../envoy/locate.js';
+import { EnvoySupervisor } from '../envoy/supervisor.js';
+import { envoyHeapBudget } from '../envoy/heap-budget.js';
+
+/**
+ * Starts the supervised Envoy from a bootstrap that points it at this process's ADS server (over
+ * the derived TLS when `ads.tls` is set), warning when the binary is outdated.
+ */
+export async function superviseEnvoy(
+  envoy: LocatedEnvoy,
+  options: {
+    ads: BootstrapOptions['ads'];
+    adsApiType: AdsApiType;
+    adminAddress: string;
+    logger: Logger;
+  },
+): Promise<EnvoySupervisor> {
+  const { logger } = options;
+  if (envoy.outdated) {
+    logger.warn(
+      { version: envoy.version },
+      'Envoy is older than 1.40.0 and misses security fixes; upgrade it',
+    );
+  }
+  const admin = splitHostPort(options.adminAddress);
+  const supervisor = new EnvoySupervisor({
+    binary: envoy.path,
+    logger,
+    bootstrap: buildBootstrap({
+      ads: options.ads,
+      adsApiType: options.adsApiType,
+      admin: { address: admin.host, port: admin.port },
+      maxHeapSizeBytes: envoyHeapBudget(),
+    }),
+  });
+  await supervisor.start();
+  logger.info({ envoy: envoy.path, version: envoy.version, admin: options.adminAddress }, 'Envoy started');
+  return supervisor;
+}

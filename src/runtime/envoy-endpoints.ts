@@ -1,0 +1,70 @@
+import type { Config } from '../config/types.js';
+import type { IRInternal } from '../ir/types.js';
+import { splitHostPort } from './address.js';
+import type { InternalTlsPeer } from '../contract/internal-tls.js';
+
+/**
+ * Bound on one ext_authz Check when `authorize_timeout` is 0: a Check answers in well under a
+ * millisecond, so a second means the authorizer stalled, and the request gets 503 at once rather
+ * than holding a connection for the stall.
+ */
+const DEFAULT_AUTHORIZE_TIMEOUT_MS = 1000;
+
+/** A host and port Envoy dials. */
+export interface EnvoyTarget {
+  readonly host: string;
+  readonly port: number;
+}
+
+/**
+ * Where Envoy reaches Portcullis for `config`: ext_authz at this process's gRPC listener, or at
+ * `authorize_service_url` when authorize runs elsewhere; the authenticate service's HTTP endpoints
+ * at `ownHttp` (this process's HTTP server), or at `authenticate_internal_service_url` when set
+ * (a split authenticate, or a sidecar Envoy in another container); the Check timeout, the JWKS to
+ * publish and the credential ext_authz presents. Listeners on every interface become loopback.
+ * The runtime and the dry run both use it, so `portcullis compile` prints what Envoy receives.
+ */
+export function internalEndpoints(
+  config: Config,
+  endpoints: {
+    readonly jwksJson: string;
+    readonly credential: string;
+    readonly ownHttp: EnvoyTarget;
+    /** The derived CA and name (`tls_derive`): Envoy dials both services over TLS that trusts only it. */
+    readonly tls?: InternalTlsPeer;
+  },
+): IRInternal {
+  const authorize =
+    config.authorize_service_url === undefined
+      ? splitHostPort(config.grpc_address)
+      : serviceTarget(config.authorize_service_url);
+  const http =
+    config.authenticate_internal_service_url === undefined
+      ? endpoints.ownHttp
+      : serviceTarget(config.authenticate_internal_service_url);
+  const tls = endpoints.tls === undefined ? {} : { tls: endpoints.tls };
+  return {
+    http: { ...dialable(http), ...tls },
+    authorize: { ...dialable(authorize), ...tls },
+    authorizeTimeoutMs:
+      config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
+    jwksJson: endpoints.jwksJson,
+    authorizeCredential: endpoints.credential,
+  };
+}
+
+/**
+ * The host and port of a service URL (`authorize_service_url`, `authenticate_internal_service_url`,
+ * `databroker_service_url`; validated origins), the scheme's port when it names none.
+ */
+export function serviceTarget(url: URL): EnvoyTarget {
+  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
+  return { host: url.hostname.replace(/^\[|\]$/g, ''), port };
+}
+
+/** The address Envoy dials for a listener of Portcullis's: all interfaces become loopback. */
+function dialable<T extends EnvoyTarget>(address: T): T {
+  return address.host === '0.0.0.0' || address.host === '' || address.host === '::'
+    ? { ...address, host: address.host === '::' ? '::1' : '127.0.0.1' }
+    : address;
+}
