@@ -122,15 +122,16 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
     adsApiType: ads === 'delta' ? 'DELTA_GRPC' : 'GRPC',
     withoutEnvoy,
   });
+  const log = running.log;
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining Envoy');
+    log.info({ signal }, running.parts.proxy ? 'shutting down: draining Envoy' : 'shutting down');
     running.stop({ graceMs: 5000 }).then(
       () => process.exit(0),
       (err: unknown) => {
-        logger.error({ error: errorMessage(err) }, 'shutdown failed');
+        log.error({ error: errorMessage(err) }, 'shutdown failed');
         process.exit(1);
       },
     );
@@ -138,7 +139,7 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', () => void running.reloader.reloadInBackground());
-  await announceReady(running, logger);
+  await announceReady(running, log);
 }
 
 /**
@@ -152,10 +153,7 @@ async function announceReady(
 ): Promise<void> {
   const address = running.reloader.lastGoodBuild()?.config.address;
   if (!running.parts.proxy) {
-    logger.info(
-      { service: running.service, grpc_port: running.grpcPort },
-      `ready: ${running.service} is serving`,
-    );
+    logger.info({ grpc_port: running.grpcPort }, `ready: ${running.service} is serving`);
     return;
   }
   if (running.supervisor === undefined) {

@@ -49,6 +49,8 @@ export interface Running {
   readonly parts: ServiceParts;
   /** `portcullis`, or `portcullis-<services>` when split: the `service` label of logs and metrics. */
   readonly service: string;
+  /** The process logger with `service` bound: every line after start carries it. */
+  readonly log: Logger;
   readonly store: SnapshotStore;
   readonly reloader: Reloader;
   /** The credential Envoy presents to ADS and Check, fixed by the first config (see below). */
@@ -293,6 +295,7 @@ async function startParts(context: PartsContext): Promise<Running> {
   return {
     parts,
     service: context.service,
+    log,
     store,
     reloader,
     grpcCredential: first.credential,

@@ -17,13 +17,14 @@ export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal'] a
 export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
- * Creates the process logger: JSON lines on stdout through pino. Secrets never reach it because
+ * Creates the process logger: JSON lines on stdout through pino, without pid or hostname (the
+ * runtime binds `service` once the config says which services run). Secrets never reach it because
  * callers log config through `redactConfig`, and pino's `redact` drops the common secret paths too.
  */
 export function createLogger(level: LogLevel = 'info'): Logger & { level: string } {
   return pino({
     level,
-    base: { service: 'portcullis' },
+    base: null,
     redact: {
       paths: ['*.shared_secret', '*.cookie_secret', '*.idp_client_secret', '*.signing_key', '*.password'],
       censor: '[redacted]',

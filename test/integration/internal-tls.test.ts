@@ -129,21 +129,30 @@ async function envoyCounter(admin: (path: string) => Promise<string>, name: stri
   return match === null ? 0 : Number(match[1]);
 }
 
-test('a real Envoy with ADS over derived TLS (its CA from a separate derivation) opens its ADS stream', async (t) => {
-  const clientTls = await deriveInternalTls(SECRET, NAME);
-  const requestsBefore = ads.stats().requests;
+/** A real Envoy whose bootstrap dials the ADS server over TLS trusting `tls`'s CA and name. */
+async function envoyTrusting(
+  tls: { caPem: string; serverName: string },
+  t: { after(fn: () => unknown): void },
+): Promise<Awaited<ReturnType<typeof startEnvoy>>> {
   const envoy = await startEnvoy({
     bootstrap: buildBootstrap({
       ads: {
         address: '127.0.0.1',
         port,
         credential: CREDENTIAL,
-        tls: { caPem: clientTls.caPem, serverName: clientTls.serverName },
+        tls: { caPem: tls.caPem, serverName: tls.serverName },
       },
       admin: { port: 0 },
     }),
   });
   t.after(() => envoy.stop());
+  return envoy;
+}
+
+test('a real Envoy with ADS over derived TLS (its CA from a separate derivation) opens its ADS stream', async (t) => {
+  const clientTls = await deriveInternalTls(SECRET, NAME);
+  const requestsBefore = ads.stats().requests;
+  const envoy = await envoyTrusting(clientTls, t);
   await waitFor(async () => ads.stats().requests > requestsBefore, {
     what: 'an ADS request from Envoy over derived TLS',
     timeoutMs: 20_000,
@@ -156,18 +165,7 @@ test('a real Envoy with ADS over derived TLS (its CA from a separate derivation)
 test("a real Envoy trusting another secret's CA fails verification and opens no ADS stream", async (t) => {
   const otherTls = await deriveInternalTls(OTHER_SECRET, NAME);
   const streamsBefore = ads.stats().streamsTotal;
-  const envoy = await startEnvoy({
-    bootstrap: buildBootstrap({
-      ads: {
-        address: '127.0.0.1',
-        port,
-        credential: CREDENTIAL,
-        tls: { caPem: otherTls.caPem, serverName: otherTls.serverName },
-      },
-      admin: { port: 0 },
-    }),
-  });
-  t.after(() => envoy.stop());
+  const envoy = await envoyTrusting(otherTls, t);
   await waitFor(
     async () => (await envoyCounter(envoy.admin, `cluster.${XDS_CLUSTER}.ssl.fail_verify_error`)) >= 1,
     {

@@ -6,12 +6,13 @@
  * Node go to 127.0.0.1 with the Host header instead (Node does not resolve `*.localhost`).
  */
 import assert from 'node:assert/strict';
-import { createServer, request, type IncomingHttpHeaders } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { createRemoteJWKSet, customFetch, jwtVerify } from 'jose';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openPage, type Cleanup } from '../support/browser.js';
+import { browserCookie, launchBrowser, openPage, signInAtIdp, type Cleanup } from '../support/browser.js';
+import { sendToListener as send } from '../support/listener-request.js';
 import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { startTestIdp, type TestIdp } from '../support/test-idp.js';
 import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstreams.js';
@@ -25,52 +26,6 @@ const COOKIE = '_portcullis';
  */
 const SHORT_TTL_S = 65;
 
-/** One HTTP/1.1 exchange with Envoy's listener: status, headers, body. */
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** A request to 127.0.0.1:`port` with `host` as the Host header and an optional form body; 10 s bound. */
-function send(
-  port: number,
-  host: string,
-  path: string,
-  options: { method?: string; headers?: Record<string, string>; form?: URLSearchParams } = {},
-): Promise<Answer> {
-  const body = options.form?.toString();
-  const headers: Record<string, string> = { host, ...options.headers };
-  if (body !== undefined) headers['content-type'] = 'application/x-www-form-urlencoded';
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: options.method ?? 'GET',
-        headers,
-        agent: false,
-        timeout: 10_000,
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${host}${path} timed out`)));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** jose's fetch for a JWKS on a `*.localhost` host: sent to Envoy's listener with that Host. */
 function fetchThroughListener(port: number): (url: string, init: { method?: string }) => Promise<Response> {
   return async (url) => {
@@ -83,18 +38,9 @@ function fetchThroughListener(port: number): (url: string, init: { method?: stri
   };
 }
 
-/** Fills the test IdP's login form as alice and submits it. */
-async function signInAtIdp(page: Page, idp: TestIdp): Promise<void> {
-  await page.locator('input[name=login]').fill(idp.user.username);
-  await page.locator('input[name=password]').fill(idp.user.password);
-  await page.locator('button[type=submit]').click();
-}
-
 /** The session cookie the browser holds for `origin`. */
-async function sessionCookie(context: BrowserContext, origin: string): Promise<string> {
-  const cookie = (await context.cookies(origin)).find((c) => c.name === COOKIE);
-  assert.ok(cookie !== undefined, `the browser holds no ${COOKIE} cookie for ${origin}`);
-  return cookie.value;
+function sessionCookie(context: BrowserContext, origin: string): Promise<string> {
+  return browserCookie(context, origin, COOKIE);
 }
 
 describe('sign-in in a real browser through Envoy', () => {
@@ -176,7 +122,7 @@ describe('sign-in in a real browser through Envoy', () => {
       `the protected URL led to ${page.url()}, not the IdP`,
     );
     const landed = page.waitForResponse((response) => response.url() === target && response.status() === 200);
-    await signInAtIdp(page, idp);
+    await signInAtIdp(page, idp.user);
     const response = await landed;
     await page.waitForURL(target);
     return { context, page, landing: (await response.json()) as EchoResponse };
@@ -317,7 +263,7 @@ describe('sign-in in a real browser through Envoy', () => {
 
     const { page } = await openPage(browser, t);
     await page.goto(signInUrl.href);
-    await signInAtIdp(page, idp);
+    await signInAtIdp(page, idp.user);
     await page.waitForURL((url) => url.href.startsWith(callback));
     const token = received?.searchParams.get('portcullis_jwt');
     assert.ok(token, `the callback got no portcullis_jwt: ${received?.href}`);

@@ -8,10 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { request, type IncomingHttpHeaders } from 'node:http';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { launchBrowser, openPage, type Cleanup } from '../support/browser.js';
+import { browserCookie, launchBrowser, openPage, signInAtIdp, type Cleanup } from '../support/browser.js';
+import { sendToListener } from '../support/listener-request.js';
 import { freePort } from '../support/ports.js';
 import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
@@ -22,51 +22,9 @@ import { waitFor } from '../support/wait.js';
 const CLIENT = { clientId: 'portcullis-two-instances', clientSecret: 'two-instances-secret' };
 const COOKIE = '_portcullis';
 
-interface Answer {
-  readonly status: number;
-  readonly headers: IncomingHttpHeaders;
-  readonly body: string;
-}
-
-/** GET `path` from the Envoy listening on `address`:`port` with `host` as the Host header; 10 s bound. */
-function get(
-  address: string,
-  port: number,
-  host: string,
-  path: string,
-  headers: Record<string, string>,
-): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: address, port, path, headers: { host, ...headers }, agent: false, timeout: 10_000 },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`${address} ${host}${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function signInAtIdp(page: Page, idp: TestIdp): Promise<void> {
-  await page.locator('input[name=login]').fill(idp.user.username);
-  await page.locator('input[name=password]').fill(idp.user.password);
-  await page.locator('button[type=submit]').click();
-}
-
-async function sessionCookie(context: BrowserContext, origin: string): Promise<string> {
-  const cookie = (await context.cookies(origin)).find((c) => c.name === COOKIE);
-  assert.ok(cookie !== undefined, `the browser holds no ${COOKIE} cookie for ${origin}`);
-  return cookie.value;
+/** GET `path` from the Envoy listening on `address`:`port` with `host` as the Host header. */
+function get(address: string, port: number, host: string, path: string, headers: Record<string, string>) {
+  return sendToListener(port, host, path, { address, headers });
 }
 
 describe('two instances on one Redis', () => {
@@ -138,7 +96,7 @@ describe('two instances on one Redis', () => {
       `the protected URL led to ${page.url()}, not the IdP`,
     );
     const landed = page.waitForResponse((response) => response.url() === target && response.status() === 200);
-    await signInAtIdp(page, idp);
+    await signInAtIdp(page, idp.user);
     const body = (await (await landed).json()) as EchoResponse;
     assert.equal(body.url, '/hello');
     return { context, page };
@@ -146,7 +104,7 @@ describe('two instances on one Redis', () => {
 
   test('a session made through one instance works through the other; a sign-out through one is refused by the other within a second', async (t) => {
     const { context, page } = await signIn(t);
-    const cookie = `${COOKIE}=${await sessionCookie(context, appOrigin)}`;
+    const cookie = `${COOKIE}=${await browserCookie(context, appOrigin, COOKIE)}`;
     const asBrowser = { accept: 'text/html', cookie };
 
     // Through the second instance: the same cookie, read from Redis (it never saw this session).

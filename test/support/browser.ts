@@ -53,3 +53,17 @@ export async function openPage(
   context.setDefaultNavigationTimeout(BROWSER_TIMEOUT_MS);
   return { context, page: await context.newPage() };
 }
+
+/** Fills the test IdP's login form (oidc-provider's interaction page) as `user` and submits it. */
+export async function signInAtIdp(page: Page, user: { username: string; password: string }): Promise<void> {
+  await page.locator('input[name=login]').fill(user.username);
+  await page.locator('input[name=password]').fill(user.password);
+  await page.locator('button[type=submit]').click();
+}
+
+/** The value of the `name` cookie the browser holds for `origin`; fails the test when there is none. */
+export async function browserCookie(context: BrowserContext, origin: string, name: string): Promise<string> {
+  const cookie = (await context.cookies(origin)).find((c) => c.name === name);
+  if (cookie === undefined) throw new Error(`the browser holds no ${name} cookie for ${origin}`);
+  return cookie.value;
+}
