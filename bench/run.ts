@@ -8,6 +8,7 @@
  *   authz         authorized vs public route on the same Envoy: throughput ratio, added p50
  *   sign-in       signed-in throughput vs oauth2-proxy; 200 concurrent sign-ins (needs Go, wrk)
  *   churn         every kind of live change under load at 1,000 and 10,000 routes: failed requests, rename to serving
+ *   sessions      sessions in Redis vs in memory: throughput ratio; sign-out across two instances (needs wrk, redis-server)
  *
  * Options:
  *   --only=<names>    a comma-separated subset of the suites above
@@ -40,6 +41,7 @@ import { churnSuite } from './suites/churn.js';
 import { coldStartSuite } from './suites/cold-start.js';
 import { memorySuite } from './suites/memory.js';
 import { routeChangeSuite } from './suites/route-change.js';
+import { sessionsSuite } from './suites/sessions.js';
 import { signInSuite } from './suites/sign-in.js';
 import { validateSuite } from './suites/validate.js';
 
@@ -51,6 +53,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   authz: authzSuite,
   'sign-in': signInSuite,
   churn: churnSuite,
+  sessions: sessionsSuite,
 };
 
 async function main(): Promise<void> {

@@ -120,3 +120,43 @@ export async function sweep(
   agent.destroy();
   return counts;
 }
+
+/**
+ * Status of `POST path` with `Host: host` on 127.0.0.1:`port` carrying `form` as an
+ * `application/x-www-form-urlencoded` body (a fresh connection), or 0 when the request failed.
+ */
+export function postForm(
+  port: number,
+  host: string,
+  path: string,
+  form: Readonly<Record<string, string>>,
+  options: GetOptions = {},
+): Promise<number> {
+  const body = new URLSearchParams(form).toString();
+  return new Promise((resolve) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        headers: {
+          ...options.headers,
+          host,
+          'content-type': 'application/x-www-form-urlencoded',
+          'content-length': Buffer.byteLength(body),
+        },
+        agent: options.agent ?? false,
+        timeout: options.timeoutMs ?? 5000,
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', () => resolve(0));
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => resolve(0));
+    req.end(body);
+  });
+}

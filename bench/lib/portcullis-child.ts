@@ -6,8 +6,9 @@
  *        [--sessions=<n> --secret=<base64 shared_secret>]
  *
  * It calls the product's own composition root (`startAllInOne` of `cmd/all-in-one`, compiled or
- * source, see `productModule`; it supervises Envoy), puts `n` sessions in its session store, and
- * tells the parent
+ * source, see `productModule`; it supervises Envoy), puts `n` sessions in its session store
+ * (`benchSessionId(0 .. n-1)`, 64 puts at a time: each put seals its session, and a Redis store
+ * answers over the network), and tells the parent
  *
  *   { type: 'ready', cookie }        the `Cookie` header of a valid session (when n > 0)
  *   { type: 'memory', ...usage }     on `{ type: 'memory' }`: process.memoryUsage() after a full GC
@@ -15,6 +16,7 @@
  * It stops (Envoy included) on `{ type: 'stop' }` or when the parent goes away.
  */
 import { parseArgs } from 'node:util';
+import { benchSessionId } from './bench-sessions.js';
 import { productModule } from './product.js';
 
 /** Messages this process sends its parent. */
@@ -63,6 +65,9 @@ interface HandleModule {
   SessionHandles: new (sharedSecret: Uint8Array) => { issue(sessionId: string): string };
 }
 
+/** Session puts in flight while filling the store. */
+const PUT_CONCURRENCY = 64;
+
 let stopping = false;
 const write =
   (level: string) =>
@@ -80,7 +85,7 @@ const logger = {
 /** Bench session `index`, valid for an hour: a user with a group and a few claims. */
 function benchSession(index: number, now: number, idpId: string): BenchSession {
   return {
-    id: `bench-session-${index}`,
+    id: benchSessionId(index),
     userId: `user-${index}`,
     email: `user${index}@example.com`,
     name: `User ${index}`,
@@ -90,6 +95,19 @@ function benchSession(index: number, now: number, idpId: string): BenchSession {
     expiresAt: now + 3_600_000,
     idpId,
   };
+}
+
+/** Puts sessions 0 .. `count`-1 with at most `PUT_CONCURRENCY` puts in flight. */
+async function putSessions(
+  sessions: { put(session: BenchSession): Promise<void> },
+  count: number,
+  make: (index: number) => BenchSession,
+): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    for (let index = next++; index < count; index = next++) await sessions.put(make(index));
+  };
+  await Promise.all(Array.from({ length: Math.min(PUT_CONCURRENCY, count) }, worker));
 }
 
 /** Full GCs (the process runs with --expose-gc), then this process's memory. */
@@ -130,12 +148,12 @@ async function main(): Promise<void> {
   const now = Date.now();
   // The bench config's routes share the global client: its id, as translate gave it to them.
   const idpId = running.reloader.lastGoodBuild()?.ir.virtualHosts[0]?.routes[0]?.idpId ?? 'none';
-  for (let index = 0; index < count; index++) await running.sessions.put(benchSession(index, now, idpId));
+  await putSessions(running.sessions, count, (index) => benchSession(index, now, idpId));
   let cookie = '';
   if (count > 0) {
     const { SessionHandles } = (await import(productModule(values.root, 'session/handle'))) as HandleModule;
     const handles = new SessionHandles(Buffer.from(values.secret, 'base64'));
-    cookie = `theme=dark; _portcullis=${handles.issue(`bench-session-${count >> 1}`)}`;
+    cookie = `theme=dark; _portcullis=${handles.issue(benchSessionId(count >> 1))}`;
   }
   process.send?.({ type: 'ready', cookie } satisfies ChildMessage);
 }

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 /** Where the load generator is expected (Debian's `wrk` package). */
 export const WRK = '/usr/bin/wrk';
 const REPORT_SCRIPT = fileURLToPath(new URL('./wrk-report.lua', import.meta.url));
+const COOKIES_SCRIPT = fileURLToPath(new URL('./wrk-cookies.lua', import.meta.url));
 
 /** One bounded wrk run. */
 export interface WrkResult {
@@ -20,6 +21,11 @@ export interface WrkSpec {
   readonly headers: Readonly<Record<string, string>>;
   readonly connections: number;
   readonly seconds: number;
+  /**
+   * `Cookie` headers to send in turn, one per request (so a run spreads over many sessions); the
+   * requests are formatted once, in wrk's `init`. Without them every request is the same.
+   */
+  readonly cookies?: readonly string[];
 }
 
 /**
@@ -64,9 +70,10 @@ export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
     '--timeout',
     '2s',
     '-s',
-    REPORT_SCRIPT,
+    spec.cookies === undefined ? REPORT_SCRIPT : COOKIES_SCRIPT,
     ...Object.entries(spec.headers).flatMap(([name, value]) => ['-H', `${name}: ${value}`]),
     spec.url,
+    ...(spec.cookies === undefined ? [] : ['--', ...spec.cookies]),
   ];
   const child = spawn(WRK, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
