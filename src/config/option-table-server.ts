@@ -17,16 +17,8 @@ const PROXY: readonly ServiceName[] = ['proxy'];
 const HTTP: readonly ServiceName[] = ['authenticate', 'proxy'];
 const DATABROKER: readonly ServiceName[] = ['databroker'];
 
-// Not supported yet (see NotYetSupported): observability is issue 26, Redis and connections
-// between services with certificates of one's own (not `tls_derive`) issue 26.
-const METRICS: NotYetSupported = {
-  status: 'not-yet',
-  issue: 26,
-  severity: 'warning',
-  effect: 'nothing listens on it',
-};
-const TRACING: NotYetSupported = { ...METRICS, effect: 'nothing is traced' };
-const PROXY_LOG_LEVEL: NotYetSupported = { ...METRICS, effect: 'Envoy logs at its warning level' };
+// Not supported yet (see NotYetSupported): connections between services with certificates of
+// one's own (not `tls_derive`), issue 26.
 const SERVICE_CA: NotYetSupported = {
   status: 'not-yet',
   issue: 26,
@@ -148,6 +140,14 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     doc: 'More certificates: a list of `{cert, key}`, each a file path or (base64) PEM. Envoy picks one by SNI.',
   },
   {
+    key: 'http_redirect_addr',
+    group: 'Listeners and TLS',
+    kind: { type: 'address' },
+    services: HTTP,
+    secret: false,
+    doc: 'Address (`:80`) of a plain-HTTP listener that answers every request with a 301 to the same URL over HTTPS (host, path and query kept; the port of `address` when it is not 443). Needs TLS on `address` (not `insecure_server`).',
+  },
+  {
     key: 'certificate_authority',
     group: 'Listeners and TLS',
     kind: { type: 'pem', what: 'certificate' },
@@ -251,7 +251,6 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     },
     services: PROXY,
     secret: false,
-    support: PROXY_LOG_LEVEL,
     doc: "Envoy's log level. Unset: follows `log_level`.",
   },
   {
@@ -260,8 +259,15 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'address' },
     services: ALL,
     secret: false,
-    support: METRICS,
-    doc: 'Address (`host:port`) of the Prometheus metrics endpoint. Unset: no metrics listener.',
+    doc: "Address (`host:port`) of the Prometheus metrics endpoint (`/metrics`: Portcullis's series and Envoy's), with `/healthz` (alive) and `/readyz` (Envoy has the first config and the session store answers). Unset: no metrics listener.",
+  },
+  {
+    key: 'metrics_basic_auth',
+    group: 'Observability',
+    kind: { type: 'secret_string' },
+    services: ALL,
+    secret: true,
+    doc: 'Base64 of `user:password`: `/metrics` then requires HTTP basic authentication with them (`/healthz` and `/readyz` stay open).',
   },
   {
     key: 'tracing_sampling_rate',
@@ -270,8 +276,24 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     default: '0.0001',
     services: ALL,
     secret: false,
-    support: TRACING,
-    doc: 'Fraction of requests traced, 0 to 1 (replaces the removed `tracing_debug`; 1 traces everything).',
+    doc: 'Fraction of requests traced, 0 to 1 (replaces the removed `tracing_debug`; 1 traces everything). Traces go to `otel_exporter_otlp_endpoint`.',
+  },
+  {
+    key: 'otel_exporter_otlp_endpoint',
+    group: 'Observability',
+    kind: { type: 'url', https: 'optional' },
+    services: ALL,
+    secret: false,
+    doc: 'OpenTelemetry collector receiving traces over OTLP (`http://collector:4317` for gRPC, `http://collector:4318` for HTTP), from Envoy and Portcullis, joined by the trace context. Unset: nothing is traced.',
+  },
+  {
+    key: 'otel_exporter_otlp_protocol',
+    group: 'Observability',
+    kind: { type: 'enum', values: ['grpc', 'http/protobuf'] },
+    default: 'grpc',
+    services: ALL,
+    secret: false,
+    doc: 'OTLP transport to `otel_exporter_otlp_endpoint`: `grpc` or `http/protobuf` (traces are sent to `<endpoint>/v1/traces`).',
   },
   {
     key: 'databroker_storage_type',

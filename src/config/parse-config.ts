@@ -5,6 +5,8 @@ import { parseRoute } from './parse-route.js';
 import { fullHash } from '../shared/hash.js';
 import { canonicalHostName } from './host-name.js';
 import { checkServices, type ServicePlan } from './parse-services.js';
+import { checkObservability } from './parse-observability.js';
+import type { Secret } from './secret.js';
 import { readCertificates, type CertificatePair } from './parse-tls.js';
 import { ParsedValues } from './parsed-values.js';
 import { envName, GLOBAL_OPTIONS } from './option-table.js';
@@ -78,6 +80,7 @@ export function parseConfig(input: ParseInput): ParseResult {
       values.set(option.key, readOption(reader, option, raw, input.readText));
   }
   const plan = checkServices(reader, values);
+  const metricsBasicAuth = checkObservability(reader, values);
   const beforeCertificates = reader.problems.length;
   const certificates = readCertificates(reader, values, raws.get('certificates'), input.readText);
   // A certificate that was given but refused has its own problem; "none configured" would mislead.
@@ -100,7 +103,7 @@ export function parseConfig(input: ParseInput): ParseResult {
   reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
     return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache };
-  const config = buildConfig(values, { ...plan, identity, certificates, routes });
+  const config = buildConfig(values, { ...plan, identity, certificates, routes, metricsBasicAuth });
   return { config, problems: [], warnings: reader.warnings, routeCache };
 }
 
@@ -109,6 +112,8 @@ interface ResolvedParts extends ServicePlan {
   readonly identity: IdentitySettings;
   readonly certificates: readonly CertificatePair[];
   readonly routes: readonly RouteSettings[];
+  /** `metrics_basic_auth` decoded (`user:password`), when set. */
+  readonly metricsBasicAuth: Secret<string> | undefined;
 }
 
 /** Assembles the Config from the typed values (called only when there were no problems). */
@@ -157,7 +162,11 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     authorize_timeout_ms: get('authorize_timeout'),
     envoy_admin_address: get('envoy_admin_address'),
     ...optional('metrics_address'),
+    ...(parts.metricsBasicAuth === undefined ? {} : { metrics_basic_auth: parts.metricsBasicAuth }),
     tracing_sampling_rate: get('tracing_sampling_rate'),
+    ...optional('otel_exporter_otlp_endpoint'),
+    otel_exporter_otlp_protocol: get('otel_exporter_otlp_protocol'),
+    ...optional('http_redirect_addr'),
     default_upstream_timeout_ms: get('default_upstream_timeout'),
     timeout_read_ms: get('timeout_read'),
     timeout_idle_ms: get('timeout_idle'),

@@ -209,7 +209,13 @@ export interface Config {
   readonly authorize_timeout_ms: number;
   readonly envoy_admin_address: string;
   readonly metrics_address?: string;
+  /** `user:password` (decoded from base64) that `/metrics` requires, when set. */
+  readonly metrics_basic_auth?: Secret<string>;
   readonly tracing_sampling_rate: number;
+  readonly otel_exporter_otlp_endpoint?: URL;
+  readonly otel_exporter_otlp_protocol: 'grpc' | 'http/protobuf';
+  /** The plain-HTTP listener that redirects every request to HTTPS, when set. */
+  readonly http_redirect_addr?: string;
   readonly default_upstream_timeout_ms: number;
   readonly timeout_read_ms: number;
   readonly timeout_idle_ms: number;

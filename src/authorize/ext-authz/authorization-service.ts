@@ -2,6 +2,7 @@ import * as grpc from '@grpc/grpc-js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialChecker } from '../../contract/grpc-credential.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
+import { NO_TELEMETRY, decisionOutcome, type Telemetry } from '../../contract/telemetry.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
 import { createCheckCodec, type CheckCodec } from './check-codec.js';
 
@@ -45,8 +46,10 @@ export function registerAuthorizationService(
   authorize: Authorizer,
   logger: Logger,
   credential: string,
-  codec: CheckCodec = createCheckCodec(),
+  options: { readonly codec?: CheckCodec; readonly telemetry?: Telemetry } = {},
 ): void {
+  const codec = options.codec ?? createCheckCodec();
+  const telemetry = options.telemetry ?? NO_TELEMETRY;
   const hasCredential = grpcCredentialChecker(credential);
   const check = (
     call: grpc.ServerUnaryCall<Buffer, Buffer>,
@@ -71,7 +74,9 @@ export function registerAuthorizationService(
       callback({ code: grpc.status.INVALID_ARGUMENT, details: 'undecodable CheckRequest' });
       return;
     }
+    const started = performance.now();
     const fail = (err: unknown): void => {
+      telemetry.decision('error', (performance.now() - started) / 1000);
       logger.error(
         { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
         'ext_authz: decision failed',
@@ -86,6 +91,10 @@ export function registerAuthorizationService(
         fail(err);
         return;
       }
+      telemetry.decision(
+        decisionOutcome(decision.kind === 'allow' ? undefined : decision.status),
+        (performance.now() - started) / 1000,
+      );
       callback(null, response);
     };
     let result: Decision | Promise<Decision>;
