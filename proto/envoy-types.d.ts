@@ -2547,6 +2547,23 @@ export namespace envoy {
                     public toJSON(): { [k: string]: any };
                     public static getTypeUrl(typeUrlPrefix?: string): string;
                 }
+
+                interface IHttpService {
+                    http_uri?: (envoy.config.core.v3.IHttpUri|null);
+                    request_headers_to_add?: (envoy.config.core.v3.IHeaderValueOption[]|null);
+                }
+
+                class HttpService implements IHttpService {
+                    constructor(p?: envoy.config.core.v3.IHttpService);
+                    public http_uri?: (envoy.config.core.v3.IHttpUri|null);
+                    public request_headers_to_add: envoy.config.core.v3.IHeaderValueOption[];
+                    public static encode(m: envoy.config.core.v3.IHttpService, w?: $protobuf.Writer): $protobuf.Writer;
+                    public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.config.core.v3.HttpService;
+                    public static fromObject(d: { [k: string]: any }): envoy.config.core.v3.HttpService;
+                    public static toObject(m: envoy.config.core.v3.HttpService, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                    public toJSON(): { [k: string]: any };
+                    public static getTypeUrl(typeUrlPrefix?: string): string;
+                }
             }
         }
 
@@ -5829,6 +5846,29 @@ export namespace envoy {
                         public toJSON(): { [k: string]: any };
                         public static getTypeUrl(typeUrlPrefix?: string): string;
                     }
+                }
+
+                interface IOpenTelemetryConfig {
+                    grpc_service?: (envoy.config.core.v3.IGrpcService|null);
+                    http_service?: (envoy.config.core.v3.IHttpService|null);
+                    service_name?: (string|null);
+                    resource_detectors?: (envoy.config.core.v3.ITypedExtensionConfig[]|null);
+                    sampler?: (envoy.config.core.v3.ITypedExtensionConfig|null);
+                }
+
+                class OpenTelemetryConfig implements IOpenTelemetryConfig {
+                    constructor(p?: envoy.config.trace.v3.IOpenTelemetryConfig);
+                    public grpc_service?: (envoy.config.core.v3.IGrpcService|null);
+                    public http_service?: (envoy.config.core.v3.IHttpService|null);
+                    public service_name: string;
+                    public resource_detectors: envoy.config.core.v3.ITypedExtensionConfig[];
+                    public sampler?: (envoy.config.core.v3.ITypedExtensionConfig|null);
+                    public static encode(m: envoy.config.trace.v3.IOpenTelemetryConfig, w?: $protobuf.Writer): $protobuf.Writer;
+                    public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.config.trace.v3.OpenTelemetryConfig;
+                    public static fromObject(d: { [k: string]: any }): envoy.config.trace.v3.OpenTelemetryConfig;
+                    public static toObject(m: envoy.config.trace.v3.OpenTelemetryConfig, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                    public toJSON(): { [k: string]: any };
+                    public static getTypeUrl(typeUrlPrefix?: string): string;
                 }
             }
         }

@@ -43,6 +43,7 @@ const entryFiles = [
   'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
   'envoy/extensions/upstreams/http/v3/http_protocol_options.proto',
   'envoy/extensions/access_loggers/stream/v3/stream.proto',
+  'envoy/config/trace/v3/opentelemetry.proto',
   'envoy/extensions/filters/http/lua/v3/lua.proto',
   'grpc/health/v1/health.proto',
   'portcullis/databroker/v1/databroker.proto',

@@ -171,7 +171,13 @@ function decide(
     removeHeaders.delete('cookie');
   }
   if (!route.passIdentityHeaders || session === undefined) {
-    return { kind: 'allow', setHeaders, removeHeaders: [...removeHeaders], reasons: outcome.allowReasons };
+    return {
+      kind: 'allow',
+      setHeaders,
+      removeHeaders: [...removeHeaders],
+      reasons: outcome.allowReasons,
+      ...(session === undefined ? {} : { user: { id: session.userId, email: session.email } }),
+    };
   }
   for (const [header, claim] of state.claimHeaders) {
     const value = claimValues(session.claims, claim).join(',');
@@ -217,7 +223,13 @@ function allowWithAssertion(allowed: AllowedIdentity, token: string, warnedLarge
   }
   setHeaders.push([ASSERTION_HEADER, token]);
   removeHeaders.delete(ASSERTION_HEADER);
-  return { kind: 'allow', setHeaders, removeHeaders: [...removeHeaders], reasons: allowed.reasons };
+  return {
+    kind: 'allow',
+    setHeaders,
+    removeHeaders: [...removeHeaders],
+    reasons: allowed.reasons,
+    user: { id: session.userId, email: session.email },
+  };
 }
 
 /** Client-supplied headers that must not reach the upstream, whatever the route says. */

@@ -10,6 +10,8 @@ export type Decision =
       /** Headers removed from the upstream request. */
       readonly removeHeaders: readonly string[];
       readonly reasons: readonly string[];
+      /** Who is signed in, when a session allowed it: Envoy's access log shows it (ext_authz dynamic metadata). */
+      readonly user?: { readonly id: string; readonly email: string | undefined };
     }
   | {
       readonly kind: 'deny';

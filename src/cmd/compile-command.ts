@@ -1,6 +1,7 @@
 import { formatProblem } from '../shared/errors.js';
 import { buildYielding, type BuildInput, type BuildResult } from '../runtime/build-pipeline.js';
 import { deriveInternalTls } from '../runtime/derived-tls.js';
+import { fallbackCertificates } from '../runtime/fallback-tls.js';
 import type { InternalTlsPeer } from '../contract/internal-tls.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { internalEndpoints } from '../runtime/envoy-endpoints.js';
@@ -29,6 +30,7 @@ function dryRunOptions(): Pick<BuildInput, 'translate' | 'prepare'> {
       const identity = identities.resolve(config);
       return {
         systemCaFile: caFile,
+        fallbackCertificate: fallbackCertificates(identity.sharedSecret),
         internal: internalEndpoints(config, {
           jwksJson: identity.jwksJson,
           credential: identity.grpcCredential,
@@ -47,8 +49,9 @@ async function buildAndReport(
   configPath: string,
   err: NodeJS.WritableStream,
   withStage: boolean,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<BuildResult> {
-  const result = await buildYielding({ configPath, env: process.env, ...dryRunOptions() });
+  const result = await buildYielding({ configPath, env, ...dryRunOptions() });
   for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
   if (!result.ok) {
     err.write(`${configPath}: invalid configuration${withStage ? ` (${result.stage})` : ''}:\n`);
@@ -60,13 +63,15 @@ async function buildAndReport(
 /**
  * `portcullis compile --config f`: a dry run that prints the xDS resources Envoy would receive, as
  * YAML, with private keys redacted. Exit 0 on success; 1 with every problem on stderr otherwise.
+ * `env` is where options come from besides the file (the process's; a test passes a container's).
  */
 export async function runCompile(
   configPath: string,
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
+  env: NodeJS.ProcessEnv = process.env,
 ): Promise<number> {
-  const result = await buildAndReport(configPath, err, true);
+  const result = await buildAndReport(configPath, err, true, env);
   if (!result.ok) return 1;
   out.write(
     toYaml({

@@ -3,7 +3,6 @@ import { hideBin } from 'yargs/helpers';
 import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
 import { normaliseArgv } from './argv.js';
 import { versionString } from './version.js';
-import type { Running } from './start.js';
 
 /**
  * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
@@ -43,6 +42,20 @@ async function main(): Promise<void> {
       async (args) => {
         const { runGrpcCredential } = await import('./grpc-credential-command.js');
         process.exitCode = runGrpcCredential(
+          requireConfig(args.config as string | undefined),
+          process.env,
+          process.stdout,
+          process.stderr,
+        );
+      },
+    )
+    .command(
+      'internal-ca',
+      'print the CA certificate tls_derive derives from shared_secret (PEM), for a sidecar Envoy to trust',
+      {},
+      async (args) => {
+        const { runInternalCa } = await import('./internal-ca-command.js');
+        process.exitCode = await runInternalCa(
           requireConfig(args.config as string | undefined),
           process.env,
           process.stdout,
@@ -112,9 +125,11 @@ function requireConfig(config: string | undefined): string {
 }
 
 async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: boolean): Promise<void> {
-  const { createLogger } = await import('../shared/logger.js');
+  const { createLogger, terminalDestination } = await import('../shared/logger.js');
   const { startServices } = await import('./start.js');
-  const logger = createLogger('info');
+  const { announceReady } = await import('./announce.js');
+  // A person at a terminal reads lines; a service manager or collector gets JSON.
+  const logger = createLogger('info', process.stdout.isTTY ? await terminalDestination() : undefined);
   const running = await startServices({
     configPath,
     env: process.env,
@@ -140,32 +155,6 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGHUP', () => void running.reloader.reloadInBackground());
   await announceReady(running, log);
-}
-
-/**
- * Says on the terminal when requests can flow: once the supervised Envoy is LIVE (its listener
- * serves the routes), with the address to send them to; in sidecar mode, once ADS is serving.
- * A slow Envoy is reported, not fatal: the supervisor keeps it running and restarting.
- */
-async function announceReady(
-  running: Running,
-  logger: { info(obj: object, msg: string): void; warn(obj: object, msg: string): void },
-): Promise<void> {
-  const address = running.reloader.lastGoodBuild()?.config.address;
-  if (!running.parts.proxy) {
-    logger.info({ grpc_port: running.grpcPort }, `ready: ${running.service} is serving`);
-    return;
-  }
-  if (running.supervisor === undefined) {
-    logger.info({ grpc_port: running.grpcPort }, 'ready: serving ADS for a sidecar Envoy');
-    return;
-  }
-  try {
-    await running.supervisor.waitReady(60_000);
-    logger.info({ address }, `ready: Envoy is serving routes on ${address ?? 'its listener'}`);
-  } catch (err) {
-    logger.warn({ error: errorMessage(err) }, 'Envoy is not ready yet; it keeps starting');
-  }
 }
 
 main().catch((err: unknown) => {

@@ -1,4 +1,4 @@
-import { SERVICE_NAMES, type ServiceName } from '../config/types.js';
+import type { ServiceName } from '../config/types.js';
 
 /**
  * The parts one process runs, read from `services` (spec section 1): the composition root starts
@@ -26,11 +26,5 @@ export function servicePartsOf(services: readonly ServiceName[]): ServiceParts {
   };
 }
 
-/**
- * The `service` label of this process's logs and metrics (spec section 9, 0.8.0): `portcullis` in
- * all-in-one mode, `portcullis-<service>` when split (services joined with `-` when a process runs
- * several, in the order authenticate, authorize, proxy, databroker).
- */
-export function serviceLabel(services: readonly ServiceName[]): string {
-  return services.length === SERVICE_NAMES.length ? 'portcullis' : `portcullis-${services.join('-')}`;
-}
+/** The `service` label of this process (its rule lives in config, beside the service names). */
+export { serviceLabel } from '../config/service-label.js';

@@ -15,9 +15,14 @@ import { splitHostPort } from '../runtime/address.js';
 import { internalEndpoints } from '../runtime/envoy-endpoints.js';
 import { grpcServerOptions } from '../runtime/grpc-limits.js';
 import { deriveInternalTls, type DerivedTls } from '../runtime/derived-tls.js';
+import { fallbackCertificates } from '../runtime/fallback-tls.js';
 import { internalCallAuthorizer, internalServerCredentials } from '../runtime/internal-grpc.js';
 import { internalClient } from '../runtime/internal-client.js';
 import { registerHealth } from '../runtime/grpc-health.js';
+import { PortcullisMetrics } from '../runtime/metrics/portcullis-metrics.js';
+import { Readiness } from '../runtime/metrics/readiness.js';
+import { serveMetrics } from '../runtime/metrics/serve.js';
+import { PortcullisTracing } from '../runtime/tracing/tracing.js';
 import { openSessionStack, type SessionStack } from '../runtime/session-stack.js';
 import { registerDatabrokerService } from '../databroker/grpc/service.js';
 import { RecordReplayGuard } from '../authenticate/flow/replay-guard.js';
@@ -28,6 +33,7 @@ import type { EnvoySupervisor } from '../envoy/supervisor.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
 import { servicePartsOf, serviceLabel, type ServiceParts } from './services.js';
 import { superviseEnvoy } from './supervise-envoy.js';
+import { envoyLogLevel, logLevelSubscriber } from '../runtime/log-levels.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
@@ -81,6 +87,10 @@ export interface Running {
 export async function startServices(options: StartOptions): Promise<Running> {
   const { logger } = options;
   const store = new SnapshotStore();
+  const metrics = new PortcullisMetrics();
+  // Follows each build's tracing settings: a subscriber from the first load on, so it is set up
+  // before anything is served and the first load is traced too; closed last (below).
+  const tracing = new PortcullisTracing(logger);
   const identities = new IdentityResolver(logger);
   let first: { credential: string; ownHttp: { host: string; port: number }; tls: DerivedTls | undefined };
   const caFile = systemCaFile(options.env);
@@ -97,6 +107,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
       }
       return {
         systemCaFile: caFile,
+        fallbackCertificate: fallbackCertificates(identity.sharedSecret),
         internal: internalEndpoints(config, {
           jwksJson: identity.jwksJson,
           credential: first.credential,
@@ -109,6 +120,11 @@ export async function startServices(options: StartOptions): Promise<Running> {
     },
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
+    subscribers: [tracing.subscriber()],
+    onReload: (result, seconds) => {
+      metrics.reloaded(result, seconds);
+      tracing.reloaded(result, seconds);
+    },
   });
   const initial = await reloader.loadInitialPrepared(async (config) => {
     // Fixed by the first config (see the doc comment); the translate hook reads them.
@@ -125,8 +141,9 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const parts = servicePartsOf(config.services);
   const service = serviceLabel(config.services);
   const log = logger.child({ service });
+  metrics.setService(service);
   if (logger.level !== undefined) logger.level = config.log_level;
-  const closers: Closer[] = [() => reloader.close()];
+  const closers: Closer[] = [() => tracing.close(), () => reloader.close()];
   try {
     return await startParts({
       options,
@@ -137,6 +154,8 @@ export async function startServices(options: StartOptions): Promise<Running> {
       initial,
       parts,
       service,
+      metrics,
+      tracing,
       first: first!,
       closers,
     });
@@ -155,6 +174,10 @@ interface PartsContext {
   readonly initial: GoodBuild;
   readonly parts: ServiceParts;
   readonly service: string;
+  /** The process's series and its Telemetry (the services report through it). */
+  readonly metrics: PortcullisMetrics;
+  /** Portcullis's spans (Check, sign-in callback, reload); its tracer follows the current config. */
+  readonly tracing: PortcullisTracing;
   readonly first: {
     credential: string;
     ownHttp: { host: string; port: number };
@@ -174,6 +197,7 @@ async function closeAll(closers: readonly Closer[], graceMs: number): Promise<vo
 
 async function startParts(context: PartsContext): Promise<Running> {
   const { options, log, reloader, identities, store, initial, parts, first, closers } = context;
+  const { metrics, tracing } = context;
   const config = initial.config;
   const sharedSecret = identities.resolve(config).sharedSecret;
   const client = internalClient(sharedSecret, first.tls);
@@ -185,6 +209,7 @@ async function startParts(context: PartsContext): Promise<Running> {
         sharedSecret,
         internal: client,
         logger: log,
+        telemetry: metrics,
       })
     : undefined;
   if (stack !== undefined) closers.push(() => stack.close());
@@ -194,6 +219,8 @@ async function startParts(context: PartsContext): Promise<Running> {
         ...(options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs }),
         replay: new RecordReplayGuard(stack!.backend, Date.now),
         lease: stack!.backend,
+        telemetry: metrics,
+        tracer: tracing.tracer,
         ...(first.tls === undefined ? {} : { tls: { certPem: first.tls.certPem, keyPem: first.tls.keyPem } }),
       })
     : undefined;
@@ -217,6 +244,14 @@ async function startParts(context: PartsContext): Promise<Running> {
     ? new AdsServer({ source: store, logger: log, credential: first.credential })
     : undefined;
   ads?.onEvent((event) => publisher?.observe(event));
+  // Ready once an Envoy ACKed a config (where this process serves xDS) and the session store answers.
+  const readiness = new Readiness({
+    envoy: parts.proxy,
+    ...(stack === undefined ? {} : { store: stack.backend }),
+  });
+  closers.push(() => readiness.close());
+  ads?.onEvent((event) => readiness.observe(event));
+  if (ads !== undefined) metrics.watchAds(() => ads.stats());
   const { host, port } = splitHostPort(config.grpc_address);
   let grpcPort = 0;
   if (parts.proxy || parts.authorize || parts.databroker) {
@@ -229,7 +264,7 @@ async function startParts(context: PartsContext): Promise<Running> {
     );
     const health = registerHealth(server);
     if (ads !== undefined) ads.register(server);
-    if (authorize !== undefined) authorize.register(server, first.credential);
+    if (authorize !== undefined) authorize.register(server, first.credential, metrics, tracing.tracer);
     const databroker =
       parts.databroker && stack !== undefined
         ? registerDatabrokerService(server, stack.backend, {
@@ -244,7 +279,8 @@ async function startParts(context: PartsContext): Promise<Running> {
     closers.push(() => ads?.close());
     closers.push(() => databroker?.close());
     grpcPort = await bindGrpc(server, host, port, first.tls);
-    health.set('', true);
+    health.set('', readiness.serving);
+    readiness.onChange((serving) => health.set('', serving));
     log.info(
       {
         grpc_address: `${host}:${grpcPort}`,
@@ -258,20 +294,21 @@ async function startParts(context: PartsContext): Promise<Running> {
         routes: config.routes.length,
         version: initial.snapshot.version,
       },
-      'gRPC listening',
+      `gRPC listening on ${host.includes(':') ? `[${host}]` : host}:${grpcPort}`,
     );
   }
   if (authenticate !== undefined) {
     // After gRPC, so a taken grpc_address is reported as such.
     const bound = await authenticate.listen(first.ownHttp.host, first.ownHttp.port);
+    const url = `${first.tls === undefined ? 'http' : 'https'}://${bound.host}:${bound.port}`;
     log.info(
       {
-        http: `${first.tls === undefined ? 'http' : 'https'}://${bound.host}:${bound.port}`,
+        reached: 'through Envoy on the authenticate host and /.portcullis/ of every route host',
         ...(config.authenticate_service_url === undefined
           ? {}
           : { authenticate_service_url: config.authenticate_service_url.origin }),
       },
-      'sign-in endpoints listening (reached through Envoy on the authenticate host and /.portcullis/ of every route host)',
+      `sign-in endpoints listening on ${url}`,
     );
   }
   let supervisor: EnvoySupervisor | undefined;
@@ -287,11 +324,23 @@ async function startParts(context: PartsContext): Promise<Running> {
       },
       adsApiType: options.adsApiType ?? 'DELTA_GRPC',
       adminAddress: config.envoy_admin_address,
+      logLevel: envoyLogLevel(config),
       logger: log,
     });
     const started = supervisor;
     closers.push((graceMs) => started.stop({ graceMs }));
   }
+  reloader.subscribe(logLevelSubscriber(options.logger, supervisor, log));
+  const metricsServer = await serveMetrics({
+    config,
+    current: () => reloader.lastGoodBuild()?.config ?? config,
+    metrics,
+    readiness,
+    proxy: parts.proxy,
+    envoyAdminUrl: () => supervisor?.adminUrl,
+    logger: log,
+  });
+  if (metricsServer !== undefined) closers.push(() => metricsServer.close());
   return {
     parts,
     service: context.service,

@@ -3,6 +3,7 @@ import { splitHostPort } from '../runtime/address.js';
 import { buildBootstrap, type AdsApiType, type BootstrapOptions } from '../envoy/bootstrap.js';
 import type { LocatedEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';
+import type { EnvoyLogLevel } from '../envoy/log-lines.js';
 import { envoyHeapBudget } from '../envoy/heap-budget.js';
 
 /**
@@ -15,6 +16,8 @@ export async function superviseEnvoy(
     ads: BootstrapOptions['ads'];
     adsApiType: AdsApiType;
     adminAddress: string;
+    /** Envoy's `--log-level` at start (`envoyLogLevel(config)`); reloads change it through admin. */
+    logLevel: EnvoyLogLevel;
     logger: Logger;
   },
 ): Promise<EnvoySupervisor> {
@@ -29,6 +32,7 @@ export async function superviseEnvoy(
   const supervisor = new EnvoySupervisor({
     binary: envoy.path,
     logger,
+    logLevel: options.logLevel,
     bootstrap: buildBootstrap({
       ads: options.ads,
       adsApiType: options.adsApiType,

@@ -60,6 +60,14 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: "gRPC URL of a separately run authorize service (`http://authorize:5443`, or `https://` with `tls_derive`), where the proxy's Envoy sends ext_authz Checks. Required for a proxy without authorize; must be unset when authorize runs in the same process.",
   },
   {
+    key: 'authorize_internal_service_url',
+    group: 'Services',
+    kind: { type: 'url', https: 'optional' },
+    services: AUTHZ_PROXY,
+    secret: false,
+    doc: "Where this proxy's Envoy sends ext_authz Checks when it reaches authorize at another address than this process does: a sidecar Envoy in another container reaching the authorize of this process (`https://portcullis:5443` in docker-compose.yml). Default: `authorize_service_url`, else this process's `grpc_address` (all interfaces dialled on loopback).",
+  },
+  {
     key: 'databroker_service_url',
     group: 'Services',
     kind: { type: 'url', https: 'optional' },

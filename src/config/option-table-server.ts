@@ -251,7 +251,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     },
     services: PROXY,
     secret: false,
-    doc: "Envoy's log level. Unset: follows `log_level`.",
+    doc: "Envoy's log level, also on reload. Unset: follows `log_level`, except that `info` runs Envoy at `warn` (at info Envoy prints hundreds of start-up lines; set `proxy_log_level: info` for them).",
   },
   {
     key: 'metrics_address',

@@ -128,6 +128,7 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     ...optional('authenticate_internal_service_url'),
     authenticate_callback_path: get('authenticate_callback_path'),
     ...optional('authorize_service_url'),
+    ...optional('authorize_internal_service_url'),
     ...optional('databroker_service_url'),
     ...optional('signout_redirect_url'),
     ...optional('shared_secret'),

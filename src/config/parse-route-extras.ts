@@ -1,20 +1,8 @@
 import { parsePolicy } from './parse-policy.js';
 import type { PolicyValue } from './policy-types.js';
 import { Secret } from './secret.js';
-import type { DirectResponseSettings, RedirectSettings, RouteSettings } from './types.js';
+import type { RouteSettings } from './types.js';
 import { describe, isPlainObject, type Reader } from './value-readers.js';
-
-const REDIRECT_CODES = [301, 302, 303, 307, 308] as const;
-const REDIRECT_KEYS = [
-  'https_redirect',
-  'scheme_redirect',
-  'host_redirect',
-  'port_redirect',
-  'path_redirect',
-  'prefix_rewrite',
-  'response_code',
-  'strip_query',
-];
 
 type Access = Pick<
   RouteSettings,
@@ -141,69 +129,4 @@ function readClaims(reader: Reader, path: string, raw: unknown): Record<string, 
     }
   }
   return out;
-}
-
-/**
- * `redirect`: answered by Envoy with a redirect. The response code must be 301, 302, 303, 307 or
- * 308; `path_redirect` and `prefix_rewrite`, and `https_redirect` and `scheme_redirect`, exclude
- * each other.
- */
-export function readRedirect(reader: Reader, path: string, raw: unknown): RedirectSettings | undefined {
-  if (!isPlainObject(raw))
-    return reader.problem(
-      path,
-      `expected a redirect map (host_redirect, path_redirect, ...), got ${describe(raw)}`,
-    );
-  const before = reader.problems.length;
-  for (const key of Object.keys(raw).filter((name) => !REDIRECT_KEYS.includes(name))) {
-    reader.problem(`${path}.${key}`, `unknown redirect field; use ${REDIRECT_KEYS.join(', ')}`);
-  }
-  const at = (key: string): string => `${path}.${key}`;
-  const out: Record<string, unknown> = {};
-  for (const key of ['https_redirect', 'strip_query'])
-    if (raw[key] !== undefined) out[key] = reader.bool(at(key), raw[key]);
-  for (const key of ['scheme_redirect', 'host_redirect', 'path_redirect', 'prefix_rewrite']) {
-    if (raw[key] !== undefined) out[key] = reader.string(at(key), raw[key]);
-  }
-  if (raw.port_redirect !== undefined)
-    out.port_redirect = reader.integer(at('port_redirect'), raw.port_redirect, 1, 65535);
-  if (raw.response_code !== undefined) {
-    const code = reader.integer(at('response_code'), raw.response_code, 100, 599);
-    if (code !== undefined && !(REDIRECT_CODES as readonly number[]).includes(code)) {
-      reader.problem(
-        at('response_code'),
-        `unsupported redirect response code ${code} (supported values: 301, 302, 303, 307, 308)`,
-      );
-    }
-    out.response_code = code;
-  }
-  if (out.scheme_redirect !== undefined && !['http', 'https'].includes(String(out.scheme_redirect))) {
-    reader.problem(at('scheme_redirect'), 'must be http or https');
-  }
-  for (const key of ['path_redirect', 'prefix_rewrite']) {
-    if (out[key] !== undefined && !String(out[key]).startsWith('/'))
-      reader.problem(at(key), 'must start with "/"');
-  }
-  if (out.path_redirect !== undefined && out.prefix_rewrite !== undefined) {
-    reader.problem(path, 'set only one of path_redirect and prefix_rewrite');
-  }
-  if (out.https_redirect === true && out.scheme_redirect !== undefined) {
-    reader.problem(path, 'set only one of https_redirect and scheme_redirect');
-  }
-  return reader.problems.length === before ? (out as RedirectSettings) : undefined;
-}
-
-/** `response`: a fixed answer from Envoy, `{status, body}`. */
-export function readResponse(reader: Reader, path: string, raw: unknown): DirectResponseSettings | undefined {
-  if (!isPlainObject(raw)) return reader.problem(path, `expected {status, body}, got ${describe(raw)}`);
-  const before = reader.problems.length;
-  for (const key of Object.keys(raw).filter((name) => name !== 'status' && name !== 'body')) {
-    reader.problem(`${path}.${key}`, 'unknown response field; use status and body');
-  }
-  const status =
-    raw.status === undefined
-      ? reader.problem(`${path}.status`, 'is required')
-      : reader.integer(`${path}.status`, raw.status, 200, 599);
-  const body = raw.body === undefined ? '' : reader.string(`${path}.body`, raw.body);
-  return reader.problems.length === before ? { status: status as number, body: body ?? '' } : undefined;
 }

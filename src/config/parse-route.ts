@@ -1,6 +1,7 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
 import { dropUndefined } from './parse-health-check.js';
-import { readAccess, readRedirect, readResponse } from './parse-route-extras.js';
+import { readAccess } from './parse-route-extras.js';
+import { checkAnsweringRoute, readRedirect, readResponse } from './parse-route-answer.js';
 import { readMatching } from './parse-route-matching.js';
 import { readUpstream } from './parse-route-upstream.js';
 import { parseFrom, parseTo } from './parse-url.js';
@@ -114,7 +115,7 @@ function readDestinations(
   if (given.length > 1)
     return {
       to: reader.problem(
-        path,
+        `${path}.${given[given.length - 1] ?? 'to'}`,
         `set only one of ${given.join(' and ')}: a route either forwards, redirects or responds`,
       ),
     };
@@ -125,6 +126,7 @@ function readDestinations(
         'a TCP route forwards to tcp:// destinations; redirect and response do not apply',
       ),
     };
+  if (given[0] === 'redirect' || given[0] === 'response') checkAnsweringRoute(reader, path, raw, given[0]);
   if (given[0] === 'redirect')
     return { to: [], redirect: readRedirect(reader, `${path}.redirect`, raw.redirect) };
   if (given[0] === 'response')

@@ -121,6 +121,12 @@ const SERVICE_URLS = [
     what: "where this proxy's Envoy sends ext_authz Checks",
   },
   {
+    key: 'authorize_internal_service_url',
+    service: 'authorize',
+    neededBy: [],
+    what: "where this proxy's Envoy sends ext_authz Checks",
+  },
+  {
     key: 'databroker_service_url',
     service: 'databroker',
     neededBy: ['authenticate', 'authorize'],
@@ -137,8 +143,8 @@ const SERVICE_URLS = [
 /**
  * The service URLs against `services`: a service that runs in this process is reached in-process,
  * so its URL must be unset (pointing elsewhere would only show up later as failing requests),
- * except `authenticate_internal_service_url`, which also tells a sidecar Envoy where this
- * process's HTTP endpoints are; a service this process needs but does not run must have its URL.
+ * except the `*_internal_service_url`s, which also tell a sidecar Envoy where this process's HTTP
+ * endpoints and ext_authz are; a service this process needs but does not run must have its URL.
  * Each URL is an origin: `https://` exactly when `tls_derive` is set, and an `http://` one off
  * loopback needs `grpc_insecure` (the traffic, session handles included, is in the clear).
  */
@@ -158,7 +164,7 @@ function checkServiceUrls(reader: Reader, values: ParsedValues, services: readon
       continue;
     }
     const path = values.path(key);
-    if (runsHere && key !== 'authenticate_internal_service_url') {
+    if (runsHere && !key.endsWith('_internal_service_url')) {
       const mode =
         services.length === EVERY.length
           ? 'must not be set in all-in-one mode (services: all)'

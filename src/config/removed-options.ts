@@ -131,11 +131,9 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'autocert_must_staple',
   'autocert_use_staging',
   'authorize_service_urls',
-  'authorize_internal_service_url',
   'databroker_service_urls',
   'databroker_internal_service_url',
   'health_check_addr',
-  'http_redirect_addr',
   'identity_providers',
   'idp_access_token_allowed_audiences',
   'runtime_flags',
@@ -144,7 +142,6 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'codec_type',
   'dns_lookup_family',
   'otel_traces_exporter',
-  'otel_exporter_otlp_endpoint',
 ];
 
 /**
@@ -153,5 +150,4 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
  */
 export const PEER_ONLY_REFUSED: Readonly<Record<string, string>> = {
   downstream_mtls: 'client certificates would be neither required nor checked',
-  metrics_basic_auth: 'the metrics would be served without a password',
 };

@@ -32,21 +32,14 @@ export interface RouteOptionSpec {
   readonly support?: NotYetSupported;
 }
 
-// Not supported yet (see NotYetSupported). TCP (issue 27), redirect and response routes (issue 26)
-// are refused by translate, which `validate` runs.
+// Not supported yet (see NotYetSupported). TCP routes (issue 27) are refused by translate, which
+// `validate` runs.
 const TCP_ROUTES: NotYetSupported = {
   status: 'not-yet',
   issue: 27,
   severity: 'error',
   which: 'a `tcp+https://` URL',
   effect: 'TCP routes are not served',
-  refusedBy: 'translate',
-};
-const ANSWERING_ROUTES: NotYetSupported = {
-  status: 'not-yet',
-  issue: 26,
-  severity: 'error',
-  effect: 'routes that answer by themselves are not served',
   refusedBy: 'translate',
 };
 
@@ -66,14 +59,12 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'redirect',
     type: 'redirect',
-    support: ANSWERING_ROUTES,
-    doc: 'Answer with a redirect instead of forwarding: https_redirect, scheme_redirect, host_redirect, port_redirect, path_redirect, prefix_rewrite, response_code (301, 302, 303, 307, 308), strip_query.',
+    doc: 'Answer with a redirect instead of forwarding (after the policy admits the request): https_redirect, scheme_redirect (http or https), host_redirect, port_redirect, path_redirect or prefix_rewrite, response_code (301 by default; 302, 303, 307, 308), strip_query. Instead of `to`; forwarding keys (timeouts, rewrites, upstream TLS, request headers) are errors.',
   },
   {
     key: 'response',
     type: 'response',
-    support: ANSWERING_ROUTES,
-    doc: 'Answer with a fixed response instead of forwarding: `{status, body}`.',
+    doc: 'Answer with a fixed response instead of forwarding (after the policy admits the request): `{status, body}`, status 200-599, body at most 4096 bytes; its Content-Type from `set_response_headers`. Instead of `to`; forwarding keys are errors.',
   },
   { key: 'name', type: 'string', doc: 'Display name of the route.' },
   { key: 'prefix', type: 'string', doc: 'Match requests whose path starts with this prefix.' },

@@ -166,6 +166,11 @@ export interface Config {
   readonly authenticate_internal_service_url?: URL;
   readonly authenticate_callback_path: string;
   readonly authorize_service_url?: URL;
+  /**
+   * Where this proxy's Envoy sends ext_authz Checks when that is not where this process reaches
+   * authorize: a sidecar Envoy in another container reaching an in-process authorize.
+   */
+  readonly authorize_internal_service_url?: URL;
   readonly databroker_service_url?: URL;
   readonly signout_redirect_url?: URL;
   /** 32 bytes; undefined only in all-in-one mode, where the runtime generates one at start. */

@@ -14,11 +14,20 @@ export interface InternalTlsPeer {
 }
 
 /**
+ * The same, with the derived CA in a file Envoy reads (`portcullis internal-ca` writes it): for a
+ * bootstrap that is written before any secret is known (envoy/sidecar.yaml).
+ */
+export interface InternalTlsPeerFile {
+  readonly caFile: string;
+  readonly serverName: string;
+}
+
+/**
  * The cluster's `transport_socket` (proto-JSON, with its `@type`) for a Portcullis service;
  * `alpn` is what the service speaks (h2 for gRPC, http/1.1 for the HTTP endpoints).
  */
 export function internalUpstreamTlsSocket(
-  tls: InternalTlsPeer,
+  tls: InternalTlsPeer | InternalTlsPeerFile,
   alpn: 'h2' | 'http/1.1' = 'h2',
 ): Record<string, unknown> {
   return {
@@ -29,7 +38,7 @@ export function internalUpstreamTlsSocket(
         tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
         alpn_protocols: [alpn],
         validation_context: {
-          trusted_ca: { inline_string: tls.caPem },
+          trusted_ca: 'caFile' in tls ? { filename: tls.caFile } : { inline_string: tls.caPem },
           match_typed_subject_alt_names: [{ san_type: 'DNS', matcher: { exact: tls.serverName } }],
         },
       },

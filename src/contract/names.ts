@@ -18,6 +18,12 @@ export function hostScopeName(host: string): string {
   return `${INGRESS_ROUTE_CONFIG}/${host}`;
 }
 
+/**
+ * The plain-HTTP listener of `http_redirect_addr`: it answers every request with a 301 to the same
+ * URL over HTTPS, from its own inline route table (no RDS, no ext_authz, no upstream).
+ */
+export const HTTP_REDIRECT_LISTENER = 'http-redirect';
+
 /** Static cluster in the Envoy bootstrap that points at Portcullis's gRPC (ADS) listener. */
 export const XDS_CLUSTER = 'portcullis-xds';
 

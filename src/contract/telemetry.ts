@@ -21,7 +21,14 @@ export interface Telemetry {
  * denied by policy (403); no such route (404); the session store was down (503); or the
  * authorizer failed (`error`, answered with a gRPC error, which Envoy turns into 403/503).
  */
-export type DecisionOutcome = 'allow' | 'sign_in' | 'unauthenticated' | 'deny' | 'not_found' | 'unavailable' | 'error';
+export type DecisionOutcome =
+  | 'allow'
+  | 'sign_in'
+  | 'unauthenticated'
+  | 'deny'
+  | 'not_found'
+  | 'unavailable'
+  | 'error';
 
 /** The outcome of a Check from the HTTP status the client gets (undefined: allowed). */
 export function decisionOutcome(status: number | undefined): DecisionOutcome {

@@ -1,5 +1,6 @@
 import type { Logger } from '../shared/logger.js';
-import { RECORD_TYPES, type RecordChange } from '../session/records.js';
+import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
+import { RECORD_TYPES, StoreUnavailableError, type RecordChange } from '../session/records.js';
 import type { Session, SessionStore } from '../session/session.js';
 import type { SealedRecords } from './sealed-records.js';
 import { decodeSession } from './session-codec.js';
@@ -13,6 +14,8 @@ export interface RecordSessionStoreOptions {
   /** Unix ms; injectable for tests. */
   readonly now?: () => number;
   readonly logger: Logger;
+  /** Where calls that failed with StoreUnavailableError are counted, by operation (metrics). */
+  readonly telemetry?: Telemetry;
 }
 
 interface Cached {
@@ -55,6 +58,7 @@ export class RecordSessionStore implements SessionStore {
   private readonly maxCached: number;
   private readonly outageGraceMs: number;
   private readonly logger: Logger;
+  private readonly telemetry: Telemetry;
   private readonly unwatch: () => void;
   /** When the change feed was lost; undefined while it runs. */
   private lostAt: number | undefined;
@@ -65,6 +69,7 @@ export class RecordSessionStore implements SessionStore {
     this.maxCached = options.maxCached ?? DEFAULT_MAX_CACHED;
     this.outageGraceMs = options.outageGraceMs;
     this.logger = options.logger;
+    this.telemetry = options.telemetry ?? NO_TELEMETRY;
     this.unwatch = records.watch((change) => this.changed(change));
   }
 
@@ -94,7 +99,7 @@ export class RecordSessionStore implements SessionStore {
     const shared = this.flights.get(id)?.reading;
     if (shared !== undefined) return shared;
     const flight = this.begin(id);
-    const reading = this.read(id, flight).finally(() => {
+    const reading = this.counted('get', this.read(id, flight)).finally(() => {
       if (flight.reading === reading) flight.reading = undefined;
       this.end(id, flight);
     });
@@ -125,7 +130,10 @@ export class RecordSessionStore implements SessionStore {
     if (ttlMs <= 0) return this.delete(session.id);
     const flight = this.begin(session.id);
     try {
-      const { version } = await this.records.put(RECORD_TYPES.session, session.id, session, { ttlMs });
+      const { version } = await this.counted(
+        'put',
+        this.records.put(RECORD_TYPES.session, session.id, session, { ttlMs }),
+      );
       // The feed's report of this very write (or a newer one) already notified.
       const notified = flight.newestSeen >= version;
       this.remember(session, version, flight);
@@ -141,7 +149,7 @@ export class RecordSessionStore implements SessionStore {
     const flight = this.flights.get(id);
     if (flight !== undefined) this.overtaken(flight, Number.POSITIVE_INFINITY);
     this.cache.delete(id);
-    await this.records.delete(RECORD_TYPES.session, id);
+    await this.counted('delete', this.records.delete(RECORD_TYPES.session, id));
     this.cache.delete(id);
     this.notify(id);
   }
@@ -242,6 +250,14 @@ export class RecordSessionStore implements SessionStore {
   private end(id: string, flight: Flight): void {
     flight.count--;
     if (flight.count === 0 && this.flights.get(id) === flight) this.flights.delete(id);
+  }
+
+  /** `work`, with a StoreUnavailableError it rejects with counted as a store error of `operation`. */
+  private counted<T>(operation: string, work: Promise<T>): Promise<T> {
+    return work.catch((err: unknown) => {
+      if (err instanceof StoreUnavailableError) this.telemetry.storeError(operation);
+      throw err;
+    });
   }
 
   private notify(id: string): void {

@@ -1,7 +1,11 @@
 import { isLoopbackIp } from '../shared/loopback.js';
 import { XDS_CLUSTER } from '../contract/names.js';
 import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../contract/grpc-credential.js';
-import { internalUpstreamTlsSocket, type InternalTlsPeer } from '../contract/internal-tls.js';
+import {
+  internalUpstreamTlsSocket,
+  type InternalTlsPeer,
+  type InternalTlsPeerFile,
+} from '../contract/internal-tls.js';
 import { isIP } from 'node:net';
 import { stringify } from 'yaml';
 import { PortcullisError } from '../shared/errors.js';
@@ -43,9 +47,10 @@ export interface BootstrapOptions {
     readonly credential: string;
     /**
      * `tls_derive`: dial ADS over TLS trusting only the derived CA and checking its certificate
-     * names `serverName` (contract/internal-tls.ts). Unset: plaintext HTTP/2.
+     * names `serverName` (contract/internal-tls.ts); the CA inline, or in a file Envoy reads
+     * (`caFile`: envoy/sidecar.yaml, written before the secret is known). Unset: plaintext HTTP/2.
      */
-    readonly tls?: InternalTlsPeer;
+    readonly tls?: InternalTlsPeer | InternalTlsPeerFile;
   };
   /** Delta (default) or state-of-the-world ADS. */
   readonly adsApiType?: AdsApiType;
@@ -144,8 +149,10 @@ function checkOptions(
   if (!validPort(options.ads.port, false)) problems.push(`ads.port ${options.ads.port} is not a port number`);
   if (options.ads.address === '') problems.push('ads.address is empty');
   const tls = options.ads.tls;
-  if (tls !== undefined && (tls.serverName === '' || !tls.caPem.includes('-----BEGIN CERTIFICATE-----'))) {
-    problems.push('ads.tls needs a server name and a PEM CA certificate');
+  const hasCa = (peer: InternalTlsPeer | InternalTlsPeerFile): boolean =>
+    'caFile' in peer ? peer.caFile !== '' : peer.caPem.includes('-----BEGIN CERTIFICATE-----');
+  if (tls !== undefined && (tls.serverName === '' || !hasCa(tls))) {
+    problems.push('ads.tls needs a server name and a PEM CA certificate (or the path of one)');
   }
   // A bearer value is one header token: no whitespace or control characters (RFC 6750 section 2.1).
   if (!/^[A-Za-z0-9\-._~+/]+=*$/.test(options.ads.credential)) {

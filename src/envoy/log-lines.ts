@@ -1,3 +1,5 @@
+import { ACCESS_LOG_MARKER } from '../contract/access-log.js';
+
 /** Envoy log levels accepted by `--log-level`. */
 export const ENVOY_LOG_LEVELS = ['trace', 'debug', 'info', 'warning', 'error', 'critical', 'off'] as const;
 export type EnvoyLogLevel = (typeof ENVOY_LOG_LEVELS)[number];
@@ -43,4 +45,43 @@ export function parseEnvoyLogLine(line: string, stream: 'stdout' | 'stderr'): En
     }
   }
   return { level: stream === 'stderr' ? 'warn' : 'info', component: undefined, message: line };
+}
+
+/** One request from Envoy's access log: the format's keys (compile/access-log.ts) with a value. */
+export type AccessLogRecord = Readonly<Record<string, string | number | boolean>>;
+
+/**
+ * Reads one line of Envoy's stdout as an access-log record: a JSON object carrying
+ * `ACCESS_LOG_MARKER`. Returns its fields without the marker and without the keys Envoy had no
+ * value for (`null`, or `-` as `%RESPONSE_FLAGS%` writes "none"), so a log record holds only what
+ * is known. Anything else (not JSON, another object, a raw line) is undefined: the caller logs it
+ * as Envoy output. Never throws.
+ */
+export function parseAccessLogLine(line: string): AccessLogRecord | undefined {
+  if (!line.startsWith('{')) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return undefined;
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) return undefined;
+  const object = parsed as Record<string, unknown>;
+  if (object[ACCESS_LOG_MARKER.key] !== ACCESS_LOG_MARKER.value) return undefined;
+  const out: Record<string, string | number | boolean> = {};
+  for (const [key, value] of Object.entries(object)) {
+    if (key === ACCESS_LOG_MARKER.key || value === '-') continue;
+    if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean')
+      out[key] = value;
+  }
+  return out;
+}
+
+/**
+ * Envoy's level for a Portcullis `log_level`, used when `proxy_log_level` is unset: the same
+ * verbosity under Envoy's names (`warn` is `warning`, `fatal` is `critical`, `silent` is `off`).
+ */
+export function envoyLevelFor(level: string): EnvoyLogLevel {
+  const mapped = { warn: 'warning', fatal: 'critical', silent: 'off' }[level] ?? level;
+  return (ENVOY_LOG_LEVELS as readonly string[]).includes(mapped) ? (mapped as EnvoyLogLevel) : 'info';
 }

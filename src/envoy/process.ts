@@ -11,6 +11,9 @@ export const WORK_FILES = {
   baseId: 'base-id',
 };
 
+/** How often Envoy flushes its access log to stdout (its `--file-flush-interval-msec`). */
+export const ACCESS_LOG_FLUSH_MS = 500;
+
 /** Inputs to `envoyCommand`. */
 export interface EnvoyCommandOptions {
   readonly binary: string;
@@ -26,13 +29,16 @@ export interface EnvoyCommandOptions {
 
 /**
  * The command line for one Envoy run, as `[executable, args]`. Envoy writes its admin address to
- * a file (so admin port 0 works) and logs in `ENVOY_LOG_FORMAT` unless `extraArgs` sets its own
- * format. With `setpriv`, Envoy is exec'd in place (same pid) with a parent-death signal, so it
+ * a file (so admin port 0 works), logs in `ENVOY_LOG_FORMAT` unless `extraArgs` sets its own
+ * format, and flushes its access log every `ACCESS_LOG_FLUSH_MS`. With `setpriv`, Envoy is exec'd in place (same pid) with a parent-death signal, so it
  * dies with Node even when Node is SIGKILLed and no exit hook runs. Pure.
  */
 export function envoyCommand(o: EnvoyCommandOptions): [string, string[]] {
   const args = ['-c', o.configPath, '--log-level', o.logLevel, '--concurrency', String(o.concurrency)];
   args.push('--admin-address-path', join(o.workDir, WORK_FILES.adminAddress));
+  // The access log (stdout) is flushed this often instead of Envoy's default 10 s, so a request's
+  // line follows it closely.
+  args.push('--file-flush-interval-msec', String(ACCESS_LOG_FLUSH_MS));
   if (!o.extraArgs.some((a) => a === '--log-format' || a.startsWith('--log-format='))) {
     args.push('--log-format', ENVOY_LOG_FORMAT, '--log-format-escaped');
   }

@@ -9,7 +9,7 @@ import { PortcullisError, errorMessage } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { adminRequest, adminUrlFromAddress, drainEnvoy, type EnvoyServerState } from './admin.js';
 import { writeFileAtomic } from './files.js';
-import { parseEnvoyLogLine } from './log-lines.js';
+import { type EnvoyLogLevel, parseAccessLogLine, parseEnvoyLogLine } from './log-lines.js';
 import {
   WORK_FILES,
   delay,
@@ -32,7 +32,8 @@ export type * from './supervisor-types.js';
 
 /**
  * Runs one Envoy child for the all-in-one mode and keeps it running: restarts it with
- * exponential backoff when it dies, forwards its log lines into our logger, drains it on
+ * exponential backoff when it dies, forwards its log lines into our logger (each access-log line
+ * once, as a `request` record), sets its log level at run time (`setLogLevel`), drains it on
  * `stop()`, and never leaves it orphaned (SIGKILL from a process `exit` hook, and on Linux a
  * parent-death signal through `setpriv` for when Node itself is killed). Everything Envoy serves
  * arrives over ADS; the supervisor only knows the bootstrap.
@@ -52,6 +53,7 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
   #restarts = 0;
   #lastExit: ExitInfo | undefined;
   #stopRequested = false;
+  #logLevel: EnvoyLogLevel;
   readonly #killOnExit = (): void => {
     if (this.#child !== undefined && isAlive(this.#child)) this.#child.kill('SIGKILL');
   };
@@ -60,6 +62,7 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
     super();
     this.#opts = options;
     this.#log = (options.logger ?? silentLogger).child({ component: 'envoy' });
+    this.#logLevel = options.logLevel ?? 'warning';
     const r = options.restart;
     this.#policy =
       r === false
@@ -105,6 +108,34 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
       }
     }
     return this.#adminUrl;
+  }
+
+  /** Envoy's log level: the one a (re)started Envoy gets, and the running one's once set. */
+  get logLevel(): EnvoyLogLevel {
+    return this.#logLevel;
+  }
+
+  /**
+   * Sets Envoy's log level: the running Envoy's at once, through admin `POST /logging?level=`
+   * (every logger), and the `--log-level` of every later restart. Rejects with
+   * `ENVOY_LOG_LEVEL_FAILED` when a running Envoy's admin refuses or is not reachable (the level
+   * still applies to the next restart); with no Envoy running it only records the level.
+   */
+  async setLogLevel(level: EnvoyLogLevel): Promise<void> {
+    this.#logLevel = level;
+    const url = this.adminUrl;
+    if (url === undefined) return;
+    let status: number;
+    try {
+      status = (await adminRequest(url, `/logging?level=${level}`, { method: 'POST' })).status;
+    } catch (err) {
+      throw new PortcullisError(
+        'ENVOY_LOG_LEVEL_FAILED',
+        `cannot set Envoy's log level: ${errorMessage(err)}`,
+      );
+    }
+    if (status !== 200)
+      throw new PortcullisError('ENVOY_LOG_LEVEL_FAILED', `Envoy admin answered ${status} to POST /logging`);
   }
 
   /**
@@ -242,7 +273,8 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
       child.once('spawn', () => {
         spawnedAt = Date.now();
         const pid = child.pid ?? -1;
-        this.#log.info({ pid, restarts: this.#restarts, args }, 'Envoy started');
+        this.#log.debug({ pid, restarts: this.#restarts, cmd, args }, 'Envoy started');
+        if (this.#restarts > 0) this.#log.info({ pid, restarts: this.#restarts }, 'Envoy restarted');
         this.emit('started', { pid, restarts: this.#restarts });
         resolve();
       });
@@ -266,7 +298,7 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
       binary: this.#opts.binary,
       configPath: this.#configPath as string,
       workDir: dir,
-      logLevel: this.#opts.logLevel ?? 'warning',
+      logLevel: this.#logLevel,
       concurrency: this.#opts.concurrency ?? 2,
       hotRestart: this.#opts.hotRestart ?? 'dynamic-base-id',
       extraArgs: this.#opts.extraArgs ?? [],
@@ -280,6 +312,9 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
     const pid = child.pid;
     createInterface({ input, crlfDelay: Infinity }).on('line', (line) => {
       if (line === '') return;
+      // Envoy writes its own log to stderr and the access log (one JSON object a request) to stdout.
+      const request = stream === 'stdout' ? parseAccessLogLine(line) : undefined;
+      if (request !== undefined) return void this.#log.info(request, 'request');
       const parsed = parseEnvoyLogLine(line, stream);
       this.#log[parsed.level]({ pid, envoy: parsed.component ?? stream }, parsed.message);
     });

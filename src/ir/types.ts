@@ -5,6 +5,8 @@
  * milliseconds; names are derived from content, never from counters.
  */
 import type { PolicyRule } from './policy.js';
+import type { IRAnswer } from './answer.js';
+import type { IRTracing } from './tracing.js';
 import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from './upstream.js';
 
 export interface IR {
@@ -18,6 +20,17 @@ export interface IR {
   readonly authorize: IRAuthorize;
   /** Where Envoy reaches Portcullis itself; undefined compiles routes with no authorization at all. */
   readonly internal: IRInternal | undefined;
+  /** `http_redirect_addr`: the plain-HTTP listener that redirects every request to HTTPS. */
+  readonly httpRedirect?: IRHttpRedirect;
+}
+
+/** A plain-HTTP listener whose every answer is a 301 to `https://<host>[:httpsPort]<path>?<query>`. */
+export interface IRHttpRedirect {
+  readonly name: string;
+  readonly host: string;
+  readonly port: number;
+  /** The port of the HTTPS listener (`address`), which the redirects name unless it is 443. */
+  readonly httpsPort: number;
 }
 
 /** Portcullis's own endpoints as Envoy sees them. */
@@ -71,6 +84,10 @@ export interface IRListener {
   readonly xffNumTrustedHops: number;
   readonly requestTimeoutMs: number;
   readonly idleTimeoutMs: number;
+  /** Envoy's OpenTelemetry tracing (`otel_exporter_otlp_endpoint`); absent: nothing traced. */
+  readonly tracing?: IRTracing;
+  /** One access-log line per request on Envoy's stdout (`log_level` info or lower); absent: none. */
+  readonly accessLog?: true;
 }
 
 export interface IRVirtualHost {
@@ -123,6 +140,11 @@ export interface IRRoute {
    * route's own `idp_client_id` or the global one). Only sessions made by that client count here.
    */
   readonly idpId: string;
+  /**
+   * Set when the route answers by itself (config `redirect` or `response`, answer.ts): Envoy
+   * answers once the policy admits the request, and `clusterName` names no cluster.
+   */
+  readonly answer?: IRAnswer;
 }
 
 export interface IREndpoint {

@@ -6,6 +6,8 @@ import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
 import type { Session, SessionStore } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
+import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
+import type { SpanStarter } from '../shared/trace-context.js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { AuthenticateSettings } from '../authenticate/types.js';
 import type { HandlerContext, ReplayGuard, RouteLocator } from '../authenticate/http/types.js';
@@ -47,6 +49,8 @@ export class AuthenticateService {
   private readonly replay: ReplayGuard;
   private address: { host: string; port: number } | undefined;
   private readonly now: () => number;
+  private readonly telemetry: Telemetry;
+  private readonly tracer: SpanStarter | undefined;
 
   constructor(
     private readonly sessions: SessionStore,
@@ -61,10 +65,16 @@ export class AuthenticateService {
       readonly tls?: { readonly certPem: string; readonly keyPem: string };
       readonly now?: () => number;
       readonly idpTimeoutMs?: number;
+      /** Where sign-ins, sign-outs and refreshes are counted (metrics); default NO_TELEMETRY. */
+      readonly telemetry?: Telemetry;
+      /** Traces the sign-in callback (authenticate/http/traced.ts); default: no spans. */
+      readonly tracer?: SpanStarter;
     },
   ) {
     this.now = options.now ?? Date.now;
     this.replay = options.replay;
+    this.telemetry = options.telemetry ?? NO_TELEMETRY;
+    this.tracer = options.tracer;
     const now = this.now;
     this.providers = new ProviderRegistry({
       timeoutMs: options.idpTimeoutMs ?? IDP_TIMEOUT_MS,
@@ -80,6 +90,7 @@ export class AuthenticateService {
       now,
       logger,
       ...(options.lease === undefined ? {} : { lease: options.lease }),
+      telemetry: this.telemetry,
     });
     this.server = createOwnServer(this.context(), options.tls === undefined ? {} : { tls: options.tls });
   }
@@ -191,6 +202,8 @@ export class AuthenticateService {
       now: this.now,
       randomId: () => randomUUID(),
       logger: this.logger.child({ component: 'authenticate' }),
+      telemetry: this.telemetry,
+      ...(this.tracer === undefined ? {} : { tracer: this.tracer }),
     };
   }
 }

@@ -10,6 +10,8 @@ import {
 } from '../authorize/ext-authz/authorization-service.js';
 import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
 import type { SessionStore } from '../session/session.js';
+import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
+import type { SpanStarter } from '../shared/trace-context.js';
 import { IdentityResolver, type Identity } from './identity.js';
 import type { BuildSubscriber } from './subscribers.js';
 
@@ -79,10 +81,19 @@ export class AuthorizeService {
   /**
    * Adds `envoy.service.auth.v3.Authorization` to the grpc-js `server` (the one on `grpc_address`,
    * beside ADS), answering each Check with `authorizer()` when it presents `credential` (Envoy's,
-   * see contract/grpc-credential.ts).
+   * see contract/grpc-credential.ts). Each answered Check is reported to `telemetry` (metrics)
+   * and, with a `tracer`, traced as a child of Envoy's span.
    */
-  register(server: grpc.Server, credential: string): void {
-    registerAuthorizationService(server, this.authorizer(), this.logger, credential);
+  register(
+    server: grpc.Server,
+    credential: string,
+    telemetry: Telemetry = NO_TELEMETRY,
+    tracer?: SpanStarter,
+  ): void {
+    registerAuthorizationService(server, this.authorizer(), this.logger, credential, {
+      telemetry,
+      ...(tracer === undefined ? {} : { tracer }),
+    });
   }
 
   /** The authorizer over this service's current state, sessions, handles and signer. */

@@ -17,8 +17,9 @@ export interface EnvoyTarget {
 }
 
 /**
- * Where Envoy reaches Portcullis for `config`: ext_authz at this process's gRPC listener, or at
- * `authorize_service_url` when authorize runs elsewhere; the authenticate service's HTTP endpoints
+ * Where Envoy reaches Portcullis for `config`: ext_authz at `authorize_internal_service_url` when
+ * set (a sidecar Envoy in another container), else at `authorize_service_url` when authorize runs
+ * elsewhere, else at this process's gRPC listener; the authenticate service's HTTP endpoints
  * at `ownHttp` (this process's HTTP server), or at `authenticate_internal_service_url` when set
  * (a split authenticate, or a sidecar Envoy in another container); the Check timeout, the JWKS to
  * publish and the credential ext_authz presents. Listeners on every interface become loopback.
@@ -34,10 +35,9 @@ export function internalEndpoints(
     readonly tls?: InternalTlsPeer;
   },
 ): IRInternal {
+  const authorizeUrl = config.authorize_internal_service_url ?? config.authorize_service_url;
   const authorize =
-    config.authorize_service_url === undefined
-      ? splitHostPort(config.grpc_address)
-      : serviceTarget(config.authorize_service_url);
+    authorizeUrl === undefined ? splitHostPort(config.grpc_address) : serviceTarget(authorizeUrl);
   const http =
     config.authenticate_internal_service_url === undefined
       ? endpoints.ownHttp

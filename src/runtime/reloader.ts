@@ -50,7 +50,8 @@ export class Reloader {
       readonly logger: Logger;
       /** How long an in-place write must stay unchanged before it is loaded (FileWatcher's default: 1 s). */
       readonly settleMs?: number;
-      readonly onReload?: (result: BuildResult) => void;
+      /** Called after each load, good or not, with how long it took from reading to publishing (seconds). */
+      readonly onReload?: (result: BuildResult, seconds: number) => void;
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
@@ -62,7 +63,8 @@ export class Reloader {
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
   loadInitial(): GoodBuild {
-    return this.takeInitial(build(this.input()));
+    const started = performance.now();
+    return this.takeInitial(build(this.input()), started);
   }
 
   /**
@@ -71,17 +73,18 @@ export class Reloader {
    * config itself, such as the TLS `tls_derive` derives.
    */
   async loadInitialPrepared(prepare: (config: Config) => Promise<void>): Promise<GoodBuild> {
-    return this.takeInitial(await buildYielding({ ...this.input(), prepare }));
+    const started = performance.now();
+    return this.takeInitial(await buildYielding({ ...this.input(), prepare }), started);
   }
 
   /** Publishes the first build and starts watching its files; throws when it failed. */
-  private takeInitial(built: BuildResult): GoodBuild {
+  private takeInitial(built: BuildResult, started: number): GoodBuild {
     this.logWarnings(built.warnings);
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
     this.watcher.watch(result.filesRead);
-    this.options.onReload?.(result);
+    this.options.onReload?.(result, (performance.now() - started) / 1000);
     return result;
   }
 
@@ -91,7 +94,11 @@ export class Reloader {
    * (absolute path -> bytes): the config file is parsed from them rather than read again.
    */
   reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
-    return this.finish(this.buildSafely(() => build(this.input(read), this.lastGood)));
+    const started = performance.now();
+    return this.finish(
+      this.buildSafely(() => build(this.input(read), this.lastGood)),
+      started,
+    );
   }
 
   /**
@@ -103,15 +110,16 @@ export class Reloader {
   reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<BuildResult | undefined> {
     const next = this.queue.then(async () => {
       if (this.closed) return undefined;
+      const started = performance.now();
       const built = await this.buildSafelyYielding(() => buildYielding(this.input(read), this.lastGood));
-      return this.closed ? undefined : this.finish(built);
+      return this.closed ? undefined : this.finish(built, started);
     });
     this.queue = next.catch(() => undefined);
     return next;
   }
 
   /** Logs, publishes and records one finished pass (see `reload`). */
-  private finish(built: BuildResult): BuildResult {
+  private finish(built: BuildResult, started: number): BuildResult {
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
     const result = built.ok ? this.publish(built) : built;
@@ -146,7 +154,7 @@ export class Reloader {
     }
     // Watch whatever the newest config references (a new CA file, say), even when it was rejected.
     this.watcher.watch([...new Set([...(this.lastGood?.filesRead ?? []), ...result.filesRead])]);
-    this.options.onReload?.(result);
+    this.options.onReload?.(result, (performance.now() - started) / 1000);
     return result;
   }
 

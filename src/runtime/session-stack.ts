@@ -1,6 +1,7 @@
 import type { Config } from '../config/types.js';
 import type { RecordBackend } from '../session/records.js';
 import type { Logger } from '../shared/logger.js';
+import type { Telemetry } from '../contract/telemetry.js';
 import { errorMessage } from '../shared/errors.js';
 import { MemoryBackend } from '../databroker/memory-backend.js';
 import { createRedisBackend } from '../databroker/redis/redis-backend.js';
@@ -37,6 +38,8 @@ export async function openSessionStack(options: {
   /** How this process reaches the other services (credentials, TLS), for a remote databroker. */
   readonly internal: InternalClient;
   readonly logger: Logger;
+  /** Where session store errors are counted (metrics); default none. */
+  readonly telemetry?: Telemetry;
 }): Promise<SessionStack> {
   const { config, logger } = options;
   const backend = await openBackend(options);
@@ -47,6 +50,7 @@ export async function openSessionStack(options: {
   const sessions = new RecordSessionStore(records, {
     outageGraceMs: config.databroker_outage_grace_ms,
     logger: logger.child({ component: 'sessions' }),
+    ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   });
   return {
     backend,

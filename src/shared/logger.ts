@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { type DestinationStream, pino } from 'pino';
 
 /**
  * The logger interface every module takes by injection: the subset of pino we use, so tests can
@@ -18,17 +18,41 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 
 /**
  * Creates the process logger: JSON lines on stdout through pino, without pid or hostname (the
- * runtime binds `service` once the config says which services run). Secrets never reach it because
- * callers log config through `redactConfig`, and pino's `redact` drops the common secret paths too.
+ * runtime binds `service` once the config says which services run), or lines for a person when
+ * `destination` is `terminalDestination()`. Its `level` is settable, and every child logger follows
+ * it (a reload's `log_level`). Secrets never reach it because callers log config through
+ * `redactConfig`, and pino's `redact` drops the common secret paths too.
  */
-export function createLogger(level: LogLevel = 'info'): Logger & { level: string } {
-  return pino({
+export function createLogger(
+  level: LogLevel = 'info',
+  destination?: DestinationStream,
+): Logger & { level: string } {
+  const options = {
     level,
     base: null,
     redact: {
       paths: ['*.shared_secret', '*.cookie_secret', '*.idp_client_secret', '*.signing_key', '*.password'],
       censor: '[redacted]',
     },
+  };
+  return destination === undefined ? pino(options) : pino(options, destination);
+}
+
+/**
+ * A pino destination for a person at a terminal (pino-pretty): one coloured line per record with
+ * the time, level, message and the record's fields inline, writing synchronously to stdout so
+ * nothing is lost when the process exits. The `service` label and Envoy's pid are left out (they
+ * are for machines). Loaded on demand, so a service (stdout not a TTY) never loads pino-pretty
+ * and logs JSON.
+ */
+export async function terminalDestination(): Promise<DestinationStream> {
+  const { default: pretty } = await import('pino-pretty');
+  return pretty({
+    colorize: true,
+    singleLine: true,
+    sync: true,
+    translateTime: 'SYS:HH:MM:ss',
+    ignore: 'service,pid',
   });
 }
 

@@ -13,7 +13,11 @@ import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeIdentity, routeMatch } from './route-identity.js';
+import { forwards, routeAnswer } from './answers.js';
+import { translateTracing } from './tracing.js';
+import { translateAccessLog } from './access-log.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
+import { httpRedirect, listenerCertificates, type FallbackCertificate } from './edge-tls.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -21,6 +25,8 @@ export interface TranslateOptions {
   readonly systemCaFile: string;
   /** Where Envoy reaches Portcullis (ext_authz) and the JWKS to publish; decided by the runtime. */
   readonly internal?: IRInternal;
+  /** The self-signed certificate for names no configured one covers (edge-tls.ts); none: configured only. */
+  readonly fallbackCertificate?: FallbackCertificate;
 }
 
 /** What translate returns: the IR when there were no problems, and every problem found. */
@@ -63,10 +69,12 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
     routes.push(translated);
   }
   if (problems.length > 0) return { ir: undefined, problems };
-  const clusters = routes.map((route) => route.cluster).sort((a, b) => byCodeUnits(a.name, b.name));
+  const clusters = routes
+    .flatMap((route) => (route.cluster === undefined ? [] : [route.cluster]))
+    .sort((a, b) => byCodeUnits(a.name, b.name));
   return {
     ir: {
-      listener: buildListener(config),
+      listener: buildListener(config, options),
       virtualHosts: groupHosts(routes),
       clusters,
       responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
@@ -77,34 +85,34 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
         issuerFormat: config.jwt_issuer_format,
       },
       internal: options.internal,
+      ...(config.http_redirect_addr === undefined
+        ? {}
+        : { httpRedirect: httpRedirect(config.http_redirect_addr, config.address) }),
     },
     problems: [],
   };
 }
 
-/** One route's translation: its IR route and cluster, and the virtual host it belongs to. */
+/**
+ * One route's translation: its IR route and cluster (none for a route that answers by itself),
+ * and the virtual host it belongs to.
+ */
 interface TranslatedRoute {
   readonly vhost: string;
   readonly domains: readonly string[];
   readonly route: IRRoute;
-  readonly cluster: IRCluster;
+  readonly cluster: IRCluster | undefined;
 }
 
 /** Route kinds this version serves (the others are reported as problems). */
 function served(settings: RouteSettings): boolean {
-  return settings.kind !== 'tcp' && settings.redirect === undefined && settings.response === undefined;
+  return settings.kind !== 'tcp';
 }
 
 function notServed(settings: RouteSettings): Problem {
-  const what =
-    settings.kind === 'tcp'
-      ? 'TCP routes'
-      : settings.redirect !== undefined
-        ? 'redirect routes'
-        : 'response routes';
   return {
     path: settings.source_path,
-    message: `${what} are valid configuration but not served by this version yet`,
+    message: 'TCP routes are valid configuration but not served by this version yet',
   };
 }
 
@@ -165,7 +173,9 @@ function translateRoute(
     vhost: placement.vhost,
     domains: placement.domains,
     route: buildRoute(settings, id, clusterName, placement.authorityRegex, config),
-    cluster: buildCluster(settings, clusterName, options.systemCaFile, problems),
+    cluster: forwards(settings)
+      ? buildCluster(settings, clusterName, options.systemCaFile, problems)
+      : undefined,
   };
 }
 
@@ -210,21 +220,26 @@ function buildRoute(
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
     idpId: identityProviderFor(config, settings)?.id ?? NO_IDENTITY_PROVIDER,
+    ...routeAnswer(settings),
   };
 }
 
-function buildListener(config: Config): IRListener {
+function buildListener(config: Config, options: TranslateOptions): IRListener {
   const separator = config.address.lastIndexOf(':');
   const host = config.address.slice(0, separator).replace(/^\[|\]$/g, '');
   return {
     name: config.insecure_server ? 'http-ingress' : 'https-ingress',
     host: host === '' ? '0.0.0.0' : host,
     port: Number(config.address.slice(separator + 1)),
-    tls: config.insecure_server ? undefined : { certificates: config.certificates },
+    tls: config.insecure_server
+      ? undefined
+      : { certificates: listenerCertificates(config, options.fallbackCertificate) },
     useProxyProtocol: config.use_proxy_protocol,
     xffNumTrustedHops: config.xff_num_trusted_hops,
     requestTimeoutMs: config.timeout_read_ms,
     idleTimeoutMs: config.timeout_idle_ms,
+    ...translateTracing(config, options.systemCaFile),
+    ...translateAccessLog(config),
   };
 }
 

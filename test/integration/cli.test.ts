@@ -118,10 +118,19 @@ test('all-in-one says what is listening and when Envoy is ready, and stops clean
   child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   try {
-    await waitFor(async () => output.includes(`ready: Envoy is serving routes on 127.0.0.1:${proxyPort}`), {
+    await waitFor(async () => output.includes('ready: Envoy is serving routes'), {
       what: 'the ready line',
       timeoutMs: 30_000,
     });
+    assert.ok(
+      output.includes(`Envoy listening on http://127.0.0.1:${proxyPort}`),
+      'the listener URL is logged',
+    );
+    assert.ok(
+      output.indexOf(`Envoy listening on http://127.0.0.1:${proxyPort}`) < output.indexOf('ready: Envoy'),
+      'the listener line comes before the ready line',
+    );
+    assert.ok(!output.includes('"args"'), "Envoy's argv is not logged at info");
     assert.ok(output.includes(`"grpc_address":"127.0.0.1:${grpcPort}"`), 'the gRPC address is logged');
     assert.ok(output.includes('Envoy started'));
   } finally {

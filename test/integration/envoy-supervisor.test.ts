@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { chmod, mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,6 +20,10 @@ import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { addStaticHttpRoute, startSlowUpstream } from './envoy-fixtures.js';
 import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
+import { deriveInternalTls } from '../../src/runtime/derived-tls.js';
+
+/** Where envoy/sidecar.yaml expects the derived CA (docker-compose mounts it there). */
+const SIDECAR_CA_PATH = '/etc/envoy/portcullis-ca.pem';
 
 const repoRoot = findRepoRoot();
 let envoy: LocatedEnvoy;
@@ -109,12 +114,19 @@ describe('validateBootstrap', () => {
       const result = await validateBootstrap(envoy.path, isolatedBootstrap({ adsApiType }));
       assert.equal(result.ok, true, result.output);
     }
-    const sidecar = parse(readFileSync(join(repoRoot, 'envoy', 'sidecar.yaml'), 'utf8')) as Record<
-      string,
-      unknown
-    >;
-    const result = await validateBootstrap(envoy.path, sidecar);
-    assert.equal(result.ok, true, result.output);
+    // The sidecar trusts the derived CA at the path compose mounts it on; here it is a temp file.
+    const dir = mkdtempSync(join(tmpdir(), 'sidecar-validate-'));
+    try {
+      const caFile = join(dir, 'portcullis-ca.pem');
+      writeFileSync(caFile, (await deriveInternalTls(randomBytes(32), 'portcullis')).caPem);
+      const text = readFileSync(join(repoRoot, 'envoy', 'sidecar.yaml'), 'utf8');
+      assert.ok(text.includes(SIDECAR_CA_PATH), `envoy/sidecar.yaml no longer trusts ${SIDECAR_CA_PATH}`);
+      const sidecar = parse(text.replaceAll(SIDECAR_CA_PATH, caFile)) as Record<string, unknown>;
+      const result = await validateBootstrap(envoy.path, sidecar);
+      assert.equal(result.ok, true, result.output);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   test('a broken bootstrap is reported, not thrown', async () => {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
 import { adminRequest } from '../../src/envoy/admin.js';
-import { recordingLogger, type LogRecord } from '../../src/shared/logger.js';
+import { recordingLogger, type LogRecord, type Logger } from '../../src/shared/logger.js';
 import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
 import type { Snapshot } from '../../src/xds/snapshot/types.js';
 import { freePort, freePortPair } from './ports.js';
@@ -19,6 +19,13 @@ import { SIGN_IN } from './sign-in-config.js';
 function versionOf(resource: EncodedResource | undefined): string | undefined {
   return resource?.version;
 }
+
+/**
+ * The log levels of a test config unless it sets its own: every Portcullis line (the recording
+ * logger keeps them all), and Envoy at `warn` as before `proxy_log_level` took effect: Envoy's
+ * debug output is several lines per request.
+ */
+const LOG_LEVELS = { log_level: 'debug', proxy_log_level: 'warn' };
 
 /** A Portcullis all-in-one with its real Envoy, started for a test on free loopback ports. */
 export interface TestPortcullis {
@@ -53,6 +60,8 @@ export async function startPortcullis(
      * 127.0.0.1 and 127.0.0.2 with one port serve the same URLs, as behind a load balancer.
      */
     listen?: { host: string; port: number };
+    /** The process logger (default: a recording one, whose records are `logs`); a pino one has a level. */
+    logger?: Logger & { level?: string };
   } = {},
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
@@ -67,15 +76,15 @@ export async function startPortcullis(
     address: `${options.listen?.host ?? '127.0.0.1'}:${proxyPort}`,
     grpc_address: `127.0.0.1:${grpcPort}`,
     envoy_admin_address: `127.0.0.1:${adminPort}`,
-    log_level: 'debug',
   };
   const write = (next: Record<string, unknown>): void => {
     const temp = `${configPath}.tmp`;
-    writeFileSync(temp, stringify({ ...SIGN_IN, ...next, ...base }));
+    writeFileSync(temp, stringify({ ...SIGN_IN, ...LOG_LEVELS, ...next, ...base }));
     renameSync(temp, configPath);
   };
   write(config);
-  const logger = recordingLogger();
+  const recording = recordingLogger();
+  const logger = options.logger ?? recording;
   const running = await startAllInOne({
     configPath,
     env: {},
@@ -91,9 +100,9 @@ export async function startPortcullis(
     proxyPort,
     adminUrl,
     configPath,
-    logs: logger.records,
+    logs: recording.records,
     writeConfig: write,
-    baseConfig: () => ({ ...SIGN_IN, ...config, ...base }),
+    baseConfig: () => ({ ...SIGN_IN, ...LOG_LEVELS, ...config, ...base }),
     async waitForEnvoyToApply(what) {
       await waitFor(() => envoyHasApplied(adminUrl, running), {
         what: `Envoy to apply ${what}`,

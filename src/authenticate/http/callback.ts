@@ -6,7 +6,8 @@
  * is a session stored and handed off to the route host; every failure is a page with the request
  * id and, where the original URL is known, a way to try again; a session store outage is a 503
  * "try again" page that sets no session cookie. Each sign-in logs one line (user id,
- * IdP id, the time spent at the IdP and the callback's own time; never a token).
+ * IdP id, the time spent at the IdP and the callback's own time; never a token) and is counted
+ * (`telemetry.signIn`: success once the session is stored, failure for every error page).
  */
 import type { Session } from '../../session/session.js';
 import {
@@ -55,7 +56,10 @@ export const callbackHandler: OwnHandler = async (request, context) => {
   const params =
     request.method === 'POST' ? (request.form ?? new URLSearchParams()) : request.url.searchParams;
   const state = await stateOf(request, context, params.get('state'));
-  if (!('flowId' in state)) return state;
+  if (!('flowId' in state)) {
+    context.telemetry.signIn('failure');
+    return state;
+  }
   const settings = context.settings();
   const provider = context.provider(state.idpId);
   const clearFlow = clearFlowCookie(
@@ -65,12 +69,14 @@ export const callbackHandler: OwnHandler = async (request, context) => {
     provider?.formPost ?? false,
   );
   const fail = ({ status, title, message }: Refusal): OwnResponse => {
+    context.telemetry.signIn('failure');
     const page = errorResponse(status, title, message, request.requestId, retryUrl(state));
     return { ...page, setCookies: [...page.setCookies, clearFlow] };
   };
   try {
     return await complete(request, context, state, params, { provider, fail, started, clearFlow });
   } catch (error) {
+    context.telemetry.signIn('failure');
     if (!isStoreUnavailable(error)) throw error;
     // The state may already be claimed or the code used: "try again" starts a new sign-in.
     const page = storeUnavailableResponse(request, context, error, { retryUrl: retryUrl(state) });
@@ -130,6 +136,7 @@ async function complete(
     },
     'signed in',
   );
+  context.telemetry.signIn('success');
   return redirectResponse(location, [
     sessionCookie(context.settings().cookie, handle, session.expiresAt - session.issuedAt),
     clearFlow,

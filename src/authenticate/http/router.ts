@@ -17,6 +17,7 @@ import {
 import { signOutHandler, signedOutHandler, userJsonHandler, userPageHandler } from '../pages/handlers.js';
 import { errorResponse } from '../pages/pages.js';
 import { callbackHandler } from './callback.js';
+import { tracedHandler } from './traced.js';
 import { handoffHandler } from './handoff.js';
 import { programmaticLoginHandler } from './programmatic-login.js';
 import { redirectResponse, textResponse } from './responses.js';
@@ -29,6 +30,9 @@ const rootHandler: OwnHandler = async () => redirectResponse(USER_PAGE_PATH);
 
 /** `/robots.txt` of the authenticate host: nothing to index. */
 const robotsHandler: OwnHandler = async () => textResponse(200, 'User-agent: *\nDisallow: /');
+
+/** The IdP callback, where a sign-in ends: traced as `sign-in callback`. */
+const tracedCallback = tracedHandler('sign-in callback', callbackHandler);
 
 const AUTHENTICATE_HOST: ReadonlyMap<string, OwnHandler> = new Map([
   ['/', rootHandler],
@@ -55,7 +59,7 @@ const ROUTE_HOST: ReadonlyMap<string, OwnHandler> = new Map([
 export function handlerFor(request: OwnRequest, context: HandlerContext): OwnHandler | undefined {
   const path = request.url.pathname;
   if (request.onAuthenticateHost) {
-    if (path === context.settings().callbackPath) return callbackHandler;
+    if (path === context.settings().callbackPath) return tracedCallback;
     return AUTHENTICATE_HOST.get(path);
   }
   const handler = ROUTE_HOST.get(path);

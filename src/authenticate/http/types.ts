@@ -7,6 +7,8 @@
 import type { IR } from '../../ir/types.js';
 import type { SessionStore } from '../../session/session.js';
 import type { Logger } from '../../shared/logger.js';
+import type { Telemetry } from '../../contract/telemetry.js';
+import type { SpanStarter } from '../../shared/trace-context.js';
 import type { AuthenticateSettings, ProviderClient } from '../types.js';
 
 /** One request to Portcullis's own endpoints, decoded once by the server. */
@@ -84,6 +86,10 @@ export interface HandlerContext {
   readonly now: () => number;
   readonly randomId: () => string;
   readonly logger: Logger;
+  /** Where sign-ins and sign-outs are counted (metrics); NO_TELEMETRY in tests and tools. */
+  readonly telemetry: Telemetry;
+  /** Traces the sign-in callback as a child of Envoy's span (traced.ts); absent: no spans. */
+  readonly tracer?: SpanStarter;
 }
 
 /** A handler for one endpoint. */

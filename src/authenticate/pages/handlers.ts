@@ -116,6 +116,7 @@ async function endSession(
   const tokens = await sessionTokens(session, settings.sharedSecret, logger);
   await context.sessions.delete(session.id);
   logger.info({}, 'signed out');
+  context.telemetry.signOut();
   const provider = context.provider(session.idpId);
   let endSessionUrl: URL | undefined;
   if (provider !== undefined) {

@@ -9,6 +9,7 @@
 import { StoreUnavailableError, type RecordBackend } from '../../session/records.js';
 import type { Session, SessionStore } from '../../session/session.js';
 import type { Logger } from '../../shared/logger.js';
+import { NO_TELEMETRY, type Telemetry } from '../../contract/telemetry.js';
 import { openTokens } from '../session-tokens.js';
 import { IdpError } from '../types.js';
 import type { ProviderClient, RefreshResult } from '../types.js';
@@ -55,6 +56,8 @@ export interface RefresherOptions {
   readonly lease?: RefreshLease;
   /** How long a refresh lease lasts (REFRESH_LEASE_TTL_MS). */
   readonly leaseTtlMs?: number;
+  /** Where each refresh's outcome is counted (metrics); default NO_TELEMETRY. */
+  readonly telemetry?: Telemetry;
 }
 
 /** Longest delay setTimeout takes (about 24.8 days); a longer wait re-arms when it fires. */
@@ -170,6 +173,10 @@ export class SessionRefresher {
         // A sealing failure or a bug: logged; the session stays as it is until tracked again.
         this.options.logger.error({ err: errorText(err) }, 'session refresh failed');
         return this.untrack(sessionId, 'kept');
+      })
+      .then((outcome) => {
+        (this.options.telemetry ?? NO_TELEMETRY).refresh(outcome);
+        return outcome;
       })
       .finally(() => this.inflight.delete(sessionId));
     this.inflight.set(sessionId, started);

@@ -5,6 +5,8 @@ import type { Logger } from '../../shared/logger.js';
 import { NO_TELEMETRY, decisionOutcome, type Telemetry } from '../../contract/telemetry.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
 import { createCheckCodec, type CheckCodec } from './check-codec.js';
+import { endCheckSpan, startCheckSpan } from './check-span.js';
+import type { SpanStarter } from '../../shared/trace-context.js';
 
 /** Decides one request; the gRPC layer only converts types around it. */
 export type Authorizer = (request: AuthorizeRequest) => Decision | Promise<Decision>;
@@ -46,7 +48,12 @@ export function registerAuthorizationService(
   authorize: Authorizer,
   logger: Logger,
   credential: string,
-  options: { readonly codec?: CheckCodec; readonly telemetry?: Telemetry } = {},
+  options: {
+    readonly codec?: CheckCodec;
+    readonly telemetry?: Telemetry;
+    /** Traces each Check as a child of Envoy's span (check-span.ts); none: no spans. */
+    readonly tracer?: SpanStarter;
+  } = {},
 ): void {
   const codec = options.codec ?? createCheckCodec();
   const telemetry = options.telemetry ?? NO_TELEMETRY;
@@ -75,12 +82,14 @@ export function registerAuthorizationService(
       return;
     }
     const started = performance.now();
+    const span = startCheckSpan(options.tracer, call.metadata, request);
     const fail = (err: unknown): void => {
       telemetry.decision('error', (performance.now() - started) / 1000);
       logger.error(
         { error: errorMessage(err), route_id: request.routeId, request_id: request.requestId },
         'ext_authz: decision failed',
       );
+      endCheckSpan(span, { error: err });
       callback({ code: grpc.status.INTERNAL, details: 'authorization failed' });
     };
     const answer = (decision: Decision): void => {
@@ -95,6 +104,7 @@ export function registerAuthorizationService(
         decisionOutcome(decision.kind === 'allow' ? undefined : decision.status),
         (performance.now() - started) / 1000,
       );
+      endCheckSpan(span, decision);
       callback(null, response);
     };
     let result: Decision | Promise<Decision>;

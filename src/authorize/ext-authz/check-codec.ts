@@ -1,3 +1,4 @@
+import { ACCESS_LOG_USER_KEYS } from '../../contract/access-log.js';
 import { decodeRouteContext } from '../../contract/authz.js';
 import { messageType } from '../../xds/codec/proto-root.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
@@ -20,7 +21,8 @@ export interface CheckCodec {
   decodeRequest(bytes: Uint8Array): AuthorizeRequest;
   /**
    * Encodes a Decision as a CheckResponse. Allow: gRPC OK with headers set (overwriting, so a
-   * client-supplied copy never survives) and removed. Deny: the HTTP status, headers and body
+   * client-supplied copy never survives) and removed, and the signed-in user's id and email as
+   * dynamic metadata (`user`, `email`) for Envoy's access log (compile/access-log.ts). Deny: the HTTP status, headers and body
    * Envoy returns to the client, with gRPC UNAUTHENTICATED for 401 and PERMISSION_DENIED otherwise.
    */
   encodeResponse(decision: Decision): Uint8Array;
@@ -71,6 +73,7 @@ function toCheckResponse(decision: Decision): Record<string, unknown> {
         headers: headerOptions(decision.setHeaders),
         headers_to_remove: [...decision.removeHeaders],
       },
+      ...(decision.user === undefined ? {} : { dynamic_metadata: userMetadata(decision.user) }),
     };
   }
   return {
@@ -82,6 +85,19 @@ function toCheckResponse(decision: Decision): Record<string, unknown> {
       status: { code: decision.status },
       headers: headerOptions(decision.headers),
       body: decision.body,
+    },
+  };
+}
+
+/**
+ * The user as a `google.protobuf.Struct` (protobufjs's camelCase member names): Envoy puts it under
+ * the ext_authz filter's namespace, where the access log's `%DYNAMIC_METADATA(...)%` reads it.
+ */
+function userMetadata(user: { readonly id: string; readonly email: string | undefined }): object {
+  return {
+    fields: {
+      [ACCESS_LOG_USER_KEYS.id]: { stringValue: user.id },
+      ...(user.email === undefined ? {} : { [ACCESS_LOG_USER_KEYS.email]: { stringValue: user.email } }),
     },
   };
 }

@@ -40,7 +40,8 @@ function convertMessage(type: protobuf.Type, value: unknown): unknown {
       ...(convertMessage(messageType(url.slice(url.lastIndexOf('/') + 1)), fields) as object),
     };
   }
-  if (name === '.google.protobuf.Struct' || name === '.google.protobuf.Value') return object;
+  if (name === '.google.protobuf.Struct') return structToJson(object);
+  if (name === '.google.protobuf.Value') return valueToJson(object);
   const out: Record<string, unknown> = {};
   for (const [key, member] of Object.entries(object)) {
     const field = type.fields[key];
@@ -77,4 +78,21 @@ function defaultWrapperValue(name: string): unknown {
   if (name.endsWith('BoolValue')) return false;
   if (name.endsWith('StringValue') || name.endsWith('BytesValue')) return '';
   return 0;
+}
+
+/** A decoded `google.protobuf.Struct` (`{fields: {k: Value}}`) as the plain JSON object it stands for. */
+function structToJson(struct: Record<string, unknown>): Record<string, unknown> {
+  const fields = (struct.fields ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.fromEntries(Object.entries(fields).map(([key, value]) => [key, valueToJson(value)]));
+}
+
+/** A decoded `google.protobuf.Value` (protobufjs's camelCase members) as the plain JSON value it stands for. */
+function valueToJson(value: Record<string, unknown>): unknown {
+  if ('structValue' in value) return structToJson(value.structValue as Record<string, unknown>);
+  if ('listValue' in value) {
+    const values = ((value.listValue as { values?: unknown[] }).values ?? []) as Record<string, unknown>[];
+    return values.map(valueToJson);
+  }
+  for (const key of ['stringValue', 'numberValue', 'boolValue']) if (key in value) return value[key];
+  return null;
 }

@@ -13,6 +13,8 @@ import { compileEndpoints } from './endpoints.js';
 import { authorizeCluster } from './ext-authz.js';
 import { ownHttpCluster } from './own-http.js';
 import { compileListener } from './listener.js';
+import { compileRedirectListener } from './redirect-listener.js';
+import { TRACING_CLUSTER, tracingCluster } from './tracing.js';
 import { compileRouting } from './route-configuration.js';
 import { contentKeyOf } from './content-key.js';
 
@@ -49,11 +51,26 @@ export function compile(ir: IR): CompiledResources {
     if (cluster.discovery === 'EDS')
       endpoints.push({ name: cluster.name, message: compileEndpoints(cluster), contentKey });
   }
+  const tracing = ir.listener.tracing;
+  if (tracing !== undefined) {
+    const message = tracingCluster(tracing);
+    clusters.push({ name: TRACING_CLUSTER, message, contentKey: contentKeyOf(TRACING_CLUSTER, tracing) });
+  }
   const listener = compileListener(ir.listener, ir.internal, ir.authorize, routing.scoping);
   return {
     [CLUSTER_TYPE]: byName(clusters),
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: byName(endpoints),
-    [LISTENER_TYPE]: [{ name: ir.listener.name, message: listener }],
+    [LISTENER_TYPE]: byName([
+      { name: ir.listener.name, message: listener },
+      ...(ir.httpRedirect === undefined
+        ? []
+        : [
+            {
+              name: ir.httpRedirect.name,
+              message: compileRedirectListener(ir.httpRedirect, ir.listener.accessLog === true),
+            },
+          ]),
+    ]),
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: byName([...routing.scopes]),
     [ROUTE_CONFIGURATION_TYPE]: byName([...routing.routeConfigurations]),
   };

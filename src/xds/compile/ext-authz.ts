@@ -114,7 +114,8 @@ export function publicRouteHeadersToRemove(ir: Pick<IR, 'authorize'>): string[] 
  * The JWKS route every virtual host gets first. It is deliberately tiny (it is repeated per host,
  * and one 10,000-host route table must stay well under 4 MiB): ext_authz runs on it with no
  * route id, and Portcullis answers the JWKS itself as a 200 local reply, so the route's own action
- * is never taken. (It must be a cluster route: Envoy skips ext_authz on direct-response routes.)
+ * is never taken. (Envoy runs ext_authz on direct-response routes too since 1.20; a cluster route
+ * keeps this one's shape the same as the own-endpoints route.)
  */
 export function jwksRoute(): ProtoObject {
   return { match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } };

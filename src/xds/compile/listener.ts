@@ -1,6 +1,8 @@
 import type { IRAuthorize, IRInternal, IRListener } from '../../ir/types.js';
+import { accessLogs } from './access-log.js';
 import { extAuthzFilter } from './ext-authz.js';
 import { hostCaseFilter } from './host-case.js';
+import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
@@ -120,6 +122,7 @@ export function httpConnectionManager(
   return {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
+    ...(listener.accessLog === true ? { access_log: accessLogs() } : {}),
     ...(scoping === 'single'
       ? { rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE } }
       : { scoped_routes: hostScopedRoutes() }),
@@ -158,6 +161,7 @@ export function httpConnectionManager(
     stream_idle_timeout: durationMs(STREAM_IDLE_TIMEOUT_MS),
     request_timeout: durationMs(listener.requestTimeoutMs),
     always_set_request_id_in_response: true,
+    ...(listener.tracing === undefined ? {} : { tracing: hcmTracing(listener.tracing) }),
   };
 }
 

@@ -7,6 +7,7 @@ import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-a
 import { hostCaseOffForRouteConfiguration } from './host-case.js';
 import { contentKeyOf } from './content-key.js';
 import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './own-http.js';
+import { answerAction } from './answer.js';
 
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
 type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
@@ -134,7 +135,10 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
   };
 }
 
-/** One IR route -> an Envoy route. Exported for tests. */
+/**
+ * One IR route -> an Envoy route: a forwarding action to its cluster, or, for a route that
+ * answers by itself, its redirect or direct response (answer.ts). Exported for tests.
+ */
 export function compileRoute(route: IRRoute): ProtoObject {
   const match: ProtoObject =
     route.match.kind === 'prefix'
@@ -145,6 +149,8 @@ export function compileRoute(route: IRRoute): ProtoObject {
   if (route.authorityRegex !== undefined) {
     match.headers = [{ name: ':authority', string_match: { safe_regex: { regex: route.authorityRegex } } }];
   }
+  if (route.answer !== undefined)
+    return withHeaders(route, { name: route.name, match, ...answerAction(route.answer) });
   const action: ProtoObject = { cluster: route.clusterName, timeout: durationMs(route.timeoutMs) };
   if (route.idleTimeoutMs !== undefined) action.idle_timeout = durationMs(route.idleTimeoutMs);
   if (route.prefixRewrite !== undefined) action.prefix_rewrite = route.prefixRewrite;
@@ -162,7 +168,11 @@ export function compileRoute(route: IRRoute): ProtoObject {
     action.append_x_forwarded_host = true;
   }
   if (route.allowWebsockets) action.upgrade_configs = [{ upgrade_type: 'websocket' }];
-  const out: ProtoObject = { name: route.name, match, route: action };
+  return withHeaders(route, { name: route.name, match, route: action });
+}
+
+/** `out` with the route's own request and response header changes. */
+function withHeaders(route: IRRoute, out: ProtoObject): ProtoObject {
   if (Object.keys(route.requestHeadersToSet).length > 0)
     out.request_headers_to_add = headerOptions(route.requestHeadersToSet);
   if (route.requestHeadersToRemove.length > 0)

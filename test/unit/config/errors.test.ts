@@ -220,7 +220,7 @@ test('every problem is reported together, never just the first', () => {
     'routes[0].from',
     'routes[1].from',
     'routes[1].to',
-    'routes[2]',
+    'routes[2].redirect',
   ]) {
     assert.ok(paths.includes(path), `missing ${path} in ${paths.join(', ')}`);
   }

@@ -162,9 +162,6 @@ const CONTEXT: Record<string, unknown> = {
 /** A value that does not work yet for every marked global option, with the context it needs. */
 const SAMPLES: Readonly<Record<string, { value: unknown; context?: Record<string, unknown> }>> = {
   certificate_authority: { value: CERT_PEM },
-  proxy_log_level: { value: 'debug' },
-  metrics_address: { value: ':9090' },
-  tracing_sampling_rate: { value: 0.5 },
 };
 
 /** The form of a value in an environment variable: lists comma-separated, maps as JSON. */
@@ -288,25 +285,39 @@ function write(name: string, text: string): string {
 
 test('loadConfigFile reports marks with their line, a _file form by its own key; validate prints them and passes', async () => {
   const ca = write('ca.pem', CERT_PEM);
-  const warned = write(
-    'metrics.yaml',
-    `insecure_server: true\naddress: ":8080"\nmetrics_address: ":9090"\ncertificate_authority_file: ${ca}\n`,
-  );
-  const loaded = loadConfigFile(warned, {});
-  assert.ok(loaded.config);
-  assert.deepEqual(loaded.warnings.map(formatProblem).sort(), [
-    'certificate_authority_file: is not supported yet (issue 26); internal connections trust only the CA derived by `tls_derive` (line 4)',
-    'metrics_address: is not supported yet (issue 26); nothing listens on it (line 3)',
-  ]);
-  const out = new PassThrough();
-  const err = new PassThrough();
-  assert.equal(await runValidate(warned, out, err), 0);
-  const printed = String(err.read());
-  assert.match(printed, /warning: metrics_address: is not supported yet \(issue 26\)/);
-  assert.match(printed, /warning: certificate_authority_file: is not supported yet \(issue 26\)/);
+  const head = 'insecure_server: true\naddress: ":8080"\nmetrics_address: ":9090"\n';
+  const cases = [
+    {
+      path: write(
+        'ca-inline.yaml',
+        `${head}certificate_authority: ${Buffer.from(CERT_PEM).toString('base64')}\n`,
+      ),
+      key: 'certificate_authority',
+    },
+    {
+      path: write('ca-file.yaml', `${head}certificate_authority_file: ${ca}\n`),
+      key: 'certificate_authority_file',
+    },
+  ];
+  for (const { path, key } of cases) {
+    const loaded = loadConfigFile(path, {});
+    assert.ok(loaded.config, key);
+    assert.deepEqual(
+      loaded.warnings.map(formatProblem),
+      [
+        `${key}: is not supported yet (issue 26); internal connections trust only the CA derived by \`tls_derive\` (line 4)`,
+      ],
+      'metrics_address (line 3) works now and is silent',
+    );
+    const err = new PassThrough();
+    assert.equal(await runValidate(path, new PassThrough(), err), 0, key);
+    const printed = String(err.read());
+    assert.match(printed, new RegExp(`warning: ${key}: is not supported yet \\(issue 26\\)`));
+    assert.doesNotMatch(printed, /metrics_address/);
+  }
 });
 
-test('marks that translate refuses (TCP, redirect, response routes) still fail validate', async () => {
+test('marks that translate refuses (TCP, and redirect and response routes while marked) still fail validate', async () => {
   const tcp = write(
     'tcp.yaml',
     `insecure_server: true\n${SIGN_IN_YAML}routes:\n  - from: tcp+https://db.example.com:5432\n    to: tcp://10.0.0.5:5432\n`,
@@ -315,10 +326,19 @@ test('marks that translate refuses (TCP, redirect, response routes) still fail v
   const err = new PassThrough();
   assert.equal(await runValidate(tcp, new PassThrough(), err), 1);
   assert.match(String(err.read()), /routes\[0\]: TCP routes .*not served/);
-  for (const [key, value] of [
-    ['redirect', '{ https_redirect: true }'],
-    ['response', '{ status: 403, body: no }'],
-  ]) {
+  // Redirect and response routes are being built (issue 26): checked while their mark remains.
+  const answering: Record<string, string> = {
+    redirect: '{ https_redirect: true }',
+    response: '{ status: 403, body: no }',
+  };
+  const refused = ROUTE_OPTIONS.filter((option) => option.support?.refusedBy === 'translate');
+  assert.deepEqual(
+    refused.map((option) => option.key).filter((key) => key !== 'from' && answering[key] === undefined),
+    [],
+    'every route mark that translate refuses has a sample here',
+  );
+  for (const { key } of refused.filter((option) => option.key !== 'from')) {
+    const value = answering[key] ?? '';
     const path = write(
       `${key}.yaml`,
       `insecure_server: true\n${SIGN_IN_YAML}routes:\n  - from: https://a.example.com\n    ${key}: ${value}\n`,

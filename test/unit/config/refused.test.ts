@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { loadConfigFile } from '../../../src/config/load-file.js';
 import { formatProblem } from '../../../src/shared/errors.js';
 import { generateTestCertificate } from '../../support/test-certs.js';
-import { assertProblem, b64, base, CERT_PEM, KEY_PEM, problems, valid } from './helpers.js';
+import { assertProblem, b64, base, CERT_PEM, KEY_PEM, parse, problems, valid } from './helpers.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-refused-'));
 const other = generateTestCertificate('other.test');
@@ -115,7 +115,13 @@ test('peer options whose absence would open access are errors; the others still 
     'downstream_mtls',
     'ignoring it would open access: client certificates would be neither required nor checked',
   );
-  assertProblem(problems(base({ metrics_basic_auth: 'YTpi' })), 'metrics_basic_auth', 'without a password');
+  for (const key of ['otel_traces_exporter', 'health_check_addr']) {
+    const result = parse(base({ [key]: 'x' }));
+    assert.ok(result.config, key);
+    assert.deepEqual(result.warnings.map(formatProblem), [`${key}: is not supported by Portcullis; ignored`]);
+  }
+  // metrics_basic_auth was refused while metrics could not be protected; issue 26 implements it.
+  assert.equal(valid(base({ metrics_basic_auth: 'YTpi' })).metrics_basic_auth?.reveal(), 'a:b');
 });
 
 test('a misspelt policy action, operator or criterion is an error; nothing is dropped silently', () => {

@@ -140,7 +140,7 @@ test('redirect codes must be 301, 302, 303, 307 or 308', () => {
     );
   }
   for (const code of [300, 304, 200, '301x']) {
-    const list = problems(route({ to: undefined, redirect: { response_code: code } }));
+    const list = problems(route({ to: undefined, redirect: { https_redirect: true, response_code: code } }));
     assertProblem(
       list,
       'routes[0].redirect.response_code',
@@ -164,8 +164,13 @@ test('redirect codes must be 301, 302, 303, 307 or 308', () => {
 test('exactly one of to, redirect and response', () => {
   assertProblem(
     problems(route({ redirect: { https_redirect: true } })),
-    'routes[0]',
+    'routes[0].redirect',
     'set only one of to and redirect',
+  );
+  assertProblem(
+    problems(route({ response: { status: 200 } })),
+    'routes[0].response',
+    'set only one of to and response',
   );
   const response = valid(route({ to: undefined, response: { status: 403, body: 'no' } })).routes[0]?.response;
   assert.deepEqual(response, { status: 403, body: 'no' });
@@ -261,4 +266,126 @@ test('routes from the environment: JSON, or base64 of YAML; ROUTES wins over the
   assert.ok(legacy.warnings.some((warning) => warning.path === 'POLICY'));
   assertProblem(problems(base(), { ROUTES: 'not json' }), 'ROUTES', 'expected a JSON list of routes');
   assertProblem(problems(base({ routes: { from: 'x' } })), 'routes', 'expected a list of routes');
+});
+
+test('redirect fields have the forms a Location header takes, and a redirect must change the URL', () => {
+  const redirect = (fields: Record<string, unknown>): string[] =>
+    problems(route({ to: undefined, redirect: fields }));
+  const all = {
+    scheme_redirect: 'http',
+    host_redirect: 'B.example.com',
+    port_redirect: 8443,
+    path_redirect: '/new?x=1',
+    response_code: 308,
+    strip_query: true,
+  };
+  assert.deepEqual(valid(route({ to: undefined, redirect: all })).routes[0]?.redirect, all);
+  assertProblem(
+    redirect({ host_redirect: 'https://b.example.com' }),
+    'routes[0].redirect.host_redirect',
+    'expected a host name or IP address',
+  );
+  assertProblem(
+    redirect({ host_redirect: 'b.example.com/x' }),
+    'routes[0].redirect.host_redirect',
+    'path_redirect',
+  );
+  assertProblem(
+    redirect({ scheme_redirect: 'ftp' }),
+    'routes[0].redirect.scheme_redirect',
+    'must be http or https',
+  );
+  assertProblem(
+    redirect({ path_redirect: 'new' }),
+    'routes[0].redirect.path_redirect',
+    'must start with "/"',
+  );
+  assertProblem(redirect({ prefix_rewrite: '/a b' }), 'routes[0].redirect.prefix_rewrite', 'whitespace');
+  assertProblem(redirect({ port_redirect: 0 }), 'routes[0].redirect.port_redirect', 'between 1 and 65535');
+  assertProblem(
+    redirect({ https_redirect: true, scheme_redirect: 'https' }),
+    'routes[0].redirect',
+    'set only one of https_redirect and scheme_redirect',
+  );
+  for (const nothing of [{}, { response_code: 302 }, { https_redirect: false }]) {
+    assertProblem(
+      redirect(nothing),
+      'routes[0].redirect',
+      'changes nothing, so it would redirect to the same URL',
+    );
+  }
+  assertProblem(
+    problems(route({ to: undefined, redirect: 'https://b' })),
+    'routes[0].redirect',
+    'expected a redirect map',
+  );
+});
+
+test('a response body is text of at most 4096 bytes; the status is 200-599', () => {
+  const body = (text: unknown): string[] =>
+    problems(route({ to: undefined, response: { status: 200, body: text } }));
+  assert.equal(
+    valid(route({ to: undefined, response: { status: 200, body: 'é'.repeat(2048) } })).routes[0]?.response
+      ?.body.length,
+    2048,
+  );
+  assertProblem(
+    body('é'.repeat(2049)),
+    'routes[0].response.body',
+    'is 4098 bytes; a response body is at most 4096 bytes',
+  );
+  assertProblem(body(12), 'routes[0].response.body', 'expected a string');
+  assert.deepEqual(valid(route({ to: undefined, response: { status: 204 } })).routes[0]?.response, {
+    status: 204,
+    body: '',
+  });
+  for (const status of [199, 600, 'ok']) {
+    assertProblem(problems(route({ to: undefined, response: { status } })), 'routes[0].response.status', '');
+  }
+  assertProblem(
+    problems(route({ to: undefined, response: { status: 200, headers: {} } })),
+    'routes[0].response.headers',
+    'unknown response field',
+  );
+});
+
+test('a route that answers by itself warns about forwarding keys (ignored), naming each; access and response headers apply', () => {
+  const answering = { to: undefined, response: { status: 200, body: 'hi' } };
+  const result = parse(
+    route({
+      ...answering,
+      timeout: '5s',
+      tls_skip_verify: true,
+      set_request_headers: { 'X-A': 'b' },
+      prefix_rewrite: '/x',
+      allow_websockets: false, // says nothing: let through
+      remove_request_headers: [],
+    }),
+  );
+  assert.deepEqual(result.problems, [], 'forwarding keys on an answering route still load');
+  for (const key of ['timeout', 'tls_skip_verify', 'set_request_headers', 'prefix_rewrite'])
+    assertProblem(
+      result.warnings,
+      `routes[0].${key}`,
+      'does not apply to a route with `response` and is ignored',
+    );
+  assert.equal(result.warnings.length, 4, result.warnings.map((w) => w.message).join('\n'));
+  assertProblem(
+    parse(route({ to: undefined, redirect: { https_redirect: true }, load_balancing_policy: 'MAGLEV' }))
+      .warnings,
+    'routes[0].load_balancing_policy',
+    'does not apply to a route with `redirect`',
+  );
+  const kept = valid(
+    route({
+      ...answering,
+      prefix: '/status',
+      allowed_users: ['ada@example.com'],
+      set_response_headers: { 'Content-Type': 'text/plain' },
+    }),
+  ).routes[0];
+  assert.deepEqual(
+    [kept?.prefix, kept?.allowed_users, kept?.set_response_headers, kept?.to],
+    ['/status', ['ada@example.com'], { 'Content-Type': 'text/plain' }, []],
+  );
 });

@@ -94,6 +94,16 @@ const ROWS: readonly Row[] = [
     },
   },
   {
+    // Where this process's Envoy reaches the in-process authorize (a sidecar in another container).
+    key: 'authorize_internal_service_url',
+    file: 'http://portcullis:5443',
+    env: 'http://portcullis2:5443',
+    read: (c) => href(c.authorize_internal_service_url),
+    fromFile: 'http://portcullis:5443/',
+    fromEnv: 'http://portcullis2:5443/',
+    context: { grpc_insecure: true },
+  },
+  {
     key: 'databroker_service_url',
     file: 'https://db:5443',
     env: 'https://db2:5443',
@@ -401,6 +411,16 @@ const ROWS: readonly Row[] = [
     files: { '/t/c': CERT_PEM, '/t/k': KEY_PEM },
   },
   {
+    // A redirect to HTTPS needs TLS on address.
+    key: 'http_redirect_addr',
+    file: ':80',
+    env: '127.0.0.1:8081',
+    read: (c) => c.http_redirect_addr,
+    fromFile: ':80',
+    fromEnv: '127.0.0.1:8081',
+    context: { insecure_server: undefined, certificate: CERT_PEM, certificate_key: KEY_PEM },
+  },
+  {
     key: 'certificate_authority',
     file: CERT_PEM,
     env: b64(CERT_B),
@@ -490,12 +510,37 @@ const ROWS: readonly Row[] = [
     fromEnv: '127.0.0.1:9091',
   },
   {
+    // Base64 of user:password (the peer's form), decoded into the Config.
+    key: 'metrics_basic_auth',
+    file: b64('scraper:first'),
+    env: b64('prometheus:second:with-colon'),
+    read: (c) => reveal(c.metrics_basic_auth),
+    fromFile: 'scraper:first',
+    fromEnv: 'prometheus:second:with-colon',
+  },
+  {
     key: 'tracing_sampling_rate',
     file: 0.5,
     env: '1',
     read: (c) => c.tracing_sampling_rate,
     fromFile: 0.5,
     fromEnv: 1,
+  },
+  {
+    key: 'otel_exporter_otlp_endpoint',
+    file: 'http://collector:4317',
+    env: 'https://otel.example.com:4318',
+    read: (c) => href(c.otel_exporter_otlp_endpoint),
+    fromFile: 'http://collector:4317/',
+    fromEnv: 'https://otel.example.com:4318/',
+  },
+  {
+    key: 'otel_exporter_otlp_protocol',
+    file: 'http/protobuf',
+    env: 'grpc',
+    read: (c) => c.otel_exporter_otlp_protocol,
+    fromFile: 'http/protobuf',
+    fromEnv: 'grpc',
   },
   {
     key: 'databroker_storage_type',

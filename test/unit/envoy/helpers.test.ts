@@ -94,6 +94,11 @@ test('envoyCommand: admin address file, parseable log format, base id or no hot 
   assert.ok(args.includes('--admin-address-path') && args.includes('/w/admin-address'));
   assert.ok(args.includes('--use-dynamic-base-id') && args.includes('/w/base-id'));
   assert.ok(args.includes('--log-format-escaped'));
+  assert.equal(
+    args[args.indexOf('--file-flush-interval-msec') + 1],
+    '500',
+    'the access log follows requests',
+  );
   const [, noHot] = envoyCommand({ ...base, hotRestart: 'disabled', extraArgs: ['--log-format', '%v'] });
   assert.ok(noHot.includes('--disable-hot-restart') && !noHot.includes('--use-dynamic-base-id'));
   assert.equal(noHot.filter((a) => a === '--log-format').length, 1, 'a caller-supplied format wins');

@@ -17,6 +17,7 @@ import { memorySessionStore } from '../../../support/session-store.js';
 import type { IR } from '../../../../src/ir/types.js';
 import { SessionHandles } from '../../../../src/session/handle.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
+import { NO_TELEMETRY } from '../../../../src/contract/telemetry.js';
 
 export const AUTH_URL = 'https://auth.test';
 export const IDP_A = 'idp-a';
@@ -167,6 +168,7 @@ export function harness(settings: Partial<AuthenticateSettings> = {}): Harness {
     now,
     randomId: () => randomUUID(),
     logger,
+    telemetry: NO_TELEMETRY,
   };
   return { context, clock, sessions, handles, providers, settings: full, logger };
 }

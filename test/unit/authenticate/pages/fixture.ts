@@ -13,6 +13,7 @@ import type { IR } from '../../../../src/ir/types.js';
 import { SessionHandles } from '../../../../src/session/handle.js';
 import type { Session } from '../../../../src/session/session.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
+import { NO_TELEMETRY } from '../../../../src/contract/telemetry.js';
 
 export const IDP_ID = 'a1b2c3d4e5f60718';
 export const START = Date.UTC(2026, 10, 25, 12, 0, 0);
@@ -100,6 +101,7 @@ export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl
     now: () => clock,
     randomId: () => 'random-id',
     logger,
+    telemetry: NO_TELEMETRY,
   };
   return {
     context,

@@ -186,3 +186,18 @@ test('bytes that are not a CheckRequest answer INVALID_ARGUMENT and are logged',
   await assert.rejects(call(Buffer.from([0xff, 0xff, 0xff, 0xff])), failedWith(grpc.status.INVALID_ARGUMENT));
   assert.ok(logger.records.some((record) => record.msg === 'ext_authz: undecodable CheckRequest'));
 });
+
+test("an allow with a signed-in user carries the user's id and email as ext_authz dynamic metadata", () => {
+  const encode = (
+    decision: Decision,
+  ): Record<string, any> => // eslint-disable-line @typescript-eslint/no-explicit-any
+    responseType.toObject(responseType.decode(codec.encodeResponse(decision)), { enums: String });
+  const base = { kind: 'allow', setHeaders: [], removeHeaders: [], reasons: ['allowed'] } as const;
+  const withUser = encode({ ...base, user: { id: 'user-ada', email: 'ada@example.com' } });
+  assert.deepEqual(withUser.dynamic_metadata, {
+    fields: { user: { stringValue: 'user-ada' }, email: { stringValue: 'ada@example.com' } },
+  });
+  const noEmail = encode({ ...base, user: { id: 'user-bob', email: undefined } });
+  assert.deepEqual(noEmail.dynamic_metadata, { fields: { user: { stringValue: 'user-bob' } } });
+  assert.equal(encode(base).dynamic_metadata, undefined, 'no session, no user');
+});

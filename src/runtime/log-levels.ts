@@ -1,0 +1,61 @@
+import type { Config } from '../config/types.js';
+import { envoyLevelFor, type EnvoyLogLevel } from '../envoy/log-lines.js';
+import { errorMessage } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { BuildSubscriber } from './subscribers.js';
+
+/** The process logger's settable level (pino's `level`; its children follow it); absent on test fakes. */
+export interface LevelledLogger {
+  level?: string;
+}
+
+/** Envoy's level as the supervisor holds it (`EnvoySupervisor.logLevel` and `setLogLevel`). */
+export interface EnvoyLevel {
+  readonly logLevel: EnvoyLogLevel;
+  setLogLevel(level: EnvoyLogLevel): Promise<void>;
+}
+
+/**
+ * Envoy's log level for a config: `proxy_log_level`, or when unset `log_level` under Envoy's
+ * names (pomerium-behaviour.md 3.5: proxy_log_level falls back to log_level), with one exception:
+ * `info` runs Envoy at `warning`. Envoy's info level starts with several hundred lines (its whole
+ * extension list, header maps, runtime layers) that would bury Portcullis's own start-up lines;
+ * `proxy_log_level: info` asks for them explicitly. Pure.
+ */
+export function envoyLogLevel(config: Pick<Config, 'log_level' | 'proxy_log_level'>): EnvoyLogLevel {
+  if (config.proxy_log_level !== undefined) return envoyLevelFor(config.proxy_log_level);
+  return config.log_level === 'info' ? 'warning' : envoyLevelFor(config.log_level);
+}
+
+/**
+ * The subscriber that applies each accepted config's log levels: `log_level` to the process
+ * logger (every child logger follows pino's root level) and, when this process supervises Envoy,
+ * Envoy's level through its admin API (`envoy.setLogLevel`). A change is logged once at info, after
+ * it applies (so lowering to debug is visible and raising to warn is quiet). Setting Envoy's level
+ * is asynchronous and never fails the build: a refused admin call is logged as a warning (the
+ * supervisor still starts a restarted Envoy at the new level).
+ */
+export function logLevelSubscriber(
+  root: LevelledLogger,
+  envoy: EnvoyLevel | undefined,
+  log: Logger,
+): BuildSubscriber {
+  return {
+    name: 'log-levels',
+    publish: ({ config }) => {
+      if (root.level !== undefined && root.level !== config.log_level) {
+        const from = root.level;
+        root.level = config.log_level;
+        log.info({ from, to: config.log_level }, 'log_level changed');
+      }
+      const level = envoyLogLevel(config);
+      if (envoy === undefined || envoy.logLevel === level) return;
+      const from = envoy.logLevel;
+      envoy.setLogLevel(level).then(
+        () => log.info({ from, to: level }, "Envoy's log level changed"),
+        (err: unknown) =>
+          log.warn({ err: errorMessage(err), level }, "Envoy's log level could not be changed"),
+      );
+    },
+  };
+}
