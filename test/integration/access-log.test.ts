@@ -7,23 +7,12 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
-import { proxyRequest, startPortcullis, TEST_IDP_ID, type TestPortcullis } from '../support/portcullis.js';
+import { proxyRequest, startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
-import type { Session } from '../../src/session/session.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { createLogger, type LogRecord } from '../../src/shared/logger.js';
 
-const ada: Session = {
-  id: 'session-ada-log',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
-  groups: [],
-  claims: { email: 'ada@example.com' },
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+const ada = adaSession({ id: 'session-ada-log' });
 
 let upstream: EchoUpstream;
 

@@ -9,29 +9,18 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import {
   proxyRequest,
   startPortcullis,
-  TEST_IDP_ID,
   type ProxyResponse,
   type TestPortcullis,
+  adaSession,
 } from '../support/portcullis.js';
 import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';
 import { signInLocation } from '../../src/contract/endpoints.js';
-import type { Session } from '../../src/session/session.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
 let handle: string;
 
-const ada: Session = {
-  id: 'session-ada',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
-  groups: [],
-  claims: { email: 'ada@example.com' },
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+const ada = adaSession();
 
 const PUBLIC = { allow_public_unauthenticated_access: true };
 const redirect = (

@@ -3,24 +3,13 @@
 // not after the old 10 s, and a public route on the same Envoy keeps answering 200 meanwhile.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { proxyRequest, startPortcullis, type TestPortcullis, TEST_IDP_ID } from '../support/portcullis.js';
+import { proxyRequest, startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
-import type { Session } from '../../src/session/session.js';
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
 
-const ada: Session = {
-  id: 'session-ada',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
-  groups: [],
-  claims: {},
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+const ada = adaSession({ claims: {} });
 
 before(async () => {
   upstream = await startEchoUpstream({ id: 'up' });

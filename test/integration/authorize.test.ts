@@ -10,8 +10,8 @@ import {
   envoyHasApplied,
   proxyRequest,
   startPortcullis,
-  TEST_IDP_ID,
   type TestPortcullis,
+  adaSession,
 } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
@@ -27,17 +27,10 @@ let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
 const adaOnly = { allow: { or: [{ email: { is: 'ada@example.com' } }] } };
 
-const ada: Session = {
-  id: 'session-ada',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
+const ada = adaSession({
   groups: ['admins'],
   claims: { department: 'research', groups: ['admins'], email: 'ada@example.com' },
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+});
 
 before(async () => {
   upstream = await startEchoUpstream({ id: 'up' });

@@ -12,11 +12,10 @@ import { createServer, request, type Server } from 'node:http';
 import { connect, constants, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { parseCookie } from 'cookie';
-import { startPortcullis, type TestPortcullis, TEST_IDP_ID } from '../support/portcullis.js';
+import { startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
 import { COOKIE_VECTORS, HANDLE, SESSION_COOKIE_NAME } from '../support/cookie-vectors.js';
 import { splitSessionCookie } from '../../src/session/cookie.js';
-import type { Session } from '../../src/session/session.js';
 
 const PUBLIC_HOST = 'pub.example.com';
 const PROTECTED_HOST = 'app.example.com';
@@ -31,17 +30,7 @@ let upstreamUrl: string;
 let portcullis: TestPortcullis;
 let handle: string;
 
-const ada: Session = {
-  id: 'session-ada',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
-  groups: [],
-  claims: { department: 'research', email: 'ada@example.com' },
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+const ada = adaSession({ claims: { department: 'research', email: 'ada@example.com' } });
 
 function routes(extra: Record<string, unknown>[] = []): Record<string, unknown>[] {
   return [

@@ -11,15 +11,14 @@ import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../supp
 import {
   proxyRequest,
   startPortcullis,
-  TEST_IDP_ID,
   type ProxyResponse,
   type TestPortcullis,
+  adaSession,
 } from '../support/portcullis.js';
 import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';
 import { waitFor } from '../support/wait.js';
 import { OWN_SESSION_HEADER, signInLocation } from '../../src/contract/endpoints.js';
 import { splitSessionCookie } from '../../src/session/cookie.js';
-import type { Session } from '../../src/session/session.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { routeScoping } from '../../src/xds/compile/route-scoping.js';
@@ -32,17 +31,7 @@ let own: EchoUpstream;
 let portcullis: TestPortcullis;
 let handle: string;
 
-const ada: Session = {
-  id: 'session-ada',
-  userId: 'user-ada',
-  email: 'ada@example.com',
-  name: 'Ada Lovelace',
-  groups: [],
-  claims: { email: 'ada@example.com' },
-  issuedAt: Date.now(),
-  expiresAt: Date.now() + 3_600_000,
-  idpId: TEST_IDP_ID,
-};
+const ada = adaSession();
 
 function routes(extra: Record<string, unknown>[] = []): Record<string, unknown>[] {
   return [

@@ -1,3 +1,4 @@
+import type { Session } from '../../src/session/session.js';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -266,4 +267,23 @@ export function proxyRequest(
     req.on('error', reject);
     req.end();
   });
+}
+
+/**
+ * Ada's session, valid for an hour, from the test IdP client: what tests write into the store
+ * (`running.sessions.put`) to act as a signed-in user without an IdP. `overrides` change any field.
+ */
+export function adaSession(overrides: Partial<Session> = {}): Session {
+  return {
+    id: 'session-ada',
+    userId: 'user-ada',
+    email: 'ada@example.com',
+    name: 'Ada Lovelace',
+    groups: [],
+    claims: { email: 'ada@example.com' },
+    issuedAt: Date.now(),
+    expiresAt: Date.now() + 3_600_000,
+    idpId: TEST_IDP_ID,
+    ...overrides,
+  };
 }
