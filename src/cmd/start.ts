@@ -200,7 +200,7 @@ async function startParts(context: PartsContext): Promise<Running> {
   const { metrics, tracing } = context;
   const config = initial.config;
   const sharedSecret = identities.resolve(config).sharedSecret;
-  const client = internalClient(sharedSecret, first.tls);
+  const client = internalClient(sharedSecret, first.tls, config.certificate_authority_pem);
   const usesSessions = parts.authorize || parts.authenticate || parts.databroker;
   const stack = usesSessions
     ? await openSessionStack({

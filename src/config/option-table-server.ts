@@ -2,7 +2,7 @@
  * Rows of the option table for listeners, TLS, timeouts, observability, the databroker and
  * routes. See option-table.ts for the columns.
  */
-import type { NotYetSupported, OptionSpec } from './option-spec.js';
+import type { OptionSpec } from './option-spec.js';
 import type { ServiceName } from './types.js';
 
 /**
@@ -16,15 +16,6 @@ const ALL: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy', 'data
 const PROXY: readonly ServiceName[] = ['proxy'];
 const HTTP: readonly ServiceName[] = ['authenticate', 'proxy'];
 const DATABROKER: readonly ServiceName[] = ['databroker'];
-
-// Not supported yet (see NotYetSupported): connections between services with certificates of
-// one's own (not `tls_derive`), issue 26.
-const SERVICE_CA: NotYetSupported = {
-  status: 'not-yet',
-  issue: 26,
-  severity: 'warning',
-  effect: 'internal connections trust only the CA derived by `tls_derive`',
-};
 
 /** Listeners, TLS, timeouts, observability, databroker storage, routes. */
 export const SERVER_OPTIONS: readonly OptionSpec[] = [
@@ -153,8 +144,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'pem', what: 'certificate' },
     services: ALL,
     secret: false,
-    support: SERVICE_CA,
-    doc: 'PEM CA bundle (raw or base64) trusted for connections between services.',
+    doc: 'PEM CA bundle (raw or base64) that internal clients trust for `https://` service URLs (`databroker_service_url`, `authorize_service_url`, `authorize_internal_service_url`, `authenticate_internal_service_url`) when `tls_derive` is unset: a TLS-terminating load balancer or mesh in front of each service, whose certificate must name the host of the URL (a DNS name). Ignored, with a warning, when `tls_derive` is set: the derived CA stays the only trust.',
   },
   {
     key: 'certificate_authority_file',

@@ -145,11 +145,21 @@ const SERVICE_URLS = [
  * so its URL must be unset (pointing elsewhere would only show up later as failing requests),
  * except the `*_internal_service_url`s, which also tell a sidecar Envoy where this process's HTTP
  * endpoints and ext_authz are; a service this process needs but does not run must have its URL.
- * Each URL is an origin: `https://` exactly when `tls_derive` is set, and an `http://` one off
- * loopback needs `grpc_insecure` (the traffic, session handles included, is in the clear).
+ * Each URL is an origin: `https://` always when `tls_derive` is set; otherwise `https://` needs
+ * `certificate_authority` (a TLS-terminating load balancer or mesh in front of the service, whose
+ * certificate must name the URL's host: a DNS name, as Envoy checks a DNS SAN), and an `http://`
+ * one off loopback needs `grpc_insecure` (the traffic, session handles included, is in the clear).
+ * With both `tls_derive` and `certificate_authority`, the derived CA stays the only trust: a warning.
  */
 function checkServiceUrls(reader: Reader, values: ParsedValues, services: readonly ServiceName[]): void {
   const derive = values.get('tls_derive') !== undefined;
+  const ownCa = values.get('certificate_authority') !== undefined;
+  if (derive && ownCa) {
+    reader.warn(
+      values.path('certificate_authority'),
+      'is ignored with tls_derive set: internal connections trust only the CA derived from shared_secret; unset certificate_authority or tls_derive',
+    );
+  }
   for (const { key, service, neededBy, what } of SERVICE_URLS) {
     const url = values.get<URL>(key);
     const runsHere = services.includes(service);
@@ -188,10 +198,17 @@ function checkServiceUrls(reader: Reader, values: ParsedValues, services: readon
         `must be https:// with tls_derive set (internal connections use the derived TLS): https://${url.host}`,
       );
     } else if (!derive && url.protocol === 'https:') {
-      reader.problem(
-        path,
-        'https:// needs tls_derive (internal TLS with certificate files of your own is not supported yet); set tls_derive, or use http:// on a private network',
-      );
+      if (!ownCa && !values.failed('certificate_authority')) {
+        reader.problem(
+          path,
+          'https:// needs tls_derive or certificate_authority (the CA that signed the certificate served at this URL); set one, or use http:// on a private network',
+        );
+      } else if (ownCa && isIP(url.hostname.replace(/^\[|\]$/g, '')) !== 0) {
+        reader.problem(
+          path,
+          `${url.hostname} is an IP address: with certificate_authority the service's certificate is checked against the URL's host, which must be a DNS name`,
+        );
+      }
     } else if (
       !derive &&
       !isLoopbackHost(url.hostname.replace(/^\[|\]$/g, '')) &&
@@ -199,7 +216,7 @@ function checkServiceUrls(reader: Reader, values: ParsedValues, services: readon
     ) {
       reader.problem(
         path,
-        `${url.origin} is not loopback and would be reached without TLS: set tls_derive, or grpc_insecure: true on a private network`,
+        `${url.origin} is not loopback and would be reached without TLS: set tls_derive, use https:// with certificate_authority, or grpc_insecure: true on a private network`,
       );
     }
   }

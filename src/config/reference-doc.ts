@@ -230,9 +230,7 @@ start-up, naming the option and the issue that builds it: as an error (the confi
 ignoring it would weaken security or lose data, otherwise as a warning. Each option's description
 above says which.
 
-| Issue | Options |
-| --- | --- |
-${rows.join('\n')}
+${rows.length === 0 ? 'None in this version: every option it accepts takes effect.' : `| Issue | Options |\n| --- | --- |\n${rows.join('\n')}`}
 `;
 }
 

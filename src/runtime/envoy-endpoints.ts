@@ -21,8 +21,9 @@ export interface EnvoyTarget {
  * set (a sidecar Envoy in another container), else at `authorize_service_url` when authorize runs
  * elsewhere, else at this process's gRPC listener; the authenticate service's HTTP endpoints
  * at `ownHttp` (this process's HTTP server), or at `authenticate_internal_service_url` when set
- * (a split authenticate, or a sidecar Envoy in another container); the Check timeout, the JWKS to
- * publish and the credential ext_authz presents. Listeners on every interface become loopback.
+ * (a split authenticate, or a sidecar Envoy in another container); the TLS Envoy verifies each
+ * with (peerTls); the Check timeout, the JWKS to publish and the credential ext_authz presents.
+ * Listeners on every interface become loopback.
  * The runtime and the dry run both use it, so `portcullis compile` prints what Envoy receives.
  */
 export function internalEndpoints(
@@ -42,15 +43,31 @@ export function internalEndpoints(
     config.authenticate_internal_service_url === undefined
       ? endpoints.ownHttp
       : serviceTarget(config.authenticate_internal_service_url);
-  const tls = endpoints.tls === undefined ? {} : { tls: endpoints.tls };
   return {
-    http: { ...dialable(http), ...tls },
-    authorize: { ...dialable(authorize), ...tls },
+    http: { ...dialable(http), ...peerTls(config, endpoints.tls, config.authenticate_internal_service_url) },
+    authorize: { ...dialable(authorize), ...peerTls(config, endpoints.tls, authorizeUrl) },
     authorizeTimeoutMs:
       config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
     jwksJson: endpoints.jwksJson,
     authorizeCredential: endpoints.credential,
   };
+}
+
+/**
+ * How Envoy verifies the service it dials at `url` (undefined: this process's own listener): the
+ * derived CA and name when `tls_derive` is set; without it, for an `https://` URL,
+ * `certificate_authority` and the URL's host (a DNS name, as validation requires), which is both
+ * the SNI and the DNS SAN checked; nothing (plain text) otherwise.
+ */
+function peerTls(
+  config: Config,
+  derived: InternalTlsPeer | undefined,
+  url: URL | undefined,
+): { tls?: InternalTlsPeer } {
+  if (derived !== undefined) return { tls: derived };
+  const caPem = config.certificate_authority_pem;
+  if (url?.protocol !== 'https:' || caPem === undefined) return {};
+  return { tls: { caPem, serverName: url.hostname } };
 }
 
 /**

@@ -1,9 +1,9 @@
 /**
  * grpc-js glue for calls between Portcullis services: the transport (TLS from `tls_derive`, see
- * derived-tls.ts, or insecure) and internal tokens (contract/internal-token.ts), which the client
- * side mints and attaches (`authorization: Bearer <token>`) and the server side checks. Both keep
- * their state in the object they return (never in the module), so two clients or servers in one
- * process, or a test, never share a token or a cache.
+ * derived-tls.ts, TLS trusting `certificate_authority`, or insecure) and internal tokens
+ * (contract/internal-token.ts), which the client side mints and attaches (`authorization: Bearer
+ * <token>`) and the server side checks. Both keep their state in the object they return (never in
+ * the module), so two clients or servers in one process, or a test, never share a token or a cache.
  */
 import * as grpc from '@grpc/grpc-js';
 import {
@@ -40,23 +40,36 @@ export function internalServerCredentials(tls: DerivedTls | undefined): grpc.Ser
 }
 
 /**
- * gRPC channel credentials and options for calling an internal service: TLS trusting only the
- * derived CA and checking the peer's certificate against `tls.serverName` whatever address is
- * dialled (`grpc.ssl_target_name_override`, with the same `:authority`), or insecure when
- * `tls_derive` is unset. Internal tokens (internalCallCredentials) are composed with TLS
- * credentials, or passed per call (`{ credentials }` in the call options): grpc-js refuses to
- * compose call credentials with insecure ones, but sends per-call ones on any channel.
+ * What an internal client trusts over TLS: a CA bundle (PEM) and, for `tls_derive`, the name every
+ * service certificate carries (`serverName`); without it (`certificate_authority`) the peer's
+ * certificate must name the host that is dialled, the service URL's own.
  */
-export function internalChannelCredentials(tls: DerivedTls | undefined): {
+export interface InternalTrust {
+  readonly caPem: string;
+  readonly serverName?: string;
+}
+
+/**
+ * gRPC channel credentials and options for calling an internal service: TLS trusting only
+ * `trust.caPem`, checking the peer's certificate against `trust.serverName` whatever address is
+ * dialled (`grpc.ssl_target_name_override`, with the same `:authority`) when it is given, else
+ * against the dialled host (grpc-js's own check); insecure when `trust` is undefined. Internal
+ * tokens (internalCallCredentials) are composed with TLS credentials, or passed per call
+ * (`{ credentials }` in the call options): grpc-js refuses to compose call credentials with
+ * insecure ones, but sends per-call ones on any channel.
+ */
+export function internalChannelCredentials(trust: InternalTrust | undefined): {
   credentials: grpc.ChannelCredentials;
   options: grpc.ChannelOptions;
 } {
-  if (tls === undefined) return { credentials: grpc.credentials.createInsecure(), options: {} };
+  if (trust === undefined) return { credentials: grpc.credentials.createInsecure(), options: {} };
+  const credentials = grpc.credentials.createSsl(Buffer.from(trust.caPem));
+  if (trust.serverName === undefined) return { credentials, options: {} };
   return {
-    credentials: grpc.credentials.createSsl(Buffer.from(tls.caPem)),
+    credentials,
     options: {
-      'grpc.ssl_target_name_override': tls.serverName,
-      'grpc.default_authority': tls.serverName,
+      'grpc.ssl_target_name_override': trust.serverName,
+      'grpc.default_authority': trust.serverName,
     },
   };
 }

@@ -77,7 +77,7 @@ async function openBackend(options: {
     const target = serviceTarget(url);
     return createDatabrokerClient({
       address: `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`,
-      ...options.internal.channel('databroker'),
+      ...options.internal.channel('databroker', url),
       timeoutMs: config.grpc_client_timeout_ms,
       logger: logger.child({ component: 'databroker-client' }),
     });

@@ -1,10 +1,11 @@
 // Split services (issue 25): which service URLs a process must set, must leave unset, and what
-// form they take (an origin; https:// exactly with tls_derive; http:// off loopback only with
-// grpc_insecure); `tls_derive` names; `databroker_outage_grace`; the Redis URL schemes.
+// form they take (an origin; https:// always with tls_derive, else only with certificate_authority;
+// http:// off loopback only with grpc_insecure); `tls_derive` names; `databroker_outage_grace`;
+// the Redis URL schemes.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatProblem } from '../../../src/shared/errors.js';
-import { assertProblem, base, parse, problems, SECRET_32, valid } from './helpers.js';
+import { assertProblem, base, CERT_PEM, parse, problems, SECRET_32, valid } from './helpers.js';
 
 /** Secrets every split process needs, so only the URL rules speak. */
 const SPLIT = { shared_secret: SECRET_32, cookie_secret: SECRET_32 };
@@ -149,10 +150,10 @@ test('a service URL is an origin: no path, query, fragment or credentials', () =
   );
 });
 
-test('https:// exactly when tls_derive is set', () => {
+test('https:// always with tls_derive, and otherwise only with certificate_authority', () => {
   const proxy = { ...SPLIT, services: 'proxy', ...needed('proxy') };
   assert.deepEqual(lines({ ...proxy, authorize_service_url: 'https://authz:5443' }), [
-    'authorize_service_url: https:// needs tls_derive (internal TLS with certificate files of your own is not supported yet); set tls_derive, or use http:// on a private network',
+    'authorize_service_url: https:// needs tls_derive or certificate_authority (the CA that signed the certificate served at this URL); set one, or use http:// on a private network',
   ]);
   const derived = {
     ...SPLIT,
@@ -173,6 +174,42 @@ test('https:// exactly when tls_derive is set', () => {
   );
 });
 
+test('certificate_authority without tls_derive: https:// URLs with DNS names, any mix with http://', () => {
+  const withCa = {
+    ...SPLIT,
+    services: 'proxy',
+    certificate_authority: CERT_PEM,
+    authorize_service_url: 'https://authz.internal:5443',
+    authenticate_internal_service_url: 'https://authn:5444',
+  };
+  assert.deepEqual(lines(withCa), [], 'https off loopback is fine with a CA of your own');
+  assert.deepEqual(lines({ ...withCa, authenticate_internal_service_url: 'http://127.0.0.1:5444' }), []);
+  assert.deepEqual(lines({ ...withCa, authorize_service_url: 'https://10.0.0.5:5443' }), [
+    "authorize_service_url: 10.0.0.5 is an IP address: with certificate_authority the service's certificate is checked against the URL's host, which must be a DNS name",
+  ]);
+  assert.deepEqual(
+    lines({
+      ...SPLIT,
+      services: 'authorize',
+      certificate_authority: CERT_PEM,
+      databroker_service_url: 'https://[fd00::1]:5453',
+    }),
+    [
+      "databroker_service_url: [fd00::1] is an IP address: with certificate_authority the service's certificate is checked against the URL's host, which must be a DNS name",
+    ],
+  );
+  assert.deepEqual(
+    heads({ ...withCa, certificate_authority: 'not a pem' }).map((line) => line.split(' ')[0]),
+    ['certificate_authority:'],
+    'a bad CA gets its own message, not "https:// needs" on top',
+  );
+  const derived = parse(base({ ...withCa, tls_derive: 'portcullis.internal' }));
+  assert.deepEqual(derived.problems, []);
+  assert.deepEqual(derived.warnings.map(formatProblem), [
+    'certificate_authority: is ignored with tls_derive set: internal connections trust only the CA derived from shared_secret; unset certificate_authority or tls_derive',
+  ]);
+});
+
 test('http:// off loopback needs grpc_insecure: true', () => {
   const authorize = { ...SPLIT, services: 'authorize' };
   for (const host of ['127.0.0.1', '127.9.9.9', '[::1]', 'localhost']) {
@@ -182,7 +219,7 @@ test('http:// off loopback needs grpc_insecure: true', () => {
     assert.deepEqual(
       lines({ ...authorize, databroker_service_url: `http://${host}:5443` }),
       [
-        `databroker_service_url: http://${host}:5443 is not loopback and would be reached without TLS: set tls_derive, or grpc_insecure: true on a private network`,
+        `databroker_service_url: http://${host}:5443 is not loopback and would be reached without TLS: set tls_derive, use https:// with certificate_authority, or grpc_insecure: true on a private network`,
       ],
       host,
     );

@@ -81,7 +81,7 @@ test('authorize_internal_service_url is an origin, https:// exactly with tls_der
       }),
     ).problems.map(formatProblem),
     [
-      'authorize_internal_service_url: http://portcullis:5443 is not loopback and would be reached without TLS: set tls_derive, or grpc_insecure: true on a private network',
+      'authorize_internal_service_url: http://portcullis:5443 is not loopback and would be reached without TLS: set tls_derive, use https:// with certificate_authority, or grpc_insecure: true on a private network',
     ],
   );
 });
