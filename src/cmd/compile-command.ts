@@ -1,44 +1,26 @@
 import { formatProblem } from '../shared/errors.js';
 import { buildYielding, type BuildInput, type BuildResult } from '../runtime/build-pipeline.js';
-import { deriveInternalTls } from '../runtime/derived-tls.js';
-import { fallbackCertificates } from '../runtime/fallback-tls.js';
-import type { InternalTlsPeer } from '../contract/internal-tls.js';
 import { systemCaFile } from '../runtime/system-ca.js';
-import { internalEndpoints } from '../runtime/envoy-endpoints.js';
 import { IdentityResolver } from '../runtime/identity.js';
-import { ownHttpAddress } from '../runtime/authenticate-settings.js';
-import { splitHostPort } from '../runtime/address.js';
+import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
 import { silentLogger } from '../shared/logger.js';
 import type { Config } from '../config/types.js';
 import type { TranslateOptions } from '../translate/translate.js';
 
 /**
  * The translate options the runtime would use, so a dry run prints what Envoy gets: `prepare`
- * derives the internal TLS when `tls_derive` is set, as the runtime does at start.
+ * fixes what the first config fixes (the derived TLS when `tls_derive` is set), as the runtime does.
  */
 function dryRunOptions(): Pick<BuildInput, 'translate' | 'prepare'> {
   const identities = new IdentityResolver(silentLogger);
   const caFile = systemCaFile();
-  let tls: InternalTlsPeer | undefined;
+  let fixed: FixedAtStart | undefined;
   return {
     prepare: async (config) => {
-      if (config.tls_derive === undefined) return;
-      const derived = await deriveInternalTls(identities.resolve(config).sharedSecret, config.tls_derive);
-      tls = { caPem: derived.caPem, serverName: derived.serverName };
+      fixed = await fixAtStart(config, identities.resolve(config));
     },
-    translate: (config: Config): TranslateOptions => {
-      const identity = identities.resolve(config);
-      return {
-        systemCaFile: caFile,
-        fallbackCertificate: fallbackCertificates(identity.sharedSecret),
-        internal: internalEndpoints(config, {
-          jwksJson: identity.jwksJson,
-          credential: identity.grpcCredential,
-          ownHttp: ownHttpAddress(splitHostPort(config.grpc_address)),
-          ...(tls === undefined ? {} : { tls }),
-        }),
-      };
-    },
+    translate: (config: Config): TranslateOptions =>
+      translateOptionsFor(config, identities.resolve(config), fixed as FixedAtStart, caFile),
   };
 }
 import { renderResources, toYaml } from '../xds/codec/render.js';

@@ -10,12 +10,10 @@ import { systemCaFile } from '../runtime/system-ca.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
 import { AuthenticateService } from '../runtime/authenticate-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
-import { ownHttpAddress } from '../runtime/authenticate-settings.js';
 import { splitHostPort } from '../runtime/address.js';
-import { internalEndpoints } from '../runtime/envoy-endpoints.js';
 import { grpcServerOptions } from '../runtime/grpc-limits.js';
-import { deriveInternalTls, type DerivedTls } from '../runtime/derived-tls.js';
-import { fallbackCertificates } from '../runtime/fallback-tls.js';
+import type { DerivedTls } from '../runtime/derived-tls.js';
+import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
 import { internalCallAuthorizer, internalServerCredentials } from '../runtime/internal-grpc.js';
 import { internalClient } from '../runtime/internal-client.js';
 import { registerHealth } from '../runtime/grpc-health.js';
@@ -92,31 +90,21 @@ export async function startServices(options: StartOptions): Promise<Running> {
   // before anything is served and the first load is traced too; closed last (below).
   const tracing = new PortcullisTracing(logger);
   const identities = new IdentityResolver(logger);
-  let first: { credential: string; ownHttp: { host: string; port: number }; tls: DerivedTls | undefined };
+  let first: FixedAtStart | undefined;
   const caFile = systemCaFile(options.env);
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
     translate: (config) => {
       const identity = identities.resolve(config);
-      if (identity.grpcCredential !== first.credential) {
+      const fixed = first as FixedAtStart; // set by `prepare` before the first translate
+      if (identity.grpcCredential !== fixed.credential) {
         logger.warn(
           {},
           'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
         );
       }
-      return {
-        systemCaFile: caFile,
-        fallbackCertificate: fallbackCertificates(identity.sharedSecret),
-        internal: internalEndpoints(config, {
-          jwksJson: identity.jwksJson,
-          credential: first.credential,
-          ownHttp: first.ownHttp,
-          ...(first.tls === undefined
-            ? {}
-            : { tls: { caPem: first.tls.caPem, serverName: first.tls.serverName } }),
-        }),
-      };
+      return translateOptionsFor(config, identity, fixed, caFile);
     },
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
@@ -126,16 +114,9 @@ export async function startServices(options: StartOptions): Promise<Running> {
       tracing.reloaded(result, seconds);
     },
   });
+  // Fixed by the first config (see the doc comment); the translate hook reads them.
   const initial = await reloader.loadInitialPrepared(async (config) => {
-    // Fixed by the first config (see the doc comment); the translate hook reads them.
-    first ??= {
-      credential: identities.resolve(config).grpcCredential,
-      ownHttp: ownHttpAddress(splitHostPort(config.grpc_address)),
-      tls:
-        config.tls_derive === undefined
-          ? undefined
-          : await deriveInternalTls(identities.resolve(config).sharedSecret, config.tls_derive),
-    };
+    first ??= await fixAtStart(config, identities.resolve(config));
   });
   const config = initial.config;
   const parts = servicePartsOf(config.services);
@@ -178,11 +159,7 @@ interface PartsContext {
   readonly metrics: PortcullisMetrics;
   /** Portcullis's spans (Check, sign-in callback, reload); its tracer follows the current config. */
   readonly tracing: PortcullisTracing;
-  readonly first: {
-    credential: string;
-    ownHttp: { host: string; port: number };
-    tls: DerivedTls | undefined;
-  };
+  readonly first: FixedAtStart;
   /** Stops what was started, in reverse order (on a failed start and in `stop`). */
   readonly closers: Closer[];
 }
