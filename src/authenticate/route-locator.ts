@@ -27,7 +27,10 @@ interface Wildcard {
  * otherwise. The authenticate host (`ir.authorize.authenticateUrl`) locates no route: Envoy gives
  * it its own exact virtual host, which wins over any wildcard. A URL under `/.portcullis/` on a
  * route host locates the route its path would reach or, when none does (Envoy sends those paths
- * to Portcullis on every route host), the host's first route.
+ * to Portcullis on every route host), the host's first route. A TCP route matches no path, so a
+ * TCP route's host (and a bastion host, where translate places its TCP routes too) locates its
+ * first route only under `/.portcullis/`: programmatic login and the handoff work there, and
+ * nothing else redirects to it.
  */
 export function createRouteLocator(ir: IR): RouteLocator {
   const exact = new Map<string, readonly CompiledRoute[]>();
@@ -75,7 +78,8 @@ function compileRoutes(vhost: IRVirtualHost): readonly CompiledRoute[] {
   return vhost.routes.map((route) => ({
     route,
     authority: route.authorityRegex === undefined ? () => true : regexMatcher(route.authorityRegex),
-    path: pathMatcher(route),
+    // A TCP route takes only CONNECTs, which have no path: it serves no URL (see createRouteLocator).
+    path: route.tcpAuthority === undefined ? pathMatcher(route) : () => false,
   }));
 }
 

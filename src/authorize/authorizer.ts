@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../session/records.js';
 import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
-import { clientKind } from './client-kind.js';
+import { requestClientKind } from './client-kind.js';
 import type { AuthorizeRequest, Decision } from './decision.js';
 import { denyResponse, signInRedirect, storeUnavailableResponse } from './error-responses.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
@@ -111,7 +111,7 @@ function storeFailure(
     warnings.storeWarnedAt = now;
     warnings.storeSuppressed = 0;
   } else warnings.storeSuppressed += 1;
-  return storeUnavailableResponse(request.requestId, clientKind(request.headers));
+  return storeUnavailableResponse(request.requestId, requestClientKind(request));
 }
 
 function decide(
@@ -130,7 +130,7 @@ function decide(
   // How the client wants errors is read only when the answer is one: an allowed request (the
   // common case) never parses its Accept header.
   if (outcome.unauthenticated) {
-    const kind = clientKind(request.headers);
+    const kind = requestClientKind(request);
     const reasons = [
       ...(otherIdp ? ['session-other-idp'] : []),
       ...outcome.allowReasons,
@@ -149,18 +149,18 @@ function decide(
   if (outcome.deny) {
     return denyResponse(
       403,
-      'Access to this page is denied by policy.',
+      deniedText(request, 'Access to this page is denied by policy.', outcome.denyReasons),
       request.requestId,
-      clientKind(request.headers),
+      requestClientKind(request),
       outcome.denyReasons,
     );
   }
   if (!outcome.allow) {
     return denyResponse(
       403,
-      'You are not allowed to access this page.',
+      deniedText(request, 'You are not allowed to access this page.', outcome.allowReasons),
       request.requestId,
-      clientKind(request.headers),
+      requestClientKind(request),
       outcome.allowReasons,
     );
   }
@@ -200,6 +200,16 @@ function decide(
   return cached !== undefined
     ? allowWithAssertion(allowed, cached, warnedLarge)
     : signer.assertionFor(session, target).then((token) => allowWithAssertion(allowed, token, warnedLarge));
+}
+
+/**
+ * The reason a 403 gives: `page` for HTTP requests; for a CONNECT (a TCP route), the route's
+ * target and the policy's reasons, which the tunnel client prints as its one line.
+ */
+function deniedText(request: AuthorizeRequest, page: string, reasons: readonly string[]): string {
+  if (request.method !== 'CONNECT') return page;
+  const why = reasons.length === 0 ? '' : ` (${reasons.join(', ')})`;
+  return `the policy of the TCP route ${request.host} does not allow this user${why}`;
 }
 
 /** What an allowed request with identity headers has so far, before its assertion is added. */
@@ -302,7 +312,7 @@ function jwksResponse(state: AuthzState): Decision {
 
 /** The 404 for a Check that names no configured route. */
 function routeNotFound(request: AuthorizeRequest): Decision {
-  return denyResponse(404, 'No route matches this request.', request.requestId, clientKind(request.headers), [
+  return denyResponse(404, 'No route matches this request.', request.requestId, requestClientKind(request), [
     'route-not-found',
   ]);
 }

@@ -35,3 +35,15 @@ function quality(accept: string, type: string): number {
   }
   return best;
 }
+
+/**
+ * How the client of `request` wants errors: a CONNECT comes from a tunnel client (`portcullis tcp`
+ * or another program), never a person at a browser, so it gets JSON (a 401 it can act on, never a
+ * sign-in redirect); other requests by their headers (`clientKind`).
+ */
+export function requestClientKind(request: {
+  readonly method: string;
+  readonly headers: Readonly<Record<string, string>>;
+}): ClientKind {
+  return request.method === 'CONNECT' ? 'json' : clientKind(request.headers);
+}

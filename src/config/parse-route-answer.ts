@@ -61,6 +61,46 @@ const FORWARDING_KEYS = [
 ];
 
 /**
+ * Keys that only mean something for HTTP: a TCP route tunnels bytes, so it has no path to rewrite
+ * (matchers on it are an error of their own), no headers to set and no upstream TLS of its own (timeouts, load balancing, health
+ * checks and outlier detection do apply).
+ */
+const HTTP_ONLY_KEYS = [
+  'prefix_rewrite',
+  'regex_rewrite_pattern',
+  'regex_rewrite_substitution',
+  'allow_websockets',
+  'set_request_headers',
+  'remove_request_headers',
+  'set_response_headers',
+  'preserve_host_header',
+  'host_rewrite',
+  'tls_skip_verify',
+  'tls_server_name',
+  'tls_custom_ca',
+  'tls_custom_ca_file',
+  'tls_client_cert',
+  'tls_client_key',
+  'tls_client_cert_file',
+  'tls_client_key_file',
+  'pass_identity_headers',
+];
+
+/**
+ * A TCP route has no use for HTTP-only keys (HTTP_ONLY_KEYS): each one set to something is a
+ * warning at its key path, so nothing a user writes is silently ignored.
+ */
+export function checkTcpRoute(reader: Reader, path: string, raw: Record<string, unknown>): void {
+  for (const key of HTTP_ONLY_KEYS) {
+    if (saysNothing(raw[key])) continue;
+    reader.warn(
+      `${path}.${key}`,
+      `does not apply to a TCP route and is ignored: it tunnels bytes; remove ${key}`,
+    );
+  }
+}
+
+/**
  * `routes[i].redirect`: answered by Envoy with a redirect. Only the peer's fields; the response
  * code must be 301, 302, 303, 307 or 308 (Envoy's default, when unset, is 301); `path_redirect`
  * and `prefix_rewrite`, and `https_redirect` and `scheme_redirect`, exclude each other; the

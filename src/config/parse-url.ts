@@ -11,9 +11,12 @@ export interface ParsedFrom {
 
 /**
  * Validates a route's `from`: an absolute http(s) URL with a host, optional port and `*` wildcards
- * in the host, and no path, query or fragment; or `tcp+https://host:port` (also `tcp+http`) for a
- * TCP tunnel. A path gets the exact message operators know from the peer, so they find the fix
- * (`prefix`) with a search engine too.
+ * in the host, and no path, query or fragment; or, for a TCP tunnel, `tcp+https://host:port` (also
+ * `tcp+http`; the host:port clients CONNECT to) or the bastion form
+ * `tcp+https://bastion.example.com[:port]/target:port` (one path segment: the CONNECT authority;
+ * the URL's host is only where clients dial). TCP hosts take no wildcards. A path on an HTTP route
+ * gets the exact message operators know from the peer, so they find the fix (`prefix`) with a
+ * search engine too.
  */
 export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFrom | undefined {
   const text = reader.string(path, raw);
@@ -41,9 +44,8 @@ export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFro
   if (url.hostname === '') return reader.problem(path, `"${text}" has no host`);
   if (url.username !== '' || url.password !== '')
     return reader.problem(path, `"${text}" must not carry user credentials`);
+  if (tcp) return checkTcpFrom(reader, path, text, url);
   if (url.pathname !== '/' && url.pathname !== '') {
-    if (tcp)
-      return reader.problem(path, `"${text}": a TCP route is written tcp+https://host:port, with no path`);
     return reader.problem(
       path,
       `config: policy source url (${url.href}) contains a path, but it should be set using the path field instead`,
@@ -51,12 +53,49 @@ export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFro
   }
   if (url.search !== '' || url.hash !== '')
     return reader.problem(path, `"${text}" must not have a query or fragment`);
-  if (tcp && url.port === '')
+  return { url, kind: 'http' };
+}
+
+/**
+ * The `host:port` a TCP route's clients CONNECT to (lower case), from a `from` URL `parseFrom`
+ * accepted: the bastion form's path segment, else the URL's own host and port.
+ */
+export function connectAuthority(from: URL): { readonly host: string; readonly port: number } {
+  const segment = from.pathname.replace(/^\/|\/$/g, '');
+  const target = segment === '' ? from : new URL(`tcp://${decodeURIComponent(segment)}`);
+  return { host: target.hostname.toLowerCase(), port: Number(target.port) };
+}
+
+const TCP_FORMS = 'tcp+https://host:port, or tcp+https://bastion-host/target:port';
+
+/** The TCP forms of `from` (see parseFrom): no query, no wildcard, a port on the CONNECT authority. */
+function checkTcpFrom(reader: Reader, path: string, text: string, url: URL): ParsedFrom | undefined {
+  if (url.search !== '' || url.hash !== '')
+    return reader.problem(path, `"${text}" must not have a query or fragment`);
+  const segment = url.pathname.replace(/^\/|\/$/g, '');
+  if (segment === '' && url.port === '')
+    return reader.problem(path, `"${text}": a TCP route needs the port clients connect to (${TCP_FORMS})`);
+  if (url.hostname.includes('*'))
+    return reader.problem(path, `"${text}": a TCP route's host cannot be a wildcard`);
+  if (segment === '') return { url, kind: 'tcp' };
+  let target: URL | undefined;
+  try {
+    target = new URL(`tcp://${decodeURIComponent(segment)}`);
+  } catch {
+    target = undefined;
+  }
+  const bare =
+    target !== undefined && target.pathname === '' && target.search === '' && target.username === '';
+  if (target === undefined || !bare || target.hostname === '' || segment.includes('/'))
     return reader.problem(
       path,
-      `"${text}": a TCP route needs the port clients connect to (tcp+https://host:port)`,
+      `"${text}": the path of a bastion TCP route is the one target clients CONNECT to (${TCP_FORMS})`,
     );
-  return { url, kind: tcp ? 'tcp' : 'http' };
+  if (target.port === '')
+    return reader.problem(path, `"${text}": the bastion target needs a port (${TCP_FORMS})`);
+  if (target.hostname.includes('*'))
+    return reader.problem(path, `"${text}": a TCP route's target cannot be a wildcard`);
+  return { url, kind: 'tcp' };
 }
 
 /**

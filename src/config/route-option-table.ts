@@ -32,24 +32,12 @@ export interface RouteOptionSpec {
   readonly support?: NotYetSupported;
 }
 
-// Not supported yet (see NotYetSupported). TCP routes (issue 27) are refused by translate, which
-// `validate` runs.
-const TCP_ROUTES: NotYetSupported = {
-  status: 'not-yet',
-  issue: 27,
-  severity: 'error',
-  which: 'a `tcp+https://` URL',
-  effect: 'TCP routes are not served',
-  refusedBy: 'translate',
-};
-
 /** Every route key this version understands. */
 export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'from',
     type: 'url',
-    support: TCP_ROUTES,
-    doc: 'Source URL (scheme and host, optional port, no path); `*` wildcards allowed in the host. `tcp+https://host:port` makes a TCP route.',
+    doc: 'Source URL (scheme and host, optional port, no path); `*` wildcards allowed in the host. `tcp+https://host:port` makes a TCP route (clients CONNECT to host:port); `tcp+https://bastion.example.com/target:port` is the bastion form (clients dial the bastion host and CONNECT to target:port).',
   },
   {
     key: 'to',

@@ -145,6 +145,11 @@ export interface IRRoute {
    * answers once the policy admits the request, and `clusterName` names no cluster.
    */
   readonly answer?: IRAnswer;
+  /**
+   * Set on a TCP route: the exact `host:port` a CONNECT must name. Envoy sends only such CONNECTs
+   * here and pipes their bytes to the cluster (compile/tcp-route.ts); `match` is unused.
+   */
+  readonly tcpAuthority?: string;
 }
 
 export interface IREndpoint {
@@ -170,8 +175,11 @@ export interface IRCluster {
   readonly endpoints: readonly IREndpoint[];
   readonly connectTimeoutMs: number;
   readonly tls: IRUpstreamTls | undefined;
-  /** `http2` for h2c destinations; HTTP/1.1 for plain http and websocket routes; ALPN (h2 or HTTP/1.1) for TLS. */
-  readonly upstreamProtocol: 'http1' | 'http2' | 'alpn';
+  /**
+   * `http2` for h2c destinations; HTTP/1.1 for plain http and websocket routes; ALPN (h2 or
+   * HTTP/1.1) for TLS; `tcp` for a TCP route's cluster (the tunnelled bytes, no HTTP).
+   */
+  readonly upstreamProtocol: 'http1' | 'http2' | 'alpn' | 'tcp';
   readonly healthChecks: readonly HealthCheckSettings[];
   readonly outlierDetection: OutlierDetectionSettings | undefined;
   readonly healthyPanicThreshold: number | undefined;

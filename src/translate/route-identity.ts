@@ -10,6 +10,7 @@ import type { RouteSettings } from '../config/types.js';
 import type { IRPathMatch } from '../ir/types.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
+import { connectAuthority } from '../config/parse-url.js';
 
 /** A route's identity: its id, the text the id hashes, and what Envoy matches it on. */
 export interface RouteIdentity {
@@ -40,10 +41,10 @@ export function routeMatch(route: RouteSettings): IRPathMatch {
  * canonical JSON: for an HTTP route its `from` host name, lower-cased (`"host"`; virtual hosts
  * ignore the scheme and port of `from`, so they are not part of it) and its path matcher
  * (`"prefix"`, `"path"` or `"regex"`, from `routeMatch`); for a TCP route the host and port
- * clients CONNECT to (`"tcp":"host:port"`). `text`, which the id hashes, is the match key, plus
- * `"answer":"redirect"` or `"answer":"response"` for a route Envoy answers itself. Never the
- * route's destinations or anything else it does once matched. Pure and deterministic: the same
- * route gives the same id in every process.
+ * clients CONNECT to (`"tcp":"host:port"`, the bastion form's target). `text`, which the id
+ * hashes, is the match key, plus `"answer":"redirect"` or `"answer":"response"` for a route Envoy
+ * answers itself. Never the route's destinations or anything else it does once matched. Pure and
+ * deterministic: the same route gives the same id in every process.
  */
 export function routeIdentity(route: RouteSettings): RouteIdentity {
   const fields = matchFields(route);
@@ -55,7 +56,10 @@ export function routeIdentity(route: RouteSettings): RouteIdentity {
 }
 
 function matchFields(route: RouteSettings): Record<string, string> {
-  if (route.kind === 'tcp') return { tcp: `${route.from_host}:${route.from.port}` };
+  if (route.kind === 'tcp') {
+    const target = connectAuthority(route.from);
+    return { tcp: `${target.host}:${target.port}` };
+  }
   const match = routeMatch(route);
   return { host: route.from_host, [match.kind]: match.value };
 }

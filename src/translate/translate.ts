@@ -18,6 +18,8 @@ import { translateTracing } from './tracing.js';
 import { translateAccessLog } from './access-log.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
 import { httpRedirect, listenerCertificates, type FallbackCertificate } from './edge-tls.js';
+import { tcpShadowed, translateTcpRoute } from './tcp-routes.js';
+import { connectAuthority } from '../config/parse-url.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -56,12 +58,19 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const firstWithMatch = new Map<string, string>();
   const ownHost = config.authenticate_service_url?.hostname.toLowerCase();
   for (const settings of config.routes) {
-    if (!served(settings)) {
-      problems.push(notServed(settings));
-      continue;
-    }
     if (settings.from_host === ownHost) problems.push(onAuthenticateHost(settings, ownHost));
     const identity = routeIdentity(settings);
+    if (settings.kind === 'tcp') {
+      // The bastion form's target host is a virtual host of its own, which must not be that one either.
+      const target = connectAuthority(settings.from).host;
+      if (target !== settings.from_host && target === ownHost)
+        problems.push(onAuthenticateHost(settings, target));
+      const earlier = firstWithMatch.get(identity.matchKey);
+      if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
+      else problems.push(tcpShadowed(settings, earlier));
+      routes.push(...translateTcpRoute(settings, identity.id, config, options.systemCaFile, problems));
+      continue;
+    }
     const translated = translateRoute(settings, identity.id, config, options, problems);
     const earlier = firstWithMatch.get(identity.matchKey);
     if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
@@ -102,18 +111,6 @@ interface TranslatedRoute {
   readonly domains: readonly string[];
   readonly route: IRRoute;
   readonly cluster: IRCluster | undefined;
-}
-
-/** Route kinds this version serves (the others are reported as problems). */
-function served(settings: RouteSettings): boolean {
-  return settings.kind !== 'tcp';
-}
-
-function notServed(settings: RouteSettings): Problem {
-  return {
-    path: settings.source_path,
-    message: 'TCP routes are valid configuration but not served by this version yet',
-  };
 }
 
 /**

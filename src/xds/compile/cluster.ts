@@ -33,10 +33,12 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
     out.common_lb_config = { healthy_panic_threshold: { value: cluster.healthyPanicThreshold } };
   }
   if (cluster.tls !== undefined) out.transport_socket = compileUpstreamTls(cluster.tls);
-  out.typed_extension_protocol_options = protocolOptions(
-    cluster.upstreamProtocol,
-    cluster.tls !== undefined && hasManyHosts(cluster),
-  );
+  // A TCP route's cluster carries the tunnelled bytes as they are: no HTTP protocol to set.
+  if (cluster.upstreamProtocol !== 'tcp')
+    out.typed_extension_protocol_options = protocolOptions(
+      cluster.upstreamProtocol,
+      cluster.tls !== undefined && hasManyHosts(cluster),
+    );
   return out;
 }
 

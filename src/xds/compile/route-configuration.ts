@@ -8,6 +8,7 @@ import { hostCaseOffForRouteConfiguration } from './host-case.js';
 import { contentKeyOf } from './content-key.js';
 import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './own-http.js';
 import { answerAction } from './answer.js';
+import { compileTcpRoute } from './tcp-route.js';
 
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
 type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
@@ -140,6 +141,8 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
  * answers by itself, its redirect or direct response (answer.ts). Exported for tests.
  */
 export function compileRoute(route: IRRoute): ProtoObject {
+  const tcpAuthority = route.tcpAuthority;
+  if (tcpAuthority !== undefined) return compileTcpRoute({ ...route, tcpAuthority });
   const match: ProtoObject =
     route.match.kind === 'prefix'
       ? { prefix: route.match.value }

@@ -389,3 +389,26 @@ test('a route that answers by itself warns about forwarding keys (ignored), nami
     ['/status', ['ada@example.com'], { 'Content-Type': 'text/plain' }, []],
   );
 });
+
+test('a TCP route warns about HTTP-only keys (ignored), naming each', () => {
+  const result = parse(
+    base({
+      routes: [
+        {
+          from: 'tcp+https://db.example.com:5432',
+          to: 'tcp://10.0.0.5:5432',
+          allow_public_unauthenticated_access: true,
+          set_request_headers: { 'X-A': 'b' },
+          tls_skip_verify: true,
+          pass_identity_headers: false, // says nothing: let through
+          timeout: '1h', // applies to a tunnel
+        },
+      ],
+    }),
+  );
+  assert.deepEqual(result.problems, []);
+  const lines = result.warnings.map((warning) => `${warning.path}: ${warning.message}`);
+  for (const key of ['set_request_headers', 'tls_skip_verify'])
+    assertProblem(lines, `routes[0].${key}`, 'does not apply to a TCP route and is ignored');
+  assert.equal(lines.filter((line) => line.includes('TCP route')).length, 2, lines.join('\n'));
+});

@@ -40,7 +40,7 @@ test('a route shadowed by an earlier one with the same host and matcher is repor
     route('a.test'),
     route('b.test'),
     route('a.test'), // the same route again
-    { from: 'tcp+https://db.test:5432', to: 'tcp://10.0.0.9:5432' }, // not served yet
+    { from: 'tcp+https://a.test:5432', to: 'tcp://10.0.0.9:5432' }, // a TCP route: CONNECTs only
     route('b.test'),
     route('a.test', 'http://10.0.0.2:8080'), // other upstreams: Envoy still takes routes[0] first
     route('a.test', 'http://10.0.0.1:8080', '/x/'), // another matcher: reachable
@@ -55,7 +55,6 @@ test('a route shadowed by an earlier one with the same host and matcher is repor
     result.problems.map((problem) => [problem.path, problem.message.split(' comes first')[0]]),
     [
       ['routes[2]', 'never matches: routes[0]'],
-      ['routes[3]', 'TCP routes are valid configuration but not served by this version yet'],
       ['routes[4]', 'never matches: routes[1]'],
       ['routes[5]', 'never matches: routes[0]'],
       ['routes[7]', 'never matches: routes[0]'],
@@ -64,7 +63,7 @@ test('a route shadowed by an earlier one with the same host and matcher is repor
     ],
   );
   assert.equal(
-    result.problems[6]?.message,
+    result.problems[5]?.message,
     'never matches: routes[6] comes first with the same from host (a.test) and prefix matcher ("/x/"), and Envoy takes the first route that matches; remove one or change its matcher',
   );
 });
