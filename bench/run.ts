@@ -9,6 +9,7 @@
  *   sign-in       signed-in throughput vs oauth2-proxy; 200 concurrent sign-ins (needs Go, wrk)
  *   churn         every kind of live change under load at 1,000 and 10,000 routes: failed requests, rename to serving
  *   sessions      sessions in Redis vs in memory: throughput ratio; sign-out across two instances (needs wrk, redis-server)
+ *   tcp           a TCP route through `portcullis tcp` vs a direct connection: 100 MiB throughput ratio, set-up time
  *
  * Options:
  *   --only=<names>    a comma-separated subset of the suites above
@@ -43,6 +44,7 @@ import { memorySuite } from './suites/memory.js';
 import { routeChangeSuite } from './suites/route-change.js';
 import { sessionsSuite } from './suites/sessions.js';
 import { signInSuite } from './suites/sign-in.js';
+import { tcpSuite } from './suites/tcp.js';
 import { validateSuite } from './suites/validate.js';
 
 const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>>> = {
@@ -54,6 +56,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   'sign-in': signInSuite,
   churn: churnSuite,
   sessions: sessionsSuite,
+  tcp: tcpSuite,
 };
 
 async function main(): Promise<void> {

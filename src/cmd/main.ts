@@ -2,6 +2,7 @@ import yargs from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { PortcullisError, ValidationError, errorMessage, formatProblem } from '../shared/errors.js';
 import { normaliseArgv } from './argv.js';
+import { loginCommand, tcpCommand } from '../cli/commands.js';
 import { versionString } from './version.js';
 
 /**
@@ -86,6 +87,8 @@ async function main(): Promise<void> {
         )
         .demandCommand(1, 'name a config subcommand: migrate'),
     )
+    .command(loginCommand)
+    .command(tcpCommand)
     .command(
       '$0',
       'run Portcullis all-in-one: the ADS server and a supervised Envoy',
