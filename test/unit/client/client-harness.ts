@@ -4,9 +4,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import type { ClientIo } from '../../../src/cli/run.js';
-import { fakeBrowser } from '../../support/fake-connect-server.js';
+import { after, before } from 'node:test';
+import type { ClientIo, TcpArgs } from '../../../src/cli/run.js';
+import { fakeBrowser, startEchoServer, startFakePortcullis } from '../../support/fake-connect-server.js';
 import type { FakePortcullis } from '../../support/fake-connect-server.js';
+import { generateTestCertificate, type TestCertificate } from '../../support/test-certs.js';
 
 export const ROUTE = 'db.example.test';
 export const TARGET = `${ROUTE}:5432`;
@@ -77,4 +79,56 @@ export async function drain(stream: NodeJS.ReadableStream): Promise<Buffer> {
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);
+}
+
+/** The stand-in for Envoy a describe block shares: its certificate, the fake Portcullis, an echo target. */
+export interface StandIn {
+  readonly cert: TestCertificate;
+  readonly fake: FakePortcullis;
+  readonly echo: Awaited<ReturnType<typeof startEchoServer>>;
+  /** `portcullis tcp` arguments to TARGET through the fake, trusting its certificate. */
+  args(extra?: Partial<TcpArgs>): TcpArgs;
+}
+
+/**
+ * Registers before/after hooks in the current describe block that start (and stop) a fake
+ * Portcullis with a certificate for ROUTE and an echo server behind TARGET; read the parts from the
+ * returned object inside tests.
+ */
+export function useStandIn(): StandIn {
+  let parts: {
+    cert: TestCertificate;
+    fake: FakePortcullis;
+    echo: Awaited<ReturnType<typeof startEchoServer>>;
+  };
+  before(async () => {
+    const cert = generateTestCertificate(ROUTE);
+    const fake = await startFakePortcullis(cert.certPem, cert.keyPem);
+    const echo = await startEchoServer();
+    fake.upstreams.set(TARGET, echo.port);
+    parts = { cert, fake, echo };
+  });
+  after(async () => {
+    await parts.fake.close();
+    parts.echo.server.close();
+  });
+  return {
+    get cert() {
+      return parts.cert;
+    },
+    get fake() {
+      return parts.fake;
+    },
+    get echo() {
+      return parts.echo;
+    },
+    args: (extra = {}) => ({
+      target: TARGET,
+      via: `https://127.0.0.1:${parts.fake.port}`,
+      browser: true,
+      caCert: parts.cert.certFile,
+      insecureSkipVerify: false,
+      ...extra,
+    }),
+  };
 }

@@ -5,45 +5,22 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
 import type { Socket } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { runTcp } from '../../../src/cli/run.js';
 import type { TcpArgs } from '../../../src/cli/run.js';
-import { startEchoServer, startFakePortcullis } from '../../support/fake-connect-server.js';
-import type { FakePortcullis } from '../../support/fake-connect-server.js';
-import { generateTestCertificate } from '../../support/test-certs.js';
-import type { TestCertificate } from '../../support/test-certs.js';
+import { startFakePortcullis } from '../../support/fake-connect-server.js';
 import { waitFor } from '../../support/wait.js';
-import { ROUTE, TARGET, drain, harness, seedToken } from './client-harness.js';
+import { ROUTE, TARGET, drain, harness, seedToken, useStandIn } from './client-harness.js';
 
 describe('portcullis tcp over HTTP/2 CONNECT', () => {
-  let cert: TestCertificate;
-  let fake: FakePortcullis;
-  let echo: Awaited<ReturnType<typeof startEchoServer>>;
-  const args = (extra: Partial<TcpArgs> = {}): TcpArgs => ({
-    target: TARGET,
-    via: `https://127.0.0.1:${fake.port}`,
-    browser: true,
-    caCert: cert.certFile,
-    insecureSkipVerify: false,
-    ...extra,
-  });
-
-  before(async () => {
-    cert = generateTestCertificate(ROUTE);
-    fake = await startFakePortcullis(cert.certPem, cert.keyPem);
-    echo = await startEchoServer();
-    fake.upstreams.set(TARGET, echo.port);
-  });
-  after(async () => {
-    await fake.close();
-    echo.server.close();
-  });
+  const standIn = useStandIn();
+  const args = (extra: Partial<TcpArgs> = {}): TcpArgs => standIn.args(extra);
 
   test('listen mode: the tunnels share one HTTP/2 connection to Portcullis', async (t) => {
-    const h = harness(t, fake);
-    fake.validTokens.add('shared');
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('shared');
     seedToken(h.configHome, ROUTE, 'shared');
-    const sessionsBefore = fake.sessionsSeen();
+    const sessionsBefore = standIn.fake.sessionsSeen();
     const code = runTcp(args({ listen: '127.0.0.1:0' }), h.io);
     const port = await waitFor(async () => /listening on 127\.0\.0\.1:(\d+)/.exec(h.stderr())?.[1], {
       what: 'the listening line',
@@ -57,15 +34,17 @@ describe('portcullis tcp over HTTP/2 CONNECT', () => {
     assert.equal(await roundTrip('first'), 'first');
     const texts = Array.from({ length: 8 }, (_, i) => `parallel ${i}`);
     assert.deepEqual(await Promise.all(texts.map(roundTrip)), texts);
-    assert.equal(fake.sessionsSeen() - sessionsBefore, 1, 'one HTTP/2 session for all the tunnels');
+    assert.equal(standIn.fake.sessionsSeen() - sessionsBefore, 1, 'one HTTP/2 session for all the tunnels');
     h.abort();
     assert.equal(await code, 0);
   });
 
   test('when the server allows no more streams on the session, the next tunnel opens a second one', async (t) => {
-    const narrow = await startFakePortcullis(cert.certPem, cert.keyPem, { maxConcurrentStreams: 2 });
+    const narrow = await startFakePortcullis(standIn.cert.certPem, standIn.cert.keyPem, {
+      maxConcurrentStreams: 2,
+    });
     t.after(() => narrow.close());
-    narrow.upstreams.set(TARGET, echo.port);
+    narrow.upstreams.set(TARGET, standIn.echo.port);
     narrow.validTokens.add('narrow');
     const h = harness(t, narrow);
     seedToken(h.configHome, ROUTE, 'narrow');
@@ -92,9 +71,9 @@ describe('portcullis tcp over HTTP/2 CONNECT', () => {
   });
 
   test('a server without HTTP/2 gets HTTP/1.1 CONNECT (said only with --verbose); half-close still works', async (t) => {
-    const http1 = await startFakePortcullis(cert.certPem, cert.keyPem, { http1: true });
+    const http1 = await startFakePortcullis(standIn.cert.certPem, standIn.cert.keyPem, { http1: true });
     t.after(() => http1.close());
-    http1.upstreams.set(TARGET, echo.port);
+    http1.upstreams.set(TARGET, standIn.echo.port);
     http1.validTokens.add('h1');
     for (const verbose of [false, true]) {
       const h = harness(t, http1);

@@ -5,56 +5,28 @@ import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect, createServer as createNetServer } from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 import { runLogin, runTcp } from '../../../src/cli/run.js';
 import type { TcpArgs } from '../../../src/cli/run.js';
-import {
-  fakeBrowser,
-  startConnectProxy,
-  startEchoServer,
-  startFakePortcullis,
-} from '../../support/fake-connect-server.js';
-import type { FakePortcullis } from '../../support/fake-connect-server.js';
-import { generateTestCertificate } from '../../support/test-certs.js';
-import type { TestCertificate } from '../../support/test-certs.js';
+import { fakeBrowser, startConnectProxy, startEchoServer } from '../../support/fake-connect-server.js';
 import { waitFor } from '../../support/wait.js';
-import { ROUTE, TARGET, cachedToken, drain, harness, seedToken } from './client-harness.js';
+import { ROUTE, TARGET, cachedToken, drain, harness, seedToken, useStandIn } from './client-harness.js';
 
 describe('portcullis tcp and login against a stand-in for Envoy', () => {
-  let cert: TestCertificate;
-  let fake: FakePortcullis;
-  let echo: Awaited<ReturnType<typeof startEchoServer>>;
-  const args = (extra: Partial<TcpArgs> = {}): TcpArgs => ({
-    target: TARGET,
-    via: `https://127.0.0.1:${fake.port}`,
-    browser: true,
-    caCert: cert.certFile,
-    insecureSkipVerify: false,
-    ...extra,
-  });
-
-  before(async () => {
-    cert = generateTestCertificate(ROUTE);
-    fake = await startFakePortcullis(cert.certPem, cert.keyPem);
-    echo = await startEchoServer();
-    fake.upstreams.set(TARGET, echo.port);
-  });
-  after(async () => {
-    await fake.close();
-    echo.server.close();
-  });
+  const standIn = useStandIn();
+  const args = (extra: Partial<TcpArgs> = {}): TcpArgs => standIn.args(extra);
 
   test('stdin/stdout mode: a cached token opens the tunnel and bytes round-trip with half-close', async (t) => {
-    const h = harness(t, fake);
-    fake.validTokens.add('cached');
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('cached');
     seedToken(h.configHome, ROUTE, 'cached');
-    const before = fake.connects.length;
+    const before = standIn.fake.connects.length;
     const code = runTcp(args({ listen: '-' }), h.io);
     const output = drain(h.stdout);
     h.stdin.end('hello through the tunnel');
     assert.equal(await code, 0, h.stderr());
     assert.equal((await output).toString(), 'hello through the tunnel');
-    const seen = fake.connects.slice(before);
+    const seen = standIn.fake.connects.slice(before);
     assert.equal(seen.length, 1);
     assert.deepEqual(seen[0], {
       authority: TARGET,
@@ -76,9 +48,9 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
     countOnEnd.listen(0, '127.0.0.1');
     await once(countOnEnd, 'listening');
     t.after(() => countOnEnd.close());
-    fake.upstreams.set(`${ROUTE}:7`, (countOnEnd.address() as AddressInfo).port);
-    const h = harness(t, fake);
-    fake.validTokens.add('half');
+    standIn.fake.upstreams.set(`${ROUTE}:7`, (countOnEnd.address() as AddressInfo).port);
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('half');
     seedToken(h.configHome, ROUTE, 'half');
     const code = runTcp(args({ listen: '-', target: `${ROUTE}:7` }), h.io);
     const output = drain(h.stdout);
@@ -96,13 +68,13 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
         socket.once('end', () => resolve());
       });
       greeter.listen(0, '127.0.0.1', () =>
-        fake.upstreams.set(`${ROUTE}:8`, (greeter.address() as AddressInfo).port),
+        standIn.fake.upstreams.set(`${ROUTE}:8`, (greeter.address() as AddressInfo).port),
       );
       t.after(() => greeter.close());
     });
-    await waitFor(async () => fake.upstreams.has(`${ROUTE}:8`), { what: 'the greeter to listen' });
-    const h = harness(t, fake);
-    fake.validTokens.add('other-way');
+    await waitFor(async () => standIn.fake.upstreams.has(`${ROUTE}:8`), { what: 'the greeter to listen' });
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('other-way');
     seedToken(h.configHome, ROUTE, 'other-way');
     const code = runTcp(args({ listen: '127.0.0.1:0', target: `${ROUTE}:8` }), h.io);
     const port = await waitFor(async () => /listening on 127\.0\.0\.1:(\d+)/.exec(h.stderr())?.[1], {
@@ -122,7 +94,7 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
   });
 
   test('without a cached token it signs in first, caches the token and tunnels', async (t) => {
-    const h = harness(t, fake);
+    const h = harness(t, standIn.fake);
     const code = runTcp(args({ listen: '-' }), h.io);
     const output = drain(h.stdout);
     h.stdin.end('ping');
@@ -131,21 +103,21 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
     assert.equal(h.visits.length, 1, 'one browser sign-in');
     const token = cachedToken(h.configHome, ROUTE);
     assert.match(token ?? '', /^token-\d+$/);
-    assert.equal(fake.logins.at(-1)?.host, ROUTE, 'the login asks the route host');
-    assert.match(fake.logins.at(-1)?.redirectUri ?? '', /^http:\/\/127\.0\.0\.1:\d+\/cb$/);
+    assert.equal(standIn.fake.logins.at(-1)?.host, ROUTE, 'the login asks the route host');
+    assert.match(standIn.fake.logins.at(-1)?.redirectUri ?? '', /^http:\/\/127\.0\.0\.1:\d+\/cb$/);
     assert.doesNotMatch(h.stderr(), new RegExp(token ?? 'never'), 'the token is never printed');
   });
 
   test('a 401 to CONNECT signs in again and retries once with the new token', async (t) => {
-    const h = harness(t, fake);
+    const h = harness(t, standIn.fake);
     seedToken(h.configHome, ROUTE, 'revoked');
-    const before = fake.connects.length;
+    const before = standIn.fake.connects.length;
     const code = runTcp(args({ listen: '-' }), h.io);
     const output = drain(h.stdout);
     h.stdin.end('retry');
     assert.equal(await code, 0, h.stderr());
     assert.equal((await output).toString(), 'retry');
-    const seen = fake.connects.slice(before).map((c) => c.authorization);
+    const seen = standIn.fake.connects.slice(before).map((c) => c.authorization);
     assert.equal(seen.length, 2);
     assert.equal(seen[0], 'Portcullis revoked');
     assert.equal(seen[1], `Portcullis ${cachedToken(h.configHome, ROUTE)}`);
@@ -157,12 +129,12 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
   });
 
   test('with --no-browser the sign-in URL is printed on stderr', async (t) => {
-    const h = harness(t, fake, { browser: false });
+    const h = harness(t, standIn.fake, { browser: false });
     const code = runTcp(args({ listen: '-', browser: false }), h.io);
     const url = await waitFor(async () => /^(https:\/\/idp\.invalid\/\S+)$/m.exec(h.stderr())?.[1], {
       what: 'the sign-in URL on stderr',
     });
-    await fakeBrowser(fake)(url);
+    await fakeBrowser(standIn.fake)(url);
     const output = drain(h.stdout);
     h.stdin.end('manual');
     assert.equal(await code, 0, h.stderr());
@@ -170,28 +142,28 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
   });
 
   test('a 403 is one line naming the route and the reason, exit code 1, nothing reaches the target', async (t) => {
-    const h = harness(t, fake);
-    fake.validTokens.add('denied-user');
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('denied-user');
     seedToken(h.configHome, ROUTE, 'denied-user');
-    fake.denied.add(TARGET);
-    t.after(() => fake.denied.delete(TARGET));
-    const received = echo.received();
+    standIn.fake.denied.add(TARGET);
+    t.after(() => standIn.fake.denied.delete(TARGET));
+    const received = standIn.echo.received();
     h.stdin.end('must not arrive');
     assert.equal(await runTcp(args({ listen: '-' }), h.io), 1);
     assert.equal(
       h.stderr(),
       `portcullis: access to ${TARGET} was denied (403): Your account is not allowed on this route. (request id r-403)\n`,
     );
-    assert.equal(echo.received(), received, 'no byte reached the target');
+    assert.equal(standIn.echo.received(), received, 'no byte reached the target');
   });
 
   test('a 503 says the target is unreachable', async (t) => {
-    const h = harness(t, fake);
-    fake.validTokens.add('ok');
+    const h = harness(t, standIn.fake);
+    standIn.fake.validTokens.add('ok');
     seedToken(h.configHome, ROUTE, 'ok');
     const closed = await startEchoServer();
     closed.server.close();
-    fake.upstreams.set(`${ROUTE}:1`, closed.port);
+    standIn.fake.upstreams.set(`${ROUTE}:1`, closed.port);
     const code = await runTcp(args({ listen: '-', target: `${ROUTE}:1` }), { ...h.io });
     assert.equal(code, 1);
     assert.match(
@@ -202,7 +174,7 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
   });
 
   test('an untrusted certificate says to pass --ca-cert, in one line', async (t) => {
-    const h = harness(t, fake);
+    const h = harness(t, standIn.fake);
     assert.equal(await runTcp(args({ listen: '-', caCert: undefined }), h.io), 1);
     assert.match(
       h.stderr(),
@@ -212,7 +184,7 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
   });
 
   test('listen mode: each local connection gets its own tunnel; one sign-in serves them all', async (t) => {
-    const h = harness(t, fake);
+    const h = harness(t, standIn.fake);
     const code = runTcp(args({ listen: '127.0.0.1:0' }), h.io);
     const port = await waitFor(async () => /listening on 127\.0\.0\.1:(\d+)/.exec(h.stderr())?.[1], {
       what: 'the listening line',
@@ -240,20 +212,20 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
         else process.env[key] = value;
       await proxy.close();
     });
-    fake.validTokens.add('proxied');
+    standIn.fake.validTokens.add('proxied');
     delete process.env.NO_PROXY;
     process.env.HTTPS_PROXY = `http://127.0.0.1:${proxy.port}`;
 
-    const h = harness(t, fake);
+    const h = harness(t, standIn.fake);
     seedToken(h.configHome, ROUTE, 'proxied');
     const output = drain(h.stdout);
     h.stdin.end('via proxy');
     assert.equal(await runTcp(args({ listen: '-' }), h.io), 0, h.stderr());
     assert.equal((await output).toString(), 'via proxy');
-    assert.deepEqual(proxy.authorities, [`127.0.0.1:${fake.port}`]);
+    assert.deepEqual(proxy.authorities, [`127.0.0.1:${standIn.fake.port}`]);
 
     process.env.NO_PROXY = 'localhost,127.0.0.1';
-    const direct = harness(t, fake);
+    const direct = harness(t, standIn.fake);
     seedToken(direct.configHome, ROUTE, 'proxied');
     const directOutput = drain(direct.stdout);
     direct.stdin.end('direct');
@@ -262,52 +234,52 @@ describe('portcullis tcp and login against a stand-in for Envoy', () => {
     assert.equal(proxy.authorities.length, 1, 'NO_PROXY kept the second connection off the proxy');
   });
 
-  test('login: the fake browser completes the redirect; the token is cached 0600 and never printed', async (t) => {
-    const h = harness(t, fake);
+  test('login: the standIn.fake browser completes the redirect; the token is cached 0600 and never printed', async (t) => {
+    const h = harness(t, standIn.fake);
     const code = await runLogin(
       {
         url: `https://${ROUTE}`,
-        via: `https://127.0.0.1:${fake.port}`,
+        via: `https://127.0.0.1:${standIn.fake.port}`,
         browser: true,
-        caCert: cert.certFile,
+        caCert: standIn.cert.certFile,
         insecureSkipVerify: false,
       },
       h.io,
     );
     assert.equal(code, 0, h.stderr());
     const token = cachedToken(h.configHome, ROUTE);
-    assert.ok(token !== undefined && fake.validTokens.has(token));
+    assert.ok(token !== undefined && standIn.fake.validTokens.has(token));
     assert.match(h.stderr(), /signed in to db\.example\.test; the token is cached in /);
     assert.doesNotMatch(h.stderr(), new RegExp(token));
   });
 
   test('login gives up after its timeout when the browser never comes back, closing the listener', async (t) => {
-    const h = harness(t, fake, { browser: false });
+    const h = harness(t, standIn.fake, { browser: false });
     const io = { ...h.io, signInTimeoutMs: 200 };
     const code = await runLogin(
       {
         url: `https://${ROUTE}`,
-        via: `https://127.0.0.1:${fake.port}`,
+        via: `https://127.0.0.1:${standIn.fake.port}`,
         browser: false,
-        caCert: cert.certFile,
+        caCert: standIn.cert.certFile,
         insecureSkipVerify: false,
       },
       io,
     );
     assert.equal(code, 1);
     assert.match(h.stderr(), /portcullis: no sign-in completed within 200 ms\n$/);
-    const redirect = fake.logins.at(-1)?.redirectUri ?? '';
+    const redirect = standIn.fake.logins.at(-1)?.redirectUri ?? '';
     await assert.rejects(fetch(redirect), 'the callback listener is closed');
   });
 
   test('Ctrl-C during the sign-in wait cancels it with exit code 130', async (t) => {
-    const h = harness(t, fake, { browser: false });
+    const h = harness(t, standIn.fake, { browser: false });
     const code = runLogin(
       {
         url: `https://${ROUTE}`,
-        via: `https://127.0.0.1:${fake.port}`,
+        via: `https://127.0.0.1:${standIn.fake.port}`,
         browser: false,
-        caCert: cert.certFile,
+        caCert: standIn.cert.certFile,
         insecureSkipVerify: false,
       },
       h.io,
