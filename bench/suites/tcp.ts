@@ -16,7 +16,7 @@ import {
   transferOver,
   type TransferResult,
 } from '../../test/support/tcp-parts.js';
-import { certificateFor } from '../../test/support/tcp-portcullis.js';
+import { generateTestCertificate } from '../../test/support/test-certs.js';
 import { benchCredentials } from '../lib/bench-sessions.js';
 import type { Context } from '../lib/context.js';
 import { freePort } from '../lib/http.js';
@@ -80,7 +80,7 @@ export async function tcpSuite(context: Context): Promise<SuiteResult> {
   const setups = context.quick ? 5 : 30;
   const dir = join(context.workDir, 'tcp');
   mkdirSync(dir, { recursive: true });
-  const cert = certificateFor(dir, [HOST]);
+  const cert = generateTestCertificate(HOST);
   const echo = await startCountingEcho();
   const ports = await loopbackPorts();
   const configPath = join(dir, 'tcp.yaml');

@@ -30,75 +30,44 @@ const URL_CHANGES = REDIRECT_KEYS.filter((key) => key !== 'response_code');
 export const MAX_RESPONSE_BODY_BYTES = 4096;
 
 /**
- * Route keys that only say how to forward (upstreams, rewrites, timeouts, request headers, the
- * identity sent upstream). A route that answers by itself never forwards, so setting one there
- * would silently do nothing: an error naming the key.
+ * Keys that say how an HTTP request is forwarded: rewrites, request headers, upstream TLS,
+ * identity headers. Meaningless for a TCP route (bytes are tunnelled) and for a route that answers
+ * by itself.
  */
-const FORWARDING_KEYS = [
+const HTTP_REQUEST_KEYS = [
   'prefix_rewrite',
   'regex_rewrite_pattern',
   'regex_rewrite_substitution',
+  'allow_websockets',
+  'set_request_headers',
+  'remove_request_headers',
+  'preserve_host_header',
+  'host_rewrite',
+  'tls_skip_verify',
+  'tls_server_name',
+  'tls_custom_ca',
+  'tls_custom_ca_file',
+  'tls_client_cert',
+  'tls_client_key',
+  'tls_client_cert_file',
+  'tls_client_key_file',
+  'pass_identity_headers',
+];
+
+/**
+ * Route keys that only say how to forward (upstreams, rewrites, timeouts, request headers, the
+ * identity sent upstream). A route that answers by itself never forwards, so setting one there
+ * does nothing: a warning naming the key (warnInapplicableKeys).
+ */
+const FORWARDING_KEYS = [
+  ...HTTP_REQUEST_KEYS,
   'load_balancing_policy',
   'health_checks',
   'outlier_detection',
   'healthy_panic_threshold',
   'timeout',
   'idle_timeout',
-  'allow_websockets',
-  'set_request_headers',
-  'remove_request_headers',
-  'preserve_host_header',
-  'host_rewrite',
-  'tls_skip_verify',
-  'tls_server_name',
-  'tls_custom_ca',
-  'tls_custom_ca_file',
-  'tls_client_cert',
-  'tls_client_key',
-  'tls_client_cert_file',
-  'tls_client_key_file',
-  'pass_identity_headers',
 ];
-
-/**
- * Keys that only mean something for HTTP: a TCP route tunnels bytes, so it has no path to rewrite
- * (matchers on it are an error of their own), no headers to set and no upstream TLS of its own (timeouts, load balancing, health
- * checks and outlier detection do apply).
- */
-const HTTP_ONLY_KEYS = [
-  'prefix_rewrite',
-  'regex_rewrite_pattern',
-  'regex_rewrite_substitution',
-  'allow_websockets',
-  'set_request_headers',
-  'remove_request_headers',
-  'set_response_headers',
-  'preserve_host_header',
-  'host_rewrite',
-  'tls_skip_verify',
-  'tls_server_name',
-  'tls_custom_ca',
-  'tls_custom_ca_file',
-  'tls_client_cert',
-  'tls_client_key',
-  'tls_client_cert_file',
-  'tls_client_key_file',
-  'pass_identity_headers',
-];
-
-/**
- * A TCP route has no use for HTTP-only keys (HTTP_ONLY_KEYS): each one set to something is a
- * warning at its key path, so nothing a user writes is silently ignored.
- */
-export function checkTcpRoute(reader: Reader, path: string, raw: Record<string, unknown>): void {
-  for (const key of HTTP_ONLY_KEYS) {
-    if (saysNothing(raw[key])) continue;
-    reader.warn(
-      `${path}.${key}`,
-      `does not apply to a TCP route and is ignored: it tunnels bytes; remove ${key}`,
-    );
-  }
-}
 
 /**
  * `routes[i].redirect`: answered by Envoy with a redirect. Only the peer's fields; the response
@@ -196,23 +165,24 @@ export function readResponse(reader: Reader, path: string, raw: unknown): Direct
 
 /**
  * A route that answers by itself (`answer`) has no use for keys that only say how to forward
- * (FORWARDING_KEYS): each one set to something (not `false`, an empty list or an empty map) is a
- * warning at its key path (ignored, as the peer ignores it). Access settings, matchers and
- * `set_response_headers` still apply.
+ * (FORWARDING_KEYS), nor a TCP route (`answer` undefined) for those of an HTTP request
+ * (HTTP_REQUEST_KEYS, and `set_response_headers`): each one set to something (not `false`, an
+ * empty list or an empty map) is a warning at its key path, ignored as the peer ignores it, so
+ * nothing a user writes is silently dropped. Access settings and matchers still apply.
  */
-export function checkAnsweringRoute(
+export function warnInapplicableKeys(
   reader: Reader,
   path: string,
   raw: Record<string, unknown>,
-  answer: 'redirect' | 'response',
+  answer: 'redirect' | 'response' | undefined,
 ): void {
-  for (const key of FORWARDING_KEYS) {
-    if (saysNothing(raw[key])) continue;
-    // A warning, not an error: the peer ignores these keys silently, so its configs still load.
-    reader.warn(
-      `${path}.${key}`,
-      `does not apply to a route with \`${answer}\` and is ignored: Envoy answers it without forwarding; remove ${key}`,
-    );
+  const keys = answer === undefined ? [...HTTP_REQUEST_KEYS, 'set_response_headers'] : FORWARDING_KEYS;
+  const why =
+    answer === undefined
+      ? 'a TCP route and is ignored: it tunnels bytes'
+      : `a route with \`${answer}\` and is ignored: Envoy answers it without forwarding`;
+  for (const key of keys) {
+    if (!saysNothing(raw[key])) reader.warn(`${path}.${key}`, `does not apply to ${why}; remove ${key}`);
   }
 }
 

@@ -1,7 +1,7 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
 import { dropUndefined } from './parse-health-check.js';
 import { readAccess } from './parse-route-extras.js';
-import { checkAnsweringRoute, checkTcpRoute, readRedirect, readResponse } from './parse-route-answer.js';
+import { readRedirect, readResponse, warnInapplicableKeys } from './parse-route-answer.js';
 import { readMatching } from './parse-route-matching.js';
 import { readUpstream } from './parse-route-upstream.js';
 import { parseFrom, parseTo } from './parse-url.js';
@@ -126,8 +126,8 @@ function readDestinations(
         'a TCP route forwards to tcp:// destinations; redirect and response do not apply',
       ),
     };
-  if (given[0] === 'redirect' || given[0] === 'response') checkAnsweringRoute(reader, path, raw, given[0]);
-  if (kind === 'tcp') checkTcpRoute(reader, path, raw);
+  if (given[0] === 'redirect' || given[0] === 'response') warnInapplicableKeys(reader, path, raw, given[0]);
+  if (kind === 'tcp') warnInapplicableKeys(reader, path, raw, undefined);
   if (given[0] === 'redirect')
     return { to: [], redirect: readRedirect(reader, `${path}.redirect`, raw.redirect) };
   if (given[0] === 'response')

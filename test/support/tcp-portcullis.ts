@@ -4,8 +4,7 @@
  * with one self-signed certificate naming every `*.localhost` host the test uses (Node's
  * certificate check refuses a `*.localhost` wildcard: a wildcard directly under a TLD).
  */
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -15,43 +14,7 @@ import { recordingLogger, type LogRecord } from '../../src/shared/logger.js';
 import { envoyHasApplied, recordSnapshots } from './portcullis.js';
 import { freePort, freePortPair } from './ports.js';
 import { waitFor } from './wait.js';
-
-/** A self-signed certificate (also its own CA for the client's `--ca-cert`) for several names. */
-export interface NamesCertificate {
-  readonly certFile: string;
-  readonly keyFile: string;
-  readonly certPem: string;
-}
-
-/** Writes a throwaway EC P-256 certificate for `names` (subjectAltName DNS entries) into `dir`. */
-export function certificateFor(dir: string, names: readonly string[]): NamesCertificate {
-  const keyFile = join(dir, 'tls.key');
-  const certFile = join(dir, 'tls.crt');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${names[0] ?? 'portcullis.test'}`,
-      '-addext',
-      `subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}`,
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  return { certFile, keyFile, certPem: readFileSync(certFile, 'utf8') };
-}
+import { generateTestCertificate, type TestCertificate } from './test-certs.js';
 
 /** A running TLS Portcullis for the TCP-route tests. */
 export interface TlsPortcullis {
@@ -60,7 +23,8 @@ export interface TlsPortcullis {
   readonly port: number;
   readonly adminUrl: string;
   readonly dir: string;
-  readonly certificate: NamesCertificate;
+  /** Self-signed for every name (also its own CA for the client's `--ca-cert`). */
+  readonly certificate: TestCertificate;
   readonly logs: LogRecord[];
   stop(): Promise<void>;
 }
@@ -74,7 +38,7 @@ export async function startTlsPortcullis(
   build: (port: number) => Record<string, unknown>,
 ): Promise<TlsPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-tcp-'));
-  const certificate = certificateFor(dir, names);
+  const certificate = generateTestCertificate(names[0] ?? 'portcullis.test', names);
   const [port, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
   const configPath = join(dir, 'config.yaml');
   writeFileSync(

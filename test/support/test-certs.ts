@@ -11,9 +11,30 @@ export interface TestCertificate {
   readonly keyFile: string;
 }
 
-/** Generates a throwaway EC P-256 self-signed certificate for `commonName` with openssl. */
-export function generateTestCertificate(commonName = 'portcullis.test'): TestCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'portcullis-cert-'));
+/**
+ * Generates a throwaway EC P-256 self-signed certificate for `commonName` with openssl, naming
+ * `names` (default: the common name) as DNS subjectAltNames.
+ */
+export function generateTestCertificate(
+  commonName = 'portcullis.test',
+  names: readonly string[] = [commonName],
+): TestCertificate {
+  return selfSigned('portcullis-cert-', commonName, [
+    `subjectAltName=${names.map((name) => `DNS:${name}`).join(',')}`,
+  ]);
+}
+
+/** A throwaway CA (EC P-256, self-signed, `CA:TRUE`) for one test run, to issue certificates with. */
+export function generateTestCa(commonName = 'Portcullis test CA'): TestCertificate {
+  return selfSigned('portcullis-ca-', commonName, [
+    'basicConstraints=critical,CA:TRUE',
+    'keyUsage=critical,keyCertSign,cRLSign',
+  ]);
+}
+
+/** An EC P-256 self-signed certificate valid for a day, with the `-addext` extensions given. */
+function selfSigned(prefix: string, commonName: string, extensions: readonly string[]): TestCertificate {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
   const keyFile = join(dir, 'key.pem');
   const certFile = join(dir, 'cert.pem');
   execFileSync(
@@ -30,46 +51,7 @@ export function generateTestCertificate(commonName = 'portcullis.test'): TestCer
       '1',
       '-subj',
       `/CN=${commonName}`,
-      '-addext',
-      `subjectAltName=DNS:${commonName}`,
-      '-keyout',
-      keyFile,
-      '-out',
-      certFile,
-    ],
-    { stdio: 'ignore' },
-  );
-  return {
-    certPem: readFileSync(certFile, 'utf8'),
-    keyPem: readFileSync(keyFile, 'utf8'),
-    certFile,
-    keyFile,
-  };
-}
-
-/** A throwaway CA (EC P-256, self-signed, `CA:TRUE`) for one test run, to issue certificates with. */
-export function generateTestCa(commonName = 'Portcullis test CA'): TestCertificate {
-  const dir = mkdtempSync(join(tmpdir(), 'portcullis-ca-'));
-  const keyFile = join(dir, 'ca-key.pem');
-  const certFile = join(dir, 'ca.pem');
-  execFileSync(
-    'openssl',
-    [
-      'req',
-      '-x509',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-days',
-      '1',
-      '-subj',
-      `/CN=${commonName}`,
-      '-addext',
-      'basicConstraints=critical,CA:TRUE',
-      '-addext',
-      'keyUsage=critical,keyCertSign,cRLSign',
+      ...extensions.flatMap((extension) => ['-addext', extension]),
       '-keyout',
       keyFile,
       '-out',
