@@ -3,6 +3,7 @@ import { extname, resolve } from 'node:path';
 import type { Problem } from '../shared/errors.js';
 import { FORMAT_BY_EXTENSION, lineOf, parseSource } from './formats.js';
 import { parseConfig, type ParseResult, type RouteCache } from './parse-config.js';
+import { decodeUtf8Strictly, invalidUtf8Message } from './utf8.js';
 
 /** Largest config file accepted; bigger files are almost certainly a mistake and would stall a reload. */
 export const MAX_CONFIG_BYTES = 32 * 1024 * 1024;
@@ -79,17 +80,25 @@ export function loadConfigFile(
   };
 }
 
-/** Reads a UTF-8 file of at most `limit` bytes, or says why not (no stack trace). */
+/**
+ * Reads a UTF-8 file of at most `limit` bytes, or says why not (no stack trace). Invalid UTF-8 is
+ * refused with its line (see decodeUtf8Strictly), never replaced.
+ */
 function readLimited(path: string, limit: number, bytes?: Buffer): string | { error: string; code?: string } {
+  const decode = (content: Buffer): string | { error: string; code?: string } => {
+    const text = decodeUtf8Strictly(content);
+    if (typeof text === 'string') return text;
+    return { error: invalidUtf8Message('the file', text.invalidUtf8Line), code: 'EILSEQ' };
+  };
   if (bytes !== undefined) {
     if (bytes.length > limit)
       return { error: `file is ${bytes.length} bytes; the limit is ${limit}`, code: 'EFBIG' };
-    return bytes.toString('utf8');
+    return decode(bytes);
   }
   try {
     const size = statSync(path).size;
     if (size > limit) return { error: `file is ${size} bytes; the limit is ${limit}`, code: 'EFBIG' };
-    return readFileSync(path, 'utf8');
+    return decode(readFileSync(path));
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     const reasons: Record<string, string> = {

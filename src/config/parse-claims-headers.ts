@@ -3,6 +3,31 @@ import { describe, isPlainObject, type Reader } from './value-readers.js';
 /** RFC 9110 token: what an HTTP header name may contain. */
 export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
+/**
+ * Headers a claim must never be written to: routing (`host`), credentials (`authorization`,
+ * `cookie`), hop-by-hop and framing headers, and Envoy's own `x-envoy-*` control headers. A
+ * claim there would let an identity claim steer routing or impersonate a credential.
+ */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'authorization',
+  'proxy-authorization',
+  'cookie',
+  'set-cookie',
+  'connection',
+  'content-length',
+  'transfer-encoding',
+  'te',
+  'upgrade',
+  'keep-alive',
+]);
+
+/** Whether `header` is reserved (see RESERVED_HEADERS), in any letter case. */
+export function isReservedHeader(header: string): boolean {
+  const name = header.toLowerCase();
+  return RESERVED_HEADERS.has(name) || name.startsWith('x-envoy-') || name.startsWith(':');
+}
+
 /** The header a listed claim is sent in: `email` -> `X-Portcullis-Claim-Email`. */
 export function claimHeaderName(claim: string): string {
   const words = claim.split(/[-_.]/).filter((word) => word !== '');
@@ -53,6 +78,11 @@ export function readClaimsHeaders(
     for (const [header, claim] of Object.entries(value)) {
       if (!HEADER_NAME.test(header))
         reader.problem(`${path}.${header}`, `has invalid header name "${header}"`);
+      else if (isReservedHeader(header))
+        reader.problem(
+          `${path}.${header}`,
+          `"${header}" is a header the proxy or upstream trusts for routing or credentials (host, authorization, cookie, x-envoy-*, ...); choose another name, such as X-Portcullis-Claim-${header}`,
+        );
       if (typeof claim !== 'string' || claim.trim() === '') {
         reader.problem(`${path}.${header}`, `expected a claim name, got ${describe(claim)}`);
       } else {

@@ -9,13 +9,17 @@ import { checkObservability } from './parse-observability.js';
 import type { Secret } from './secret.js';
 import { readCertificates, type CertificatePair } from './parse-tls.js';
 import { ParsedValues } from './parsed-values.js';
-import { envName, GLOBAL_OPTIONS } from './option-table.js';
+import { envName, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS } from './option-table.js';
+import { checkPlaceholders } from './check-placeholders.js';
+import { checkSettingsSafety } from './check-settings-safety.js';
+import { checkUpstreamTargets } from './check-upstream-targets.js';
 import { readOption } from './read-option.js';
 import { collectRawValues, resolveFileOptions, type Env, type ReadText } from './sources.js';
 import { reportUnsupported } from './unsupported-options.js';
 import type { Config, RouteSettings } from './types.js';
 import { isPlainObject, Reader, type ValueSyntax } from './value-readers.js';
 import { isTextDocument } from './properties.js';
+import { decodeUtf8Strictly } from './utf8.js';
 
 export type { ReadText } from './sources.js';
 
@@ -100,6 +104,9 @@ export function parseConfig(input: ParseInput): ParseResult {
   const routeCache = new Map<string, RouteSettings>();
   const routes = readRoutes(reader, document, input, routeCache);
   const identity = checkIdentity(reader, values, routes);
+  checkSettingsSafety(reader, values);
+  checkUpstreamTargets(reader, values, routes);
+  checkPlaceholders(reader, document, input.env, KNOWN_GLOBAL_KEYS);
   reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
     return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache };
@@ -254,7 +261,9 @@ function decodeRoutesText(reader: Reader, path: string, text: string): unknown {
   if (text.trimStart().startsWith('[')) return reader.problem(path, json.error);
   const compact = text.replace(/\s+/g, '');
   if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(compact)) {
-    const decoded = parseSource(Buffer.from(compact, 'base64').toString('utf8'), 'yaml');
+    // Text that is not UTF-8 once decoded was not base64 of YAML: the message below says so.
+    const text = decodeUtf8Strictly(Buffer.from(compact, 'base64'));
+    const decoded = typeof text === 'string' ? parseSource(text, 'yaml') : { error: 'not UTF-8' };
     if (!('error' in decoded) && Array.isArray(decoded.document)) return decoded.document;
   }
   return reader.problem(path, 'expected a JSON list of routes, or base64 of a YAML or JSON list');

@@ -65,6 +65,7 @@ const FORWARDING_KEYS = [
   'health_checks',
   'outlier_detection',
   'healthy_panic_threshold',
+  'allow_restricted_upstream',
   'timeout',
   'idle_timeout',
 ];

@@ -37,6 +37,7 @@ export function readUpstream(
         ? undefined
         : reader.integer(at('healthy_panic_threshold'), raw.healthy_panic_threshold, 0, 100),
     tls_skip_verify: fields.bool('tls_skip_verify'),
+    allow_restricted_upstream: fields.bool('allow_restricted_upstream'),
     tls_server_name: fields.str('tls_server_name'),
     ...readUpstreamTls(reader, path, raw, readText),
   };

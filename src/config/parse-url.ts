@@ -1,3 +1,4 @@
+import * as tldts from 'tldts';
 import type { WeightedUrl } from './types.js';
 import type { Reader } from './value-readers.js';
 
@@ -44,6 +45,8 @@ export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFro
   if (url.hostname === '') return reader.problem(path, `"${text}" has no host`);
   if (url.username !== '' || url.password !== '')
     return reader.problem(path, `"${text}" must not carry user credentials`);
+  const hostProblem = fromHostProblem(url);
+  if (hostProblem !== undefined) return reader.problem(path, `"${text}": ${hostProblem}`);
   if (tcp) return checkTcpFrom(reader, path, text, url);
   if (url.pathname !== '/' && url.pathname !== '') {
     return reader.problem(
@@ -54,6 +57,33 @@ export function parseFrom(reader: Reader, path: string, raw: unknown): ParsedFro
   if (url.search !== '' || url.hash !== '')
     return reader.problem(path, `"${text}" must not have a query or fragment`);
   return { url, kind: 'http' };
+}
+
+/**
+ * Why a `from` host cannot be matched as the operator meant, or undefined. A trailing dot never
+ * matches (Envoy compares the Host header as sent); port 0 is no port a client can use; a `*`
+ * stands for whole labels only (`a*.example.com` would be an RE2 over part of a label); and a
+ * trailing wildcard after a registrable name (`app.example.com.*`) also matches names anyone can
+ * register (`app.example.com.evil.test`), to which sign-in would then hand sessions.
+ */
+function fromHostProblem(url: URL): string | undefined {
+  const host = url.hostname;
+  if (host.endsWith('.')) return 'the host must not end with a dot; write it without one';
+  if (url.port === '0') return 'port 0 is not a port clients can connect to';
+  if (!host.includes('*')) return undefined;
+  if (host.split('.').some((label) => label.includes('*') && label !== '*'))
+    return 'a `*` wildcard stands for whole labels only (*.example.com, a.*.example.com), not part of one';
+  if (host.endsWith('.*')) {
+    const fixed = host.slice(0, -2).replace(/^(\*\.)+/, '');
+    const suffix = tldts.parse(fixed, { allowPrivateDomains: true });
+    if (
+      !fixed.includes('*') &&
+      suffix.domain !== null &&
+      (suffix.isIcann === true || suffix.isPrivate === true)
+    )
+      return `a trailing wildcard after the registrable name ${suffix.domain} also matches names anyone can register (${fixed}.evil.example); list the hosts instead`;
+  }
+  return undefined;
 }
 
 /**
@@ -187,6 +217,11 @@ function parseWeightedUrl(
     );
   }
   if (url.hostname === '') return reader.problem(path, `"${urlText}": endpoint hostname must be specified`);
+  if (url.username !== '' || url.password !== '')
+    return reader.problem(
+      path,
+      `"${urlText}" must not carry user credentials (they would be logged and shown as the route's destination); send them with set_request_headers (Authorization) instead`,
+    );
   if (url.hostname.includes('*'))
     return reader.problem(path, `"${urlText}": a destination host cannot be a wildcard`);
   if (kind === 'tcp' && url.port === '')

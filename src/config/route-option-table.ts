@@ -115,6 +115,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   { key: 'host_rewrite', type: 'string', doc: 'Forward this literal Host.' },
   { key: 'tls_skip_verify', type: 'bool', doc: 'Do not verify the upstream certificate (testing only).' },
   {
+    key: 'allow_restricted_upstream',
+    type: 'bool',
+    doc: "Allow `to` at a link-local or cloud metadata address (169.254.0.0/16, fe80::/10, metadata.google.internal, ...) or at Portcullis's own `grpc_address`, `metrics_address` or `envoy_admin_address`; without it such a destination is an error.",
+  },
+  {
     key: 'tls_server_name',
     type: 'string',
     doc: 'SNI and expected certificate name for HTTPS upstreams (default: the `to` host).',

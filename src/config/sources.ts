@@ -197,7 +197,7 @@ export function fileErrorText(err: unknown): string {
     EISDIR: 'it is a directory',
     EFBIG: 'the file is too large',
   };
-  if (code === 'EFBIG' && err instanceof Error) return err.message;
+  if ((code === 'EFBIG' || code === 'EILSEQ') && err instanceof Error) return err.message;
   if (code !== undefined) return `${code} (${reasons[code] ?? 'read failed'})`;
   return err instanceof Error ? err.message : String(err);
 }

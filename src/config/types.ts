@@ -104,6 +104,8 @@ export interface RouteSettings {
   readonly preserve_host_header: boolean;
   readonly host_rewrite?: string;
   readonly tls_skip_verify: boolean;
+  /** Forwarding to link-local, metadata or Portcullis's own addresses is allowed (check-upstream-targets.ts). */
+  readonly allow_restricted_upstream: boolean;
   readonly tls_server_name?: string;
   readonly tls_custom_ca_pem?: string;
   readonly tls_client_cert_pem?: string;

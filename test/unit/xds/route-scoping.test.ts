@@ -42,7 +42,7 @@ test('per-host delivery only when every virtual host is one exact host', () => {
     );
   }
   assert.equal(routeScoping(irOf(['https://a.test', 'https://*.b.test'])), 'single');
-  assert.equal(routeScoping(irOf(['https://a.test', 'https://a*b.test'])), 'single', 'catch-all patterns');
+  assert.equal(routeScoping(irOf(['https://a.test', 'https://a.*.b.test'])), 'single', 'catch-all patterns');
 });
 
 test('per host: one RouteConfiguration per host and a scope keyed by the host naming it; consistent', () => {
@@ -132,7 +132,7 @@ test('compile picks the delivery routeScoping names, across a sequence of reload
     ['https://a.test', 'https://b.test', 'https://*.c.test'],
     ['https://a.test', 'https://b.test'],
     ['https://a.test', 'https://b.test', 'https://d.test'],
-    ['https://a.test', 'https://x*y.test'],
+    ['https://a.test', 'https://x.*.y.test'],
     [],
     ['https://a.test'],
   ];

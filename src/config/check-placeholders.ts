@@ -1,0 +1,52 @@
+/**
+ * `${VAR}` left literal in a config value. Portcullis does not expand environment variables inside
+ * values (each option has its own variable instead, and secrets their `_file` form), so a value
+ * written for a tool that does (`shared_secret: ${SHARED_SECRET}`) would be used as the literal
+ * text: a guessable secret, a deny entry that never matches. Such a value is an error at its key.
+ */
+import type { Env } from './sources.js';
+import { envName } from './option-table.js';
+import { isPlainObject, type Reader } from './value-readers.js';
+
+const PLACEHOLDER = /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}/;
+
+/** A fixed response's body is content, not configuration: `${x}` may be meant there. */
+const CONTENT_KEYS = new Set(['body']);
+
+/**
+ * Reports each string in `document` (top-level values, routes included) and in the environment
+ * variables of options that holds a `${NAME}` placeholder.
+ */
+export function checkPlaceholders(
+  reader: Reader,
+  document: Record<string, unknown>,
+  env: Env,
+  optionKeys: readonly string[],
+): void {
+  for (const [key, value] of Object.entries(document)) visit(reader, key, value);
+  for (const key of optionKeys) {
+    const name = envName(key);
+    const value = env[name];
+    if (value !== undefined && PLACEHOLDER.test(value)) report(reader, name, value);
+  }
+}
+
+function visit(reader: Reader, path: string, value: unknown): void {
+  if (typeof value === 'string') {
+    if (PLACEHOLDER.test(value)) report(reader, path, value);
+  } else if (Array.isArray(value)) {
+    value.forEach((item, index) => visit(reader, `${path}[${index}]`, item));
+  } else if (isPlainObject(value)) {
+    for (const [key, item] of Object.entries(value)) {
+      if (!CONTENT_KEYS.has(key)) visit(reader, `${path}.${key}`, item);
+    }
+  }
+}
+
+function report(reader: Reader, path: string, value: string): void {
+  const placeholder = PLACEHOLDER.exec(value)?.[0] ?? '${...}';
+  reader.problem(
+    path,
+    `holds ${placeholder}, which Portcullis does not expand: set the option through its environment variable (or its _file form for secrets) instead of a placeholder`,
+  );
+}
