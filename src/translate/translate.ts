@@ -217,6 +217,9 @@ function buildRoute(
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
     idpId: identityProviderFor(config, settings)?.id ?? NO_IDENTITY_PROVIDER,
+    ...(settings.pass_request_identity_headers === undefined
+      ? {}
+      : { passRequestIdentityHeaders: [...settings.pass_request_identity_headers].sort() }),
     ...routeAnswer(settings),
   };
 }

@@ -103,7 +103,9 @@ function hostScopedRoutes(): ProtoObject {
  *
  * 1. under per-host routes, the host-case filter: it lower-cases the host of a request that found
  *    no scope, and Envoy routes it again (host-case.ts);
- * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes;
+ * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes, and every
+ *    header of the shared identity list (`impersonate-*`, `x-forwarded-user`, ...) the route does
+ *    not pass by name (identity-strip.ts);
  * 3. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
  *    sets the assertion and claim headers and the Cookie header without the session cookie;
  * 4. the credential strip: the session cookie and `Authorization: Portcullis` go;
