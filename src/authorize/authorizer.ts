@@ -64,6 +64,7 @@ export function createAuthorizer(
     const route = state.routes.get(request.routeId);
     if (route === undefined) return routeNotFound(request);
     const credentials = readCredentials(request.headers, state.cookieName);
+    if (credentials.conflicting) return conflictingCredentials(request);
     // A public route never needs a session: the store is not asked (and may be down).
     const sessionId =
       route.public || credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
@@ -280,7 +281,8 @@ function ownRoute(state: AuthzState, request: AuthorizeRequest): Decision {
     request.path.startsWith(OWN_PATH_PREFIX) ||
     (state.authenticateHost !== undefined && hostnameOf(request.host) === state.authenticateHost);
   if (!own) return routeNotFound(request);
-  const { handle } = readCredentials(request.headers, state.cookieName);
+  const { handle, conflicting } = readCredentials(request.headers, state.cookieName);
+  if (conflicting) return conflictingCredentials(request);
   return handle === undefined || handle === ''
     ? { kind: 'allow', setHeaders: [], removeHeaders: [OWN_SESSION_HEADER], reasons: ['own-endpoint'] }
     : {
@@ -308,6 +310,21 @@ function jwksResponse(state: AuthzState): Decision {
     body: state.jwksJson,
     reasons: ['jwks'],
   };
+}
+
+/**
+ * The 400 for a request with two different session credentials (RequestCredentials.conflicting):
+ * refused before any session is looked up, on routes and on Portcullis's own endpoints alike, so
+ * a cookie another subdomain set never decides whose session a request runs as.
+ */
+function conflictingCredentials(request: AuthorizeRequest): Decision {
+  return denyResponse(
+    400,
+    'This request carries two different Portcullis sessions (a cookie set by another site under this domain can cause this). Clear the cookies of this site and sign in again.',
+    request.requestId,
+    requestClientKind(request),
+    ['conflicting-credentials'],
+  );
 }
 
 /** The 404 for a Check that names no configured route. */
