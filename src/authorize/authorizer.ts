@@ -11,6 +11,7 @@ import type { AssertionSigner } from './identity/assertion-cache.js';
 import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
 import { assertionTarget, hostnameOf } from './request-host.js';
+import { isWellFormed } from './request-shape.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
@@ -44,7 +45,8 @@ interface Warnings {
 }
 
 /**
- * Decides one request (pomerium-behaviour.md 2.5, in that order): unknown route 404; a sign-in
+ * Decides one request (pomerium-behaviour.md 2.5, in that order): a Check no Envoy would send
+ * (request-shape.ts) 400; two different session credentials 400; unknown route 404; a sign-in
  * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
@@ -59,6 +61,7 @@ export function createAuthorizer(
 ): (request: AuthorizeRequest) => Decision | Promise<Decision> {
   const warnings: Warnings = { large: new Set(), storeWarnedAt: -Infinity, storeSuppressed: 0 };
   return (request) => {
+    if (!isWellFormed(request)) return malformedRequest(request);
     const state = deps.state();
     if (request.routeId === undefined) return ownRoute(state, request);
     const route = state.routes.get(request.routeId);
@@ -325,6 +328,13 @@ function conflictingCredentials(request: AuthorizeRequest): Decision {
     requestClientKind(request),
     ['conflicting-credentials'],
   );
+}
+
+/** The 400 for a Check that no Envoy would send (request-shape.ts): no method, host or path. */
+function malformedRequest(request: AuthorizeRequest): Decision {
+  return denyResponse(400, 'The request is malformed.', request.requestId, requestClientKind(request), [
+    'malformed-request',
+  ]);
 }
 
 /** The 404 for a Check that names no configured route. */
