@@ -11,6 +11,7 @@ import type { AssertionSigner } from './identity/assertion-cache.js';
 import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
 import { assertionTarget, hostnameOf } from './request-host.js';
+import { isWellFormed } from './request-shape.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
@@ -44,7 +45,8 @@ interface Warnings {
 }
 
 /**
- * Decides one request (pomerium-behaviour.md 2.5, in that order): unknown route 404; a sign-in
+ * Decides one request (pomerium-behaviour.md 2.5, in that order): a Check no Envoy would send
+ * (request-shape.ts) 400; two different session credentials 400; unknown route 404; a sign-in
  * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
@@ -59,11 +61,13 @@ export function createAuthorizer(
 ): (request: AuthorizeRequest) => Decision | Promise<Decision> {
   const warnings: Warnings = { large: new Set(), storeWarnedAt: -Infinity, storeSuppressed: 0 };
   return (request) => {
+    if (!isWellFormed(request)) return malformedRequest(request);
     const state = deps.state();
     if (request.routeId === undefined) return ownRoute(state, request);
     const route = state.routes.get(request.routeId);
     if (route === undefined) return routeNotFound(request);
     const credentials = readCredentials(request.headers, state.cookieName);
+    if (credentials.conflicting) return conflictingCredentials(request);
     // A public route never needs a session: the store is not asked (and may be down).
     const sessionId =
       route.public || credentials.handle === undefined ? undefined : deps.verifyHandle(credentials.handle);
@@ -280,7 +284,8 @@ function ownRoute(state: AuthzState, request: AuthorizeRequest): Decision {
     request.path.startsWith(OWN_PATH_PREFIX) ||
     (state.authenticateHost !== undefined && hostnameOf(request.host) === state.authenticateHost);
   if (!own) return routeNotFound(request);
-  const { handle } = readCredentials(request.headers, state.cookieName);
+  const { handle, conflicting } = readCredentials(request.headers, state.cookieName);
+  if (conflicting) return conflictingCredentials(request);
   return handle === undefined || handle === ''
     ? { kind: 'allow', setHeaders: [], removeHeaders: [OWN_SESSION_HEADER], reasons: ['own-endpoint'] }
     : {
@@ -308,6 +313,28 @@ function jwksResponse(state: AuthzState): Decision {
     body: state.jwksJson,
     reasons: ['jwks'],
   };
+}
+
+/**
+ * The 400 for a request with two different session credentials (RequestCredentials.conflicting):
+ * refused before any session is looked up, on routes and on Portcullis's own endpoints alike, so
+ * a cookie another subdomain set never decides whose session a request runs as.
+ */
+function conflictingCredentials(request: AuthorizeRequest): Decision {
+  return denyResponse(
+    400,
+    'This request carries two different Portcullis sessions (a cookie set by another site under this domain can cause this). Clear the cookies of this site and sign in again.',
+    request.requestId,
+    requestClientKind(request),
+    ['conflicting-credentials'],
+  );
+}
+
+/** The 400 for a Check that no Envoy would send (request-shape.ts): no method, host or path. */
+function malformedRequest(request: AuthorizeRequest): Decision {
+  return denyResponse(400, 'The request is malformed.', request.requestId, requestClientKind(request), [
+    'malformed-request',
+  ]);
 }
 
 /** The 404 for a Check that names no configured route. */

@@ -88,7 +88,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'string_map' },
     services: PROXY,
     secret: false,
-    doc: 'Response headers added to every route (replaces the removed `headers`). Unset: X-Frame-Options, X-XSS-Protection and, with TLS, HSTS. `disable: true` removes them all.',
+    doc: 'Response headers added to every route (replaces the removed `headers`). Unset: X-Frame-Options, X-XSS-Protection and, with TLS, HSTS (`max-age=31536000; includeSubDomains`; set it here to add `preload`). `disable: true` removes them all.',
   },
   {
     key: 'certificate',

@@ -52,6 +52,7 @@ const HTTP_REQUEST_KEYS = [
   'tls_client_cert_file',
   'tls_client_key_file',
   'pass_identity_headers',
+  'pass_request_identity_headers',
 ];
 
 /**

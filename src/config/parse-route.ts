@@ -1,4 +1,9 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
+import {
+  IDENTITY_HEADER_NAMES,
+  IDENTITY_HEADER_PREFIXES,
+  isIdentityHeader,
+} from '../shared/identity-headers.js';
 import { dropUndefined } from './parse-health-check.js';
 import { readAccess } from './parse-route-extras.js';
 import { readRedirect, readResponse, warnInapplicableKeys } from './parse-route-answer.js';
@@ -65,6 +70,7 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
       raw.remove_request_headers === undefined
         ? []
         : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? []),
+    pass_request_identity_headers: readIdentityPass(reader, at('pass_request_identity_headers'), raw),
     set_response_headers:
       raw.set_response_headers === undefined
         ? {}
@@ -147,6 +153,27 @@ function checkHostRewrite(
   if (sources > 1)
     reader.problem(path, 'set only one of host_rewrite, set_request_headers.Host and preserve_host_header');
   return hostRewrite ?? hostHeader;
+}
+
+/**
+ * `pass_request_identity_headers`: header names, each one the identity strip removes
+ * (shared/identity-headers.ts), lower-cased; undefined when unset or empty. A name the strip does
+ * not remove would pass anyway, so it is an error rather than a silent no-op.
+ */
+function readIdentityPass(reader: Reader, path: string, raw: Record<string, unknown>): string[] | undefined {
+  if (raw.pass_request_identity_headers === undefined || raw.pass_request_identity_headers === null)
+    return undefined;
+  const names = reader.stringList(path, raw.pass_request_identity_headers) ?? [];
+  for (const [index, name] of names.entries()) {
+    if (!HEADER_NAME.test(name)) reader.problem(`${path}[${index}]`, `"${name}" is not a valid header name`);
+    else if (!isIdentityHeader(name))
+      reader.problem(
+        `${path}[${index}]`,
+        `"${name}" is not an identity header Portcullis strips (${[...IDENTITY_HEADER_NAMES, ...IDENTITY_HEADER_PREFIXES.map((prefix) => `${prefix}*`)].join(', ')}); it reaches the upstream already, remove it`,
+      );
+  }
+  const lower = [...new Set(names.map((name) => name.toLowerCase()))];
+  return lower.length === 0 ? undefined : lower;
 }
 
 function checkHeaderNames(reader: Reader, path: string, route: Record<string, unknown>): void {

@@ -162,6 +162,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
     doc: 'Send the signed identity assertion and claim headers upstream (default: the global setting).',
   },
   {
+    key: 'pass_request_identity_headers',
+    type: 'string_list',
+    doc: 'Client-sent identity headers this route lets through, by name (e.g. `Impersonate-User`). Every other one on the list in src/shared/identity-headers.ts (`Impersonate-*`, `X-Forwarded-User`, `-Email`, `-Groups`, `X-Auth-Request-*`, ...) is stripped on every route; a name off that list is an error.',
+  },
+  {
     key: 'policy',
     type: 'policy',
     doc: 'Policy rules: `allow`/`deny` with `and`, `or`, `not`, `nor` lists of criteria (see Policy criteria below).',

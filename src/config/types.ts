@@ -100,6 +100,11 @@ export interface RouteSettings {
   readonly allow_websockets: boolean;
   readonly set_request_headers: Readonly<Record<string, string>>;
   readonly remove_request_headers: readonly string[];
+  /**
+   * Client-sent identity headers (src/shared/identity-headers.ts) this route lets through,
+   * lower case; every other one is stripped. Unset: none.
+   */
+  readonly pass_request_identity_headers?: readonly string[];
   readonly set_response_headers: Readonly<Record<string, string>>;
   readonly preserve_host_header: boolean;
   readonly host_rewrite?: string;

@@ -136,6 +136,11 @@ export interface IRRoute {
   /** Send the signed identity assertion and claim headers upstream (route value, else global). */
   readonly passIdentityHeaders: boolean;
   /**
+   * Client-sent identity headers (shared/identity-headers.ts) Envoy lets through on this route,
+   * lower case, sorted; absent means none (every one is stripped).
+   */
+  readonly passRequestIdentityHeaders?: readonly string[];
+  /**
    * The identity-provider client this route signs users in with (`idpId` of its settings: the
    * route's own `idp_client_id` or the global one). Only sessions made by that client count here.
    */

@@ -37,6 +37,21 @@ export function splitSessionCookie(header: string | undefined, name: string): Co
 }
 
 /**
+ * Every value a Cookie header gives the cookie `name`, in order, by the `cookie` library's rules
+ * (each `;`-separated pair parsed on its own, since the library keeps only a name's first value).
+ * Two different values mean two cookies of that name reached the request, such as one set by a
+ * sibling subdomain next to this host's own (cookie tossing): the authorizer refuses those rather
+ * than pick one (src/authorize/request-credentials.ts).
+ */
+export function cookieValues(header: string | undefined, name: string): string[] {
+  if (header === undefined || header === '') return [];
+  return header.split(';').flatMap((pair) => {
+    const cookies = parseCookie(pair, { decode: (value) => value });
+    return Object.hasOwn(cookies, name) ? [cookies[name] ?? ''] : [];
+  });
+}
+
+/**
  * One cookie as forwarded: through `stringifyCookie`, or, for a name it refuses (a space, a
  * non-ASCII letter, an empty name: all things a client can send and the parse accepts), as the
  * client wrote it, which Envoy has already accepted in a header. Never a throw: a strange cookie

@@ -37,9 +37,13 @@ export interface TranslateResult {
   readonly problems: readonly Problem[];
 }
 
-/** Default security headers when `set_response_headers` is unset; HSTS only when TLS is served. */
+/**
+ * Default security headers when `set_response_headers` is unset; HSTS only when TLS is served, and
+ * without `preload`: asking browsers to hard-code the domain (hstspreload.org) is the operator's
+ * decision, made by setting the header in `set_response_headers`.
+ */
 const DEFAULT_RESPONSE_HEADERS = { 'X-Frame-Options': 'SAMEORIGIN', 'X-XSS-Protection': '1; mode=block' };
-const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains; preload' };
+const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains' };
 
 /**
  * Config -> IR: groups routes into virtual hosts, names each route and its cluster by the route's
@@ -217,6 +221,9 @@ function buildRoute(
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
     idpId: identityProviderFor(config, settings)?.id ?? NO_IDENTITY_PROVIDER,
+    ...(settings.pass_request_identity_headers === undefined
+      ? {}
+      : { passRequestIdentityHeaders: [...settings.pass_request_identity_headers].sort() }),
     ...routeAnswer(settings),
   };
 }

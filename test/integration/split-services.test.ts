@@ -157,9 +157,10 @@ describe('split services (four processes, tls_derive)', () => {
       assert.equal(payload['email'], 'alice@example.com');
       assert.equal(payload['sid'], sessionId);
 
-      const signOut = new URL(`${split.appOrigin}${SIGN_OUT_PATH}`);
-      signOut.searchParams.set(CSRF_PARAM, signOutToken(split.sharedSecret, sessionId));
-      const ended = await client.get(signOut);
+      const ended = await client.post(
+        `${split.appOrigin}${SIGN_OUT_PATH}`,
+        new URLSearchParams({ [CSRF_PARAM]: signOutToken(split.sharedSecret, sessionId) }),
+      );
       assert.ok([200, 302].includes(ended.status), `sign-out failed: ${ended.status} ${ended.body}`);
       const handle = `${SESSION_COOKIE}=${new SessionHandles(split.sharedSecret).issue(sessionId)}`;
       const replayed = await new EnvoyClient(split.proxyPort).get(`${split.appOrigin}/page`, {

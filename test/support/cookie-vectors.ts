@@ -18,6 +18,11 @@ export interface CookieVector {
   /** Whether the authorizer sees a session cookie at all (an empty one too). */
   readonly hadSession: boolean;
   /**
+   * Two different session cookies: the authorizer refuses the request (400) on a protected route
+   * or its own endpoints (src/authorize/request-credentials.ts); a public upstream gets `forwarded`.
+   */
+  readonly conflicting?: true;
+  /**
    * The one Cookie header an upstream of a public route gets, over HTTP/1.1 or HTTP/2 (Envoy joins
    * several fields with `; ` first); undefined when no cookie is left.
    */
@@ -61,10 +66,11 @@ export const COOKIE_VECTORS: readonly CookieVector[] = [
     forwarded: 'a=1; b=2',
   },
   {
-    name: 'repeated: the first is read, every one is removed',
+    name: 'repeated: the first is read, the request refused, every one is removed',
     sent: [`_portcullis=${HANDLE}; a=1; _portcullis=second`],
     session: HANDLE,
     hadSession: true,
+    conflicting: true,
     forwarded: 'a=1',
   },
   {
@@ -121,6 +127,7 @@ export const COOKIE_VECTORS: readonly CookieVector[] = [
     sent: [`a=1; _portcullis=${HANDLE}`, ' _portcullis =other; b=2'],
     session: HANDLE,
     hadSession: true,
+    conflicting: true,
     forwarded: 'a=1; b=2',
   },
 ];

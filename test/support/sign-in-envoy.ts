@@ -45,6 +45,25 @@ export class EnvoyClient {
   ) {}
 
   get(target: URL | string, headers: Record<string, string> = {}): Promise<Answer> {
+    return this.send('GET', target, headers, undefined);
+  }
+
+  /** POSTs `form` (urlencoded) to `target`, with the jar's cookies, like `get`. */
+  post(target: URL | string, form: URLSearchParams, headers: Record<string, string> = {}): Promise<Answer> {
+    return this.send(
+      'POST',
+      target,
+      { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      form,
+    );
+  }
+
+  private send(
+    method: string,
+    target: URL | string,
+    headers: Record<string, string>,
+    form: URLSearchParams | undefined,
+  ): Promise<Answer> {
     const url = new URL(target);
     const cookie = this.jar.header(url);
     return new Promise((resolve, reject) => {
@@ -53,6 +72,7 @@ export class EnvoyClient {
           host: this.address,
           port: this.port,
           path: `${url.pathname}${url.search}`,
+          method,
           headers: {
             host: url.host,
             accept: 'text/html',
@@ -77,9 +97,9 @@ export class EnvoyClient {
           });
         },
       );
-      req.on('timeout', () => req.destroy(new Error(`GET ${url.href} timed out`)));
+      req.on('timeout', () => req.destroy(new Error(`${method} ${url.href} timed out`)));
       req.on('error', reject);
-      req.end();
+      req.end(form?.toString());
     });
   }
 }

@@ -33,18 +33,21 @@ export function currentSession(request: OwnRequest, context: HandlerContext): Pr
   return sessionForHandle(request.sessionHandle, context);
 }
 
-/** What a sign-out request carries as its CSRF token: the query on GET, the form field (else query) on POST. */
+/**
+ * What a sign-out request carries as its CSRF token: on POST, the form field (else the query);
+ * on GET, nothing. A GET never signs out, token or not (issue 33): a link, an image or a prefetch
+ * must not end a session, and a token in a GET URL would travel in logs and Referer headers.
+ */
 function presentedToken(request: OwnRequest): string | undefined {
-  const fromQuery = request.url.searchParams.get(CSRF_PARAM) ?? undefined;
-  if (request.method !== 'POST') return fromQuery;
-  return request.form?.get(CSRF_PARAM) ?? fromQuery;
+  if (request.method !== 'POST') return undefined;
+  return request.form?.get(CSRF_PARAM) ?? request.url.searchParams.get(CSRF_PARAM) ?? undefined;
 }
 
 /**
  * A handler for SIGN_OUT_PATH (GET and POST), waiting at most `idpCallBoundMs` for each IdP call.
- * GET without a valid token: a confirmation page whose POST form carries it (or, without a
- * session, the signed-out page). POST with a missing or wrong token: 403. A valid token: see
- * `endSession`. A session store outage (reading or deleting the session) is a 503 saying
+ * GET (with or without a token): a confirmation page whose POST form carries the token (or,
+ * without a session, the signed-out page). POST with a missing or wrong token: 403. POST with the
+ * valid token: see `endSession`. A session store outage (reading or deleting the session) is a 503 saying
  * sign-out did not complete, with a retry link, and leaves the cookie alone.
  */
 export function createSignOutHandler(idpCallBoundMs: number): OwnHandler {

@@ -1,6 +1,7 @@
 import { typed, type ProtoObject } from '../codec/codec.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
 import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
+import { IDENTITY_HEADER_NAMES, IDENTITY_HEADER_PREFIXES } from '../../shared/identity-headers.js';
 
 const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';
 
@@ -17,11 +18,19 @@ export function luaString(text: string): string {
   return `${out}"`;
 }
 
+/** The key of a route's `filter_metadata` entry for the identity strip: the names it passes. */
+const PASS_KEY = 'pass';
+
 /**
  * Lua that removes every client-sent identity header: each `x-portcullis-*` header and each
- * configured claim header (`claimHeaders`, lower-case names). It runs before ext_authz, so the
+ * configured claim header (`claimHeaders`, lower-case names), always; and each header of the
+ * shared identity list (src/shared/identity-headers.ts: `impersonate-*`, `x-forwarded-user`,
+ * `x-auth-request-*`, ...) unless the route the request took names it in its metadata
+ * (`identityPassMetadata`, from `pass_request_identity_headers`). It runs before ext_authz, so the
  * assertion and claim headers Portcullis sets on an allowed request are added after it and reach
- * the upstream, while nothing the client wrote under those names does.
+ * the upstream, while nothing the client wrote under those names does. The route is read only
+ * when such a header is present (Envoy resolves it for the request as the router will, after the
+ * host-case filter's re-lookup under per-host routes).
  *
  * It also joins several Cookie fields into one with `; `, as Envoy's HTTP/2 codec does with
  * crumbs (RFC 9113 8.2.3) and as RFC 6265 5.4 has user agents send them. Over HTTP/1.1 ext_authz
@@ -31,13 +40,38 @@ export function luaString(text: string): string {
  */
 export function identityStripScript(claimHeaders: readonly string[]): string {
   const names = [...new Set(claimHeaders.map((name) => name.toLowerCase()))].sort();
+  const table = (keys: readonly string[]): string =>
+    keys.map((name) => `[${luaString(name)}] = true`).join(', ');
   return `local PREFIX = ${luaString(RESERVED_HEADER_PREFIX)}
-local NAMES = {${names.map((name) => `[${luaString(name)}] = true`).join(', ')}}
+local NAMES = {${table(names)}}
+local IDENTITY = {${table(IDENTITY_HEADER_NAMES)}}
+local IDENTITY_PREFIXES = {${IDENTITY_HEADER_PREFIXES.map(luaString).join(', ')}}
+local function identity(key)
+  if IDENTITY[key] then return true end
+  for _, prefix in ipairs(IDENTITY_PREFIXES) do
+    if string.sub(key, 1, #prefix) == prefix then return true end
+  end
+  return false
+end
+local function passed(handle)
+  local pass = {}
+  local listed = handle:metadata():get(${luaString(PASS_KEY)})
+  if type(listed) == "table" then
+    for _, name in ipairs(listed) do pass[name] = true end
+  end
+  return pass
+end
 function envoy_on_request(handle)
   local headers = handle:headers()
   local drop = {}
+  local pass = nil
   for key, _ in pairs(headers) do
-    if string.sub(key, 1, #PREFIX) == PREFIX or NAMES[key] then drop[#drop + 1] = key end
+    if string.sub(key, 1, #PREFIX) == PREFIX or NAMES[key] then
+      drop[#drop + 1] = key
+    elseif identity(key) then
+      if pass == nil then pass = passed(handle) end
+      if not pass[key] then drop[#drop + 1] = key end
+    end
   end
   for _, key in ipairs(drop) do headers:remove(key) end
   local count = headers:getNumValues("cookie")
@@ -49,6 +83,21 @@ function envoy_on_request(handle)
   end
 end
 `;
+}
+
+/**
+ * A route's `metadata` that lets the identity strip pass `names` (lower case, each on the shared
+ * identity list: config validation checks it), or undefined for none. It is metadata the strip
+ * reads, not per-filter config: the strip filter itself runs on every route.
+ */
+export function identityPassMetadata(names: readonly string[]): ProtoObject | undefined {
+  if (names.length === 0) return undefined;
+  const values = [...new Set(names)].sort().map((name) => ({ stringValue: name }));
+  return {
+    filter_metadata: {
+      [HTTP_FILTER_STRIP_IDENTITY]: { fields: { [PASS_KEY]: { listValue: { values } } } },
+    },
+  };
 }
 
 /**

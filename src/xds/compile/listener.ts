@@ -103,7 +103,9 @@ function hostScopedRoutes(): ProtoObject {
  *
  * 1. under per-host routes, the host-case filter: it lower-cases the host of a request that found
  *    no scope, and Envoy routes it again (host-case.ts);
- * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes;
+ * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes, and every
+ *    header of the shared identity list (`impersonate-*`, `x-forwarded-user`, ...) the route does
+ *    not pass by name (identity-strip.ts);
  * 3. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
  *    sets the assertion and claim headers and the Cookie header without the session cookie;
  * 4. the credential strip: the session cookie and `Authorization: Portcullis` go;
@@ -161,7 +163,70 @@ export function httpConnectionManager(
     stream_idle_timeout: durationMs(STREAM_IDLE_TIMEOUT_MS),
     request_timeout: durationMs(listener.requestTimeoutMs),
     always_set_request_id_in_response: true,
+    local_reply_config: localReplyConfig(),
     ...(listener.tracing === undefined ? {} : { tracing: hcmTracing(listener.tracing) }),
+  };
+}
+
+/**
+ * The response flags of the replies Envoy makes for its own reasons: no route, an upstream that
+ * fails, times out or is overloaded, a protocol error. Not `UAEX`: ext_authz's answers are
+ * Portcullis's own pages, which carry the request id already; a route's `response` sets no flag.
+ */
+const ENVOY_FAILURE_FLAGS = [
+  'LH',
+  'UH',
+  'UT',
+  'LR',
+  'UR',
+  'UF',
+  'UC',
+  'UO',
+  'NR',
+  'DI',
+  'FI',
+  'RLSE',
+  'URX',
+  'SI',
+  'IH',
+  'DPE',
+  'UMSDR',
+  'RFCF',
+  'NFCF',
+  'DT',
+  'UPE',
+  'NC',
+  'OM',
+  'DF',
+  'DO',
+];
+
+/** A plain-text local reply body: `first` line, then the request id (RFC 9110 gives no body). */
+function textWithRequestId(first: string): ProtoObject {
+  return {
+    text_format_source: { inline_string: `${first}\nrequest id: %REQ(X-REQUEST-ID)%\n` },
+    content_type: 'text/plain; charset=utf-8',
+  };
+}
+
+/**
+ * Envoy's own failure replies (`ENVOY_FAILURE_FLAGS`: 404 for no route, 503 for an upstream that
+ * cannot be reached, ...) say which request failed in their body, as Portcullis's pages do, so a
+ * user can quote it and an operator find it in the logs (x-request-id is in every response's
+ * headers already: `always_set_request_id_in_response`). ext_authz's answers and a route's own
+ * `response` are local replies too and are left alone. A request Envoy refuses before it assigns
+ * a request id (an escaped slash, a malformed header) has none to give.
+ */
+function localReplyConfig(): ProtoObject {
+  const failures = { response_flag_filter: { flags: ENVOY_FAILURE_FLAGS } };
+  return {
+    mappers: [
+      {
+        filter: { response_flag_filter: { flags: ['NR'] } },
+        body_format_override: textWithRequestId('No route matches this host and path.'),
+      },
+      { filter: failures, body_format_override: textWithRequestId('%LOCAL_REPLY_BODY%') },
+    ],
   };
 }
 

@@ -9,6 +9,7 @@ import { contentKeyOf } from './content-key.js';
 import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './own-http.js';
 import { answerAction } from './answer.js';
 import { compileTcpRoute } from './tcp-route.js';
+import { identityPassMetadata } from './identity-strip.js';
 
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
 type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
@@ -174,8 +175,13 @@ export function compileRoute(route: IRRoute): ProtoObject {
   return withHeaders(route, { name: route.name, match, route: action });
 }
 
-/** `out` with the route's own request and response header changes. */
+/**
+ * `out` with the route's own request and response header changes, and the client-sent identity
+ * headers the identity strip lets through on it (`identityPassMetadata`).
+ */
 function withHeaders(route: IRRoute, out: ProtoObject): ProtoObject {
+  const pass = identityPassMetadata(route.passRequestIdentityHeaders ?? []);
+  if (pass !== undefined) out.metadata = pass;
   if (Object.keys(route.requestHeadersToSet).length > 0)
     out.request_headers_to_add = headerOptions(route.requestHeadersToSet);
   if (route.requestHeadersToRemove.length > 0)

@@ -84,9 +84,9 @@ test('sign-out counts the session it ended, and nothing when there was none', as
   };
   await h.sessions.put(session);
   const url = `https://app.test:8443/.portcullis/sign_out?portcullis_csrf=${signOutToken(h.settings.sharedSecret, session.id)}`;
-  await dispatch(ownRequest(url, { sessionHandle: h.handles.issue(session.id) }), context);
+  await dispatch(ownRequest(url, { method: 'POST', sessionHandle: h.handles.issue(session.id) }), context);
   assert.deepEqual(telemetry.calls, ['signOut']);
-  await dispatch(ownRequest(url, { sessionHandle: h.handles.issue(session.id) }), context);
+  await dispatch(ownRequest(url, { method: 'POST', sessionHandle: h.handles.issue(session.id) }), context);
   assert.deepEqual(telemetry.calls, ['signOut'], 'the session was already gone');
 });
 

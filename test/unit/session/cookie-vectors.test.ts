@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { parseCookie } from 'cookie';
 import { splitSessionCookie } from '../../../src/session/cookie.js';
+import { readCredentials } from '../../../src/authorize/request-credentials.js';
 import { COOKIE_VECTORS, SESSION_COOKIE_NAME } from '../../support/cookie-vectors.js';
 
 const read = (header: string | undefined): Record<string, string | undefined> => ({
@@ -26,6 +27,11 @@ for (const vector of COOKIE_VECTORS) {
     delete others[SESSION_COOKIE_NAME];
     assert.deepEqual(read(vector.forwarded), others, 'every other cookie is forwarded');
     assert.deepEqual(read(split.others), others, "the authorizer's own rewrite");
+    assert.equal(
+      readCredentials({ cookie: vector.sent.join('; ') }, SESSION_COOKIE_NAME).conflicting,
+      vector.conflicting === true,
+      'two different session cookies are a conflict',
+    );
   });
 }
 

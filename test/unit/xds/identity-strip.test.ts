@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
   credentialStripScript,
+  identityPassMetadata,
   identityStripScript,
   luaString,
 } from '../../../src/xds/compile/identity-strip.js';
@@ -21,4 +22,25 @@ test('the configured names reach the scripts only as literals', () => {
     identityStripScript(['X-Dept', 'x-dept', 'X-Email']),
     /^local NAMES = \{\["x-dept"\] = true, \["x-email"\] = true\}$/m,
   );
+});
+
+test('the identity strip carries the shared identity list; a route passes names only through its metadata', () => {
+  const script = identityStripScript([]);
+  assert.match(script, /\["x-forwarded-user"\] = true/);
+  assert.match(
+    script,
+    /^local IDENTITY_PREFIXES = \{"impersonate-", "x-auth-request-", "x-remote-extra-"\}$/m,
+  );
+  assert.equal(identityPassMetadata([]), undefined);
+  assert.deepEqual(identityPassMetadata(['x-forwarded-user', 'impersonate-user']), {
+    filter_metadata: {
+      'portcullis.strip_identity_headers': {
+        fields: {
+          pass: {
+            listValue: { values: [{ stringValue: 'impersonate-user' }, { stringValue: 'x-forwarded-user' }] },
+          },
+        },
+      },
+    },
+  });
 });

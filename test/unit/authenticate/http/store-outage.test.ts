@@ -140,7 +140,7 @@ test('sign-out that cannot reach the store: 503 "could not complete", cookie kep
   const token = signOutToken(h.settings.sharedSecret, session.id);
   const url = `https://app.test:8443/.portcullis/sign_out?portcullis_csrf=${token}`;
   const deleting = await dispatch(
-    ownRequest(url, { sessionHandle: handle }),
+    ownRequest(url, { method: 'POST', sessionHandle: handle }),
     withOutage(h, { delete: true }),
   );
   assertUnavailable(h, deleting, '/.portcullis/sign_out', /Sign-out could not complete/);

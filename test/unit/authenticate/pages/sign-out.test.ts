@@ -15,14 +15,30 @@ import { assertClearsCookie, fakeProvider, fixture, request, storeSession } from
 
 const SIGN_OUT = 'https://app.example.com:8443/.portcullis/sign_out';
 
-test('GET with the token: session deleted, cookie cleared, refresh token revoked, RP-initiated logout', async () => {
+test('GET with the valid token never signs out: it shows the confirmation, the session stays', async () => {
+  const f = fixture({ provider: fakeProvider({ endSession: 'https://idp.test/session/end' }) });
+  const session = await storeSession(f);
+  const handle = f.handles.issue(session.id);
+  const token = signOutToken(f.sharedSecret, session.id);
+  const response = await signOutHandler(
+    request({ url: `${SIGN_OUT}?portcullis_csrf=${token}`, handle }),
+    f.context,
+  );
+  assert.equal(response.status, 200);
+  assert.match(response.body, /<h1>Sign out\?<\/h1>/);
+  assert.match(response.body, /method="post"/i);
+  assert.deepEqual(response.setCookies, []);
+  assert.ok(await f.sessions.get(session.id), 'the session is still there');
+});
+
+test('POST with the token in the query: session deleted, cookie cleared, refresh token revoked, RP-initiated logout', async () => {
   const provider = fakeProvider({ endSession: 'https://idp.test/session/end' });
   const f = fixture({ provider });
   const session = await storeSession(f);
   const handle = f.handles.issue(session.id);
   const token = signOutToken(f.sharedSecret, session.id);
   const response = await signOutHandler(
-    request({ url: `${SIGN_OUT}?portcullis_csrf=${token}`, handle }),
+    request({ method: 'POST', url: `${SIGN_OUT}?portcullis_csrf=${token}`, handle }),
     f.context,
   );
 
