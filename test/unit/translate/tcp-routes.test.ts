@@ -220,3 +220,16 @@ test('sign-in locates a TCP route (and its bastion host) only under /.portcullis
   assert.equal(locator.locate(new URL('https://db.example.com/')), undefined, 'no open redirect to it');
   assert.equal(locator.locate(new URL('https://bastion.example.com/app')), undefined);
 });
+
+test("sign-in hands a TCP route's session to the listener's port, or the bastion URL's own port", () => {
+  const ir = irOf([
+    tcp('tcp+https://db.example.com:5432'),
+    tcp('tcp+https://bastion.example.com:8443/db.internal:22'),
+  ]);
+  const locator = createRouteLocator(ir);
+  const at = (url: string): string | undefined => locator.locate(new URL(url))?.origin;
+  // The CONNECT port (5432) is only a name: Portcullis serves the host on its listener (:8080, plain).
+  assert.equal(at('https://db.example.com/.portcullis/api/v1/login'), 'http://db.example.com:8080');
+  assert.equal(at('https://bastion.example.com/.portcullis/api/v1/login'), 'http://bastion.example.com:8443');
+  assert.equal(locator.serves(new URL('http://db.example.com:5432')), false);
+});
