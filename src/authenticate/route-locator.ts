@@ -8,9 +8,11 @@
  * RE2 (shared/re2.ts, linear time), never with JavaScript's backtracking RegExp.
  *
  * Envoy ignores the port when it picks a virtual host, so a host name alone does not say where
- * Portcullis is: the origins it serves a route on are the listener's scheme (https, or http on a
- * plain listener), the route's host name, and the listener's port or the one `from` names (a port
- * a load balancer forwards). Sign-in hands sessions only to those origins.
+ * Portcullis is. The origins it serves a route on are the route's host name with: the listener's
+ * scheme (https, or http on a plain listener) and port; that scheme and the port `from` names (a
+ * port a load balancer forwards); and the authenticate URL's scheme and port, which name the same
+ * listener as users reach it (a load balancer that maps 443 or terminates TLS). Sign-in hands
+ * sessions only to those origins, never to a scheme or port a URL or Host header merely names.
  */
 import { OWN_PATH_PREFIX } from '../contract/endpoints.js';
 import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
@@ -58,11 +60,20 @@ export function createRouteLocator(ir: IR): RouteLocator {
   prefixes.sort((a, b) => b.affix.length - a.affix.length);
   const authenticateHost = hostOf(ir.authorize.authenticateUrl);
   const scheme = ir.listener.tls === undefined ? 'http:' : 'https:';
-  /** The origins `route` is served on under `host`: the listener's port first, then `from`'s. */
-  const originsOf = (route: IRRoute, host: string): string[] =>
-    [...new Set([ir.listener.port, route.fromPort ?? ir.listener.port])].map(
-      (port) => new URL(`${scheme}//${host}:${port}`).origin,
-    );
+  const front = frontOf(ir.authorize.authenticateUrl);
+  /**
+   * The origins `route` is served on under `host`, where users come from first: `from`'s port,
+   * then the authenticate URL's scheme and port (the same listener's public face, as a load
+   * balancer that terminates TLS or maps 443 shows it), then the listener's own.
+   */
+  const originsOf = (route: IRRoute, host: string): string[] => {
+    const candidates = [
+      ...(route.fromPort === undefined ? [] : [`${scheme}//${host}:${route.fromPort}`]),
+      ...(front === undefined ? [] : [`${front.scheme}//${host}:${front.port}`]),
+      `${scheme}//${host}:${ir.listener.port}`,
+    ];
+    return [...new Set(candidates.map((origin) => new URL(origin).origin))];
+  };
 
   const vhostRoutes = (host: string): readonly CompiledRoute[] | undefined =>
     exact.get(host) ??
@@ -85,9 +96,7 @@ export function createRouteLocator(ir: IR): RouteLocator {
         (path.startsWith(OWN_PATH_PREFIX) ? candidates[0] : undefined);
       if (found === undefined) return undefined;
       const origins = originsOf(found.route, host);
-      // `from`'s port is the one users see (a load balancer forwards it to the listener).
-      const origin = found.route.fromPort === undefined ? origins[0] : origins[origins.length - 1];
-      return { routeId: found.route.id, idpId: found.route.idpId, origins, origin: origin ?? '' };
+      return { routeId: found.route.id, idpId: found.route.idpId, origins, origin: origins[0] ?? '' };
     },
     serves(origin: URL): boolean {
       const host = origin.hostname.toLowerCase().replace(/\.$/, '');
@@ -125,6 +134,18 @@ function regexMatcher(pattern: string): (value: string) => boolean {
   const compiled = compileRe2(pattern);
   if (!compiled.ok) return () => false;
   return (value) => compiled.pattern.fullMatch(value);
+}
+
+/** The scheme (`https:`) and effective port of the authenticate URL, when it is an http(s) URL. */
+function frontOf(url: string | undefined): { scheme: string; port: string } | undefined {
+  if (url === undefined) return undefined;
+  try {
+    const { protocol, port } = new URL(url);
+    if (protocol !== 'http:' && protocol !== 'https:') return undefined;
+    return { scheme: protocol, port: port !== '' ? port : protocol === 'https:' ? '443' : '80' };
+  } catch {
+    return undefined;
+  }
 }
 
 function hostOf(url: string | undefined): string | undefined {

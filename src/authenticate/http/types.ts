@@ -53,10 +53,11 @@ export interface LocatedRoute {
   readonly idpId: string;
   /**
    * Every origin (`scheme://host[:port]`, as URL.origin spells it) Portcullis serves the route on
-   * under the located URL's host name: the listener's scheme and port, and `from`'s port.
+   * under the located URL's host name (route-locator.ts): `from`'s port, the authenticate URL's
+   * scheme and port, the listener's scheme and port.
    */
   readonly origins: readonly string[];
-  /** The one of `origins` users reach the route at (`from`'s port, else the listener's). */
+  /** The first of `origins`: where users reach the route, and a programmatic handoff goes. */
   readonly origin: string;
 }
 

@@ -105,16 +105,26 @@ test('merged slashes are matched as Envoy normalizes them', () => {
   assert.equal(locate('https://app.example.com//api/x'), 'exact-api');
 });
 
-test("a located route's origins: the listener's scheme and port, and the port `from` names", () => {
+test("a located route's origins: `from`'s port, the authenticate URL's, the listener's", () => {
   const locator = createRouteLocator(ir);
   const located = locator.locate(new URL('http://x.example.com:8081/p'));
   assert.deepEqual(located?.origins, ['https://x.example.com'], "the URL's own scheme and port say nothing");
   const lb = locator.locate(new URL('https://lb.example.org/'));
-  assert.deepEqual(lb?.origins, ['https://lb.example.org', 'https://lb.example.org:8443']);
+  assert.deepEqual(lb?.origins, ['https://lb.example.org:8443', 'https://lb.example.org']);
   assert.equal(lb?.origin, 'https://lb.example.org:8443', "`from`'s port is where users come from");
+  // A plain listener on 18080 behind a load balancer that serves https://auth.example.com.
   const plain = createRouteLocator({ ...ir, listener: { ...ir.listener, port: 18080, tls: undefined } });
   assert.deepEqual(plain.locate(new URL('https://app.example.com/'))?.origins, [
+    'https://app.example.com',
     'http://app.example.com:18080',
+  ]);
+  const direct = createRouteLocator({
+    ...ir,
+    listener: { ...ir.listener, port: 18443 },
+    authorize: { ...ir.authorize, authenticateUrl: 'https://auth.example.com:18443' },
+  });
+  assert.deepEqual(direct.locate(new URL('https://app.example.com/'))?.origins, [
+    'https://app.example.com:18443',
   ]);
 });
 

@@ -228,8 +228,11 @@ test("sign-in hands a TCP route's session to the listener's port, or the bastion
   ]);
   const locator = createRouteLocator(ir);
   const at = (url: string): string | undefined => locator.locate(new URL(url))?.origin;
-  // The CONNECT port (5432) is only a name: Portcullis serves the host on its listener (:8080, plain).
-  assert.equal(at('https://db.example.com/.portcullis/api/v1/login'), 'http://db.example.com:8080');
+  // The CONNECT port (5432) is only a name: Portcullis serves the host where users reach its
+  // listener (plain on :8080, behind https://authenticate.example.com's load balancer).
+  assert.equal(at('https://db.example.com:5432/.portcullis/api/v1/login'), 'https://db.example.com');
+  assert.equal(locator.serves(new URL('http://db.example.com:8080')), true);
   assert.equal(at('https://bastion.example.com/.portcullis/api/v1/login'), 'http://bastion.example.com:8443');
+  assert.equal(locator.serves(new URL('https://db.example.com:5432')), false);
   assert.equal(locator.serves(new URL('http://db.example.com:5432')), false);
 });
