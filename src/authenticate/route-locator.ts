@@ -4,10 +4,19 @@
  * redirect. Virtual hosts are chosen by the host name (port ignored, trailing dot dropped,
  * case-insensitive): an exact domain first, then `*.suffix` wildcards longest first, then
  * `prefix.*` wildcards longest first, then `*`; only that virtual host's routes are tried, first
- * match wins (a route's `:authority` regex and then its path matcher).
+ * match wins (a route's `:authority` regex and then its path matcher). Operator regexes run with
+ * RE2 (shared/re2.ts, linear time), never with JavaScript's backtracking RegExp.
+ *
+ * Envoy ignores the port when it picks a virtual host, so a host name alone does not say where
+ * Portcullis is. The origins it serves a route on are the route's host name with: the listener's
+ * scheme (https, or http on a plain listener) and port; that scheme and the port `from` names (a
+ * port a load balancer forwards); and the authenticate URL's scheme and port, which name the same
+ * listener as users reach it (a load balancer that maps 443 or terminates TLS). Sign-in hands
+ * sessions only to those origins, never to a scheme or port a URL or Host header merely names.
  */
 import { OWN_PATH_PREFIX } from '../contract/endpoints.js';
 import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
+import { compileRe2 } from '../shared/re2.js';
 import type { LocatedRoute, RouteLocator } from './http/types.js';
 
 interface CompiledRoute {
@@ -30,7 +39,8 @@ interface Wildcard {
  * to Portcullis on every route host), the host's first route. A TCP route matches no path, so a
  * TCP route's host (and a bastion host, where translate places its TCP routes too) locates its
  * first route only under `/.portcullis/`: programmatic login and the handoff work there, and
- * nothing else redirects to it.
+ * nothing else redirects to it. A located route carries the origins it is served on for the URL's
+ * host name, whatever scheme and port the URL itself has.
  */
 export function createRouteLocator(ir: IR): RouteLocator {
   const exact = new Map<string, readonly CompiledRoute[]>();
@@ -49,6 +59,21 @@ export function createRouteLocator(ir: IR): RouteLocator {
   suffixes.sort((a, b) => b.affix.length - a.affix.length);
   prefixes.sort((a, b) => b.affix.length - a.affix.length);
   const authenticateHost = hostOf(ir.authorize.authenticateUrl);
+  const scheme = ir.listener.tls === undefined ? 'http:' : 'https:';
+  const front = frontOf(ir.authorize.authenticateUrl);
+  /**
+   * The origins `route` is served on under `host`, where users come from first: `from`'s port,
+   * then the authenticate URL's scheme and port (the same listener's public face, as a load
+   * balancer that terminates TLS or maps 443 shows it), then the listener's own.
+   */
+  const originsOf = (route: IRRoute, host: string): string[] => {
+    const candidates = [
+      ...(route.fromPort === undefined ? [] : [`${scheme}//${host}:${route.fromPort}`]),
+      ...(front === undefined ? [] : [`${front.scheme}//${host}:${front.port}`]),
+      `${scheme}//${host}:${ir.listener.port}`,
+    ];
+    return [...new Set(candidates.map((origin) => new URL(origin).origin))];
+  };
 
   const vhostRoutes = (host: string): readonly CompiledRoute[] | undefined =>
     exact.get(host) ??
@@ -69,7 +94,16 @@ export function createRouteLocator(ir: IR): RouteLocator {
       const found =
         candidates.find((r) => r.path(path)) ??
         (path.startsWith(OWN_PATH_PREFIX) ? candidates[0] : undefined);
-      return found === undefined ? undefined : { routeId: found.route.id, idpId: found.route.idpId };
+      if (found === undefined) return undefined;
+      const origins = originsOf(found.route, host);
+      return { routeId: found.route.id, idpId: found.route.idpId, origins, origin: origins[0] ?? '' };
+    },
+    serves(origin: URL): boolean {
+      const host = origin.hostname.toLowerCase().replace(/\.$/, '');
+      if (host === '' || host === authenticateHost || origin.username !== '' || origin.password !== '')
+        return false;
+      const routes = vhostRoutes(host)?.filter((r) => r.authority(host)) ?? [];
+      return routes.some((r) => originsOf(r.route, host).includes(origin.origin));
     },
   };
 }
@@ -92,17 +126,26 @@ function pathMatcher(route: IRRoute): (path: string) => boolean {
 }
 
 /**
- * An RE2 pattern as a full-match test. A pattern JavaScript cannot compile (RE2-only syntax)
- * matches nothing: a redirect it would have allowed is refused, never the reverse.
+ * An RE2 pattern as a full-match test, in linear time whatever the pattern (Envoy's `safe_regex`
+ * semantics). A pattern RE2 refuses (validate reports those) matches nothing: a redirect it would
+ * have allowed is refused, never the reverse.
  */
 function regexMatcher(pattern: string): (value: string) => boolean {
-  let regex: RegExp;
+  const compiled = compileRe2(pattern);
+  if (!compiled.ok) return () => false;
+  return (value) => compiled.pattern.fullMatch(value);
+}
+
+/** The scheme (`https:`) and effective port of the authenticate URL, when it is an http(s) URL. */
+function frontOf(url: string | undefined): { scheme: string; port: string } | undefined {
+  if (url === undefined) return undefined;
   try {
-    regex = new RegExp(`^(?:${pattern})$`, 'u');
+    const { protocol, port } = new URL(url);
+    if (protocol !== 'http:' && protocol !== 'https:') return undefined;
+    return { scheme: protocol, port: port !== '' ? port : protocol === 'https:' ? '443' : '80' };
   } catch {
-    return () => false;
+    return undefined;
   }
-  return (value) => regex.test(value);
 }
 
 function hostOf(url: string | undefined): string | undefined {

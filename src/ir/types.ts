@@ -119,6 +119,13 @@ export interface IRRoute {
   readonly match: IRPathMatch;
   /** Anchored RE2 for `:authority` when the from host has a wildcard Envoy cannot express in domains. */
   readonly authorityRegex: string | undefined;
+  /**
+   * The port `from` names, when it names one (for the bastion TCP form, the port of the host
+   * clients dial; never a TCP route's CONNECT port): where users reach the route when a load
+   * balancer forwards that port to the listener. Sign-in hands sessions to the listener's port
+   * and this one only (authenticate/route-locator.ts).
+   */
+  readonly fromPort?: number;
   readonly clusterName: string;
   readonly timeoutMs: number;
   readonly idleTimeoutMs: number | undefined;

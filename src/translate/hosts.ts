@@ -32,3 +32,11 @@ export function placeHost(hostname: string): HostPlacement {
     .join('[^/:]+');
   return { vhost: CATCH_ALL_VHOST, domains: ['*'], authorityRegex: `^${regex}(:[0-9]+)?$` };
 }
+
+/**
+ * IRRoute.fromPort of a route whose `from` URL names a port (a default port is no port: the URL
+ * spells none), as a spread; nothing otherwise.
+ */
+export function fromPort(from: URL): { readonly fromPort?: number } {
+  return from.port === '' ? {} : { fromPort: Number(from.port) };
+}

@@ -11,7 +11,7 @@ import type { IRCluster, IRRoute } from '../ir/types.js';
 import { connectAuthority } from '../config/parse-url.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
 import { assembleRoutePolicy } from './route-policy.js';
-import { placeHost } from './hosts.js';
+import { fromPort, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 
 /** One IR route placed in a virtual host, with its cluster (none where another entry carries it). */
@@ -46,6 +46,8 @@ export function translateTcpRoute(
     sourcePath: settings.source_path,
     match: { kind: 'prefix', value: '/' },
     authorityRegex: undefined,
+    // The bastion form's URL port is where clients dial; the plain form's is the CONNECT's port.
+    ...(settings.from.pathname.replace(/^\/|\/$/g, '') === '' ? {} : fromPort(settings.from)),
     clusterName,
     // A tunnel lasts as long as its client wants: no request timeout, and no idle one unless set.
     timeoutMs: settings.timeout_ms ?? 0,

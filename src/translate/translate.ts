@@ -9,7 +9,7 @@ import type {
   IRVirtualHost,
   IRPathMatch,
 } from '../ir/types.js';
-import { CATCH_ALL_VHOST, placeHost } from './hosts.js';
+import { CATCH_ALL_VHOST, fromPort, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeIdentity, routeMatch } from './route-identity.js';
@@ -201,6 +201,7 @@ function buildRoute(
     sourcePath: settings.source_path,
     match,
     authorityRegex,
+    ...fromPort(settings.from),
     clusterName,
     timeoutMs: settings.timeout_ms ?? (websockets ? 0 : config.default_upstream_timeout_ms),
     idleTimeoutMs: settings.idle_timeout_ms ?? (websockets ? 0 : undefined),

@@ -124,8 +124,8 @@ describe('TCP routes through the real Envoy', () => {
   ];
 
   /** A client process that is stopped when the suite ends. */
-  function client(args: readonly string[]): ClientProcess {
-    const started = startClient(args, env);
+  function client(args: readonly string[], own: Record<string, string> = {}): ClientProcess {
+    const started = startClient(args, { ...env, ...own });
     cleanups.push(() => started.stop());
     return started;
   }
@@ -178,6 +178,54 @@ describe('TCP routes through the real Envoy', () => {
     assert.ok(!login.stderr().includes(token), 'the token was printed');
     // Node cannot resolve db.localhost: the client went through HTTPS_PROXY, as it should.
     assert.ok(proxy.authorities.includes(origin), `the proxy saw ${proxy.authorities.join(', ')}`);
+  });
+
+  // Issue 33 item 1: the handoff goes to the origin Portcullis serves the route on (its listener's
+  // port), not to port 443 of the name the client sent as Host behind `--via <IP>`.
+  test('portcullis tcp --via https://<IP>:<port> --no-browser: the sign-in in Chromium gives the client its token', async (t) => {
+    // A HOME of its own: no token is cached there, so the client signs in first.
+    const fresh = join(home, 'via-ip');
+    mkdirSync(fresh);
+    const piped = client(
+      [
+        'tcp',
+        DB,
+        '--via',
+        `https://127.0.0.1:${portcullis.port}`,
+        '--ca-cert',
+        portcullis.certificate.certFile,
+        '--no-browser',
+        '--listen',
+        '-',
+      ],
+      // The address is dialled directly (the test's proxy serves only `*.localhost` names).
+      { HOME: fresh, XDG_CONFIG_HOME: join(fresh, 'config'), NO_PROXY: '127.0.0.1' },
+    );
+    const signInUrl = await waitFor(
+      async () => {
+        if (piped.child.exitCode !== null) throw new Error(`the client exited: ${piped.stderr()}`);
+        return /open this URL in a browser:\n(\S+)/.exec(piped.stderr())?.[1];
+      },
+      { what: 'the client to print the sign-in URL', timeoutMs: 20_000 },
+    );
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    t.after(() => context.close());
+    context.setDefaultTimeout(BROWSER_TIMEOUT_MS);
+    context.setDefaultNavigationTimeout(BROWSER_TIMEOUT_MS);
+    const page = await context.newPage();
+    const handoffs: string[] = [];
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname === '/.portcullis/callback') handoffs.push(request.url());
+    });
+    await page.goto(signInUrl);
+    await signInAtIdp(page, idp.user);
+    await page.waitForURL((url) => url.hostname === '127.0.0.1' && url.pathname === '/cb');
+    assert.deepEqual(
+      handoffs.map((url) => new URL(url).origin),
+      [`https://db.localhost:${portcullis.port}`],
+    );
+    assert.equal(await converse(piped, 'after a login via an IP\n'), 'after a login via an IP\n');
+    assert.equal(await piped.exited, 0, piped.stderr());
   });
 
   test('bytes round-trip through portcullis tcp', async () => {

@@ -59,6 +59,13 @@ export interface ProgrammaticRequest {
   readonly idpId: string;
 }
 
+/** A programmatic-login request as its sign-in link carries it: single use by `jti`. */
+export interface ProgrammaticLink extends ProgrammaticRequest {
+  readonly jti: string;
+  /** Expiry (ms), for the replay guard. */
+  readonly expiresAt: number;
+}
+
 const expiry = (payload: JWTPayload): number => (payload.exp ?? 0) * 1000;
 
 /** Seals a sign-in state (cookie_secret). */
@@ -171,30 +178,35 @@ export async function openHandoff(sharedSecret: Uint8Array, sealed: string, now:
 /** Seals a programmatic-login request (shared_secret), valid PROGRAMMATIC_LIFETIME_MS. */
 export function sealProgrammaticRequest(
   sharedSecret: Uint8Array,
-  request: ProgrammaticRequest,
+  request: Omit<ProgrammaticLink, 'expiresAt'>,
   now: number,
 ): Promise<string> {
   return seal(
     sharedSecret,
     'programmatic-request',
-    { origin: request.origin, redirect: request.redirectUri, idp: request.idpId },
+    { origin: request.origin, redirect: request.redirectUri, idp: request.idpId, jti: request.jti },
     now,
     PROGRAMMATIC_LIFETIME_MS,
   );
 }
 
-/** Opens a programmatic-login request; throws FlowTokenError. */
+/**
+ * Opens a programmatic-login request; throws FlowTokenError (single use is the caller's
+ * ReplayGuard claim of `jti`).
+ */
 export async function openProgrammaticRequest(
   sharedSecret: Uint8Array,
   sealed: string,
   now: number,
-): Promise<ProgrammaticRequest> {
+): Promise<ProgrammaticLink> {
   const purpose = 'programmatic-request';
   const payload = await open(sharedSecret, purpose, sealed, now);
   return {
     origin: textField(purpose, payload, 'origin'),
     redirectUri: textField(purpose, payload, 'redirect'),
     idpId: textField(purpose, payload, 'idp'),
+    jti: textField(purpose, payload, 'jti'),
+    expiresAt: expiry(payload),
   };
 }
 

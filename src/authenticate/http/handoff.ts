@@ -44,7 +44,8 @@ export async function handoffLocation(
 
 /**
  * HANDOFF_PATH on a route host (GET): opens and claims the handoff (once), checks it was made for
- * this host (host and port) and that its session is still live, then sets this host's session
+ * an origin the configuration serves a route on (scheme, host and port: never the request's Host
+ * port or scheme) under this host name, and that its session is still live, then sets this host's session
  * cookie and redirects to the original URL; for a programmatic login, redirects to the client's
  * redirect URI with `portcullis_jwt=<handle>` instead (no cookie). Any failure is a 400 page with
  * a link to start again (a session store outage: 503), and sets nothing.
@@ -73,7 +74,11 @@ export const handoffHandler: OwnHandler = async (request, context) => {
     if (!(error instanceof FlowTokenError)) throw error;
     return refuse(`The sign-in handoff ${failureText(error.reason)}. Start again from the page you wanted.`);
   }
-  if (new URL(handoff.url).host !== request.url.host)
+  // The handoff names the origin it was made for; that origin must be one the configuration
+  // serves. The client's Host header says nothing (whoever holds a handoff chooses it): only its
+  // host name, which Envoy routed on, must be the handoff's, so the cookie is set for that site.
+  const made = new URL(handoff.url);
+  if (!context.routes().serves(made) || made.hostname !== request.url.hostname)
     return refuse('This sign-in handoff was made for another site.');
   let session: Session | undefined;
   try {

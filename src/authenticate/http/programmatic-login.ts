@@ -27,8 +27,10 @@ export function programmaticRedirectAllowed(url: URL, allowed: readonly string[]
 /**
  * GET only (405 otherwise). 400 when `portcullis_redirect_uri` is missing, not an http(s) URL, or
  * its host is not allowed (saying which host and which option lists the allowed ones); 404 when
- * this host has no route. 200: the sign-in URL, carrying a sealed request with this route host's
- * origin (where the handoff lands), the client's redirect URI and the route's identity provider.
+ * this host has no route. 200: the sign-in URL, carrying a sealed, single-use request with the
+ * origin Portcullis serves this route host on (where the handoff lands: the listener's scheme,
+ * the host name, the port `from` names or the listener's), the client's redirect URI and the
+ * route's identity provider.
  */
 export const programmaticLoginHandler: OwnHandler = async (request, context) => {
   if (request.method !== 'GET') return textResponse(405, 'programmatic login takes GET', [['allow', 'GET']]);
@@ -54,9 +56,11 @@ export const programmaticLoginHandler: OwnHandler = async (request, context) => 
     );
   const located = context.routes().locate(request.url);
   if (located === undefined) return textResponse(404, 'no route is configured for this host');
+  // The origin comes from the route's configuration, never from the Host header: the port the
+  // client named (or left out, behind `--via`) need not be where Portcullis serves the route.
   const sealed = await sealProgrammaticRequest(
     settings.sharedSecret,
-    { origin: request.url.origin, redirectUri: redirect.href, idpId: located.idpId },
+    { origin: located.origin, redirectUri: redirect.href, idpId: located.idpId, jti: context.randomId() },
     context.now(),
   );
   const signIn = new URL(SIGN_IN_PATH, settings.authenticateUrl);

@@ -49,8 +49,9 @@ export const signInHandler: OwnHandler = async (request, context) => {
 };
 
 /**
- * Where to return: a sealed programmatic request, or `portcullis_redirect_uri`, which must reach a
- * configured route (no open redirect). Else a 400 page saying why.
+ * Where to return: a sealed programmatic request (claimed once), or `portcullis_redirect_uri`,
+ * which must reach a configured route (no open redirect) on an origin Portcullis serves it on
+ * (scheme, host and port). Else a 400 page saying why.
  */
 async function destinationOf(
   request: OwnRequest,
@@ -60,19 +61,20 @@ async function destinationOf(
     errorResponse(400, 'Sign-in refused', message, request.requestId);
   const programmatic = request.url.searchParams.get(PROGRAMMATIC_PARAM);
   if (programmatic !== null) {
+    let link;
     try {
-      const sealed = await openProgrammaticRequest(
-        context.settings().sharedSecret,
-        programmatic,
-        context.now(),
-      );
-      return { target: { kind: 'programmatic', request: sealed }, idpId: sealed.idpId };
+      link = await openProgrammaticRequest(context.settings().sharedSecret, programmatic, context.now());
     } catch (error) {
       if (!(error instanceof FlowTokenError)) throw error;
       return refuse(
         `This programmatic sign-in link ${failureText(error.reason)}. Ask your client for a new one.`,
       );
     }
+    // Single use, as handoffs are: a link seen twice (a shared screen, a log, a history) signs no one in.
+    if (!(await context.replay.claim(`programmatic:${link.jti}`, link.expiresAt)))
+      return refuse('This programmatic sign-in link was already used. Ask your client for a new one.');
+    const { origin, redirectUri, idpId } = link;
+    return { target: { kind: 'programmatic', request: { origin, redirectUri, idpId } }, idpId };
   }
   const raw = request.url.searchParams.get(REDIRECT_URI_PARAM);
   if (raw === null || raw === '')
@@ -87,6 +89,12 @@ async function destinationOf(
   if (located === undefined)
     return refuse(
       `${url.origin}${url.pathname} is not served by any configured route, so Portcullis will not send you there after sign-in.`,
+    );
+  // Envoy matched the host name only: the scheme and port must be ones Portcullis serves, or the
+  // handoff (a bearer credential) would go to whoever listens there, in clear text over http.
+  if (!located.origins.includes(url.origin))
+    return refuse(
+      `${url.origin} is not where Portcullis serves ${url.hostname} (${located.origins.join(' or ')}), so Portcullis will not send your session there after sign-in.`,
     );
   return { target: { kind: 'url', url: url.href }, idpId: located.idpId };
 }

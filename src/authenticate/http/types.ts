@@ -51,14 +51,29 @@ export interface LocatedRoute {
   readonly routeId: string;
   /** The identity-provider client the route signs users in with. */
   readonly idpId: string;
+  /**
+   * Every origin (`scheme://host[:port]`, as URL.origin spells it) Portcullis serves the route on
+   * under the located URL's host name (route-locator.ts): `from`'s port, the authenticate URL's
+   * scheme and port, the listener's scheme and port.
+   */
+  readonly origins: readonly string[];
+  /** The first of `origins`: where users reach the route, and a programmatic handoff goes. */
+  readonly origin: string;
 }
 
 /**
  * Finds the configured route a URL would reach (host as Envoy matches it, then the route's path
- * matcher). Sign-in only redirects to URLs that reach a route: no open redirect.
+ * matcher). Sign-in only redirects to URLs that reach a route: no open redirect. Envoy ignores the
+ * port when matching, so `locate` does too; whether an origin is really one Portcullis serves is
+ * the located route's `origins` (or `serves`), from config, never from a request's Host header.
  */
 export interface RouteLocator {
   locate(url: URL): LocatedRoute | undefined;
+  /**
+   * True when `origin` (its scheme, host and effective port) is an origin Portcullis serves some
+   * route of that host on: where a sign-in handoff may go and be redeemed.
+   */
+  serves(origin: URL): boolean;
 }
 
 /** Single-use ids (sign-in states, handoffs) remembered until they expire, across every instance. */

@@ -1,15 +1,23 @@
 // The route locator decides as Envoy does which route a URL reaches: exact hosts before wildcards,
-// the catch-all's authority regex, path matchers in order, and never the authenticate host.
+// the catch-all's authority regex, path matchers in order, and never the authenticate host; and
+// the origins Portcullis serves a located route on (the listener's scheme and port, `from`'s port).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createRouteLocator } from '../../../src/authenticate/route-locator.js';
 import type { IR, IRPathMatch } from '../../../src/ir/types.js';
 
-function route(id: string, match: IRPathMatch, idpId = 'idp', authorityRegex?: string): unknown {
-  return { id, match, idpId, authorityRegex };
+function route(
+  id: string,
+  match: IRPathMatch,
+  idpId = 'idp',
+  authorityRegex?: string,
+  fromPort?: number,
+): unknown {
+  return { id, match, idpId, authorityRegex, fromPort };
 }
 
 const ir = {
+  listener: { port: 443, tls: { certificates: [] } },
   virtualHosts: [
     {
       name: 'app.example.com',
@@ -23,6 +31,16 @@ const ir = {
       name: '*.example.com',
       domains: ['*.example.com'],
       routes: [route('suffix', { kind: 'prefix', value: '/' })],
+    },
+    {
+      name: 'lb.example.org',
+      domains: ['lb.example.org'],
+      routes: [route('from-port', { kind: 'prefix', value: '/' }, 'idp', undefined, 8443)],
+    },
+    {
+      name: 'slow.example.org',
+      domains: ['slow.example.org'],
+      routes: [route('redos', { kind: 'regex', value: '/(a+)+' })],
     },
     {
       name: '*.b.example.com',
@@ -55,6 +73,8 @@ test('an exact host wins, and its routes are tried in order', () => {
   assert.deepEqual(createRouteLocator(ir).locate(new URL('https://app.example.com/api')), {
     routeId: 'exact-api',
     idpId: 'idp-api',
+    origins: ['https://app.example.com'],
+    origin: 'https://app.example.com',
   });
   assert.equal(locate('https://APP.example.com:8443/'), 'exact-root', 'case and port do not matter');
   assert.equal(locate('https://app.example.com/other'), undefined, 'no fallback to a wildcard host');
@@ -83,4 +103,52 @@ test("Portcullis's own paths on a route host locate the host's first route", () 
 
 test('merged slashes are matched as Envoy normalizes them', () => {
   assert.equal(locate('https://app.example.com//api/x'), 'exact-api');
+});
+
+test("a located route's origins: `from`'s port, the authenticate URL's, the listener's", () => {
+  const locator = createRouteLocator(ir);
+  const located = locator.locate(new URL('http://x.example.com:8081/p'));
+  assert.deepEqual(located?.origins, ['https://x.example.com'], "the URL's own scheme and port say nothing");
+  const lb = locator.locate(new URL('https://lb.example.org/'));
+  assert.deepEqual(lb?.origins, ['https://lb.example.org:8443', 'https://lb.example.org']);
+  assert.equal(lb?.origin, 'https://lb.example.org:8443', "`from`'s port is where users come from");
+  // A plain listener on 18080 behind a load balancer that serves https://auth.example.com.
+  const plain = createRouteLocator({ ...ir, listener: { ...ir.listener, port: 18080, tls: undefined } });
+  assert.deepEqual(plain.locate(new URL('https://app.example.com/'))?.origins, [
+    'https://app.example.com',
+    'http://app.example.com:18080',
+  ]);
+  const direct = createRouteLocator({
+    ...ir,
+    listener: { ...ir.listener, port: 18443 },
+    authorize: { ...ir.authorize, authenticateUrl: 'https://auth.example.com:18443' },
+  });
+  assert.deepEqual(direct.locate(new URL('https://app.example.com/'))?.origins, [
+    'https://app.example.com:18443',
+  ]);
+});
+
+test('serves: exactly the origins of some route of that host', () => {
+  const locator = createRouteLocator(ir);
+  const serves = (origin: string): boolean => locator.serves(new URL(origin));
+  assert.equal(serves('https://app.example.com/'), true);
+  assert.equal(serves('https://app.example.com:443/'), true);
+  assert.equal(serves('http://app.example.com/'), false, 'not over plain http');
+  assert.equal(serves('https://app.example.com:8081/'), false, 'not on another port');
+  assert.equal(serves('https://lb.example.org:8443/'), true);
+  assert.equal(serves('https://x.example.com/'), true, 'a wildcard host');
+  assert.equal(serves('https://abcz.test/'), true);
+  assert.equal(serves('https://other.test/'), false, 'the authority regex must match');
+  assert.equal(serves('https://auth.example.com/'), false, 'the authenticate host is no route host');
+  assert.equal(serves('https://nothing.example.net/'), false);
+});
+
+test('route regexes run with RE2: a pathological pattern answers at once', () => {
+  const locator = createRouteLocator(ir);
+  const started = performance.now();
+  const path = `/${'a'.repeat(48)}!`;
+  assert.equal(locator.locate(new URL(`https://slow.example.org${path}`)), undefined);
+  assert.equal(locator.locate(new URL(`https://slow.example.org/${'a'.repeat(48)}`))?.routeId, 'redos');
+  const elapsed = performance.now() - started;
+  assert.ok(elapsed < 500, `locating took ${Math.round(elapsed)} ms`);
 });

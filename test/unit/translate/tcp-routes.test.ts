@@ -220,3 +220,19 @@ test('sign-in locates a TCP route (and its bastion host) only under /.portcullis
   assert.equal(locator.locate(new URL('https://db.example.com/')), undefined, 'no open redirect to it');
   assert.equal(locator.locate(new URL('https://bastion.example.com/app')), undefined);
 });
+
+test("sign-in hands a TCP route's session to the listener's port, or the bastion URL's own port", () => {
+  const ir = irOf([
+    tcp('tcp+https://db.example.com:5432'),
+    tcp('tcp+https://bastion.example.com:8443/db.internal:22'),
+  ]);
+  const locator = createRouteLocator(ir);
+  const at = (url: string): string | undefined => locator.locate(new URL(url))?.origin;
+  // The CONNECT port (5432) is only a name: Portcullis serves the host where users reach its
+  // listener (plain on :8080, behind https://authenticate.example.com's load balancer).
+  assert.equal(at('https://db.example.com:5432/.portcullis/api/v1/login'), 'https://db.example.com');
+  assert.equal(locator.serves(new URL('http://db.example.com:8080')), true);
+  assert.equal(at('https://bastion.example.com/.portcullis/api/v1/login'), 'http://bastion.example.com:8443');
+  assert.equal(locator.serves(new URL('https://db.example.com:5432')), false);
+  assert.equal(locator.serves(new URL('http://db.example.com:5432')), false);
+});

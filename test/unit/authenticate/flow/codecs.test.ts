@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import {
   FlowTokenError,
   HANDOFF_LIFETIME_MS,
+  PROGRAMMATIC_LIFETIME_MS,
   SIGN_IN_LIFETIME_MS,
   openFlowCookie,
   openHandoff,
@@ -147,9 +148,17 @@ test('handoff: round trip, 60 s expiry, and the state key does not open it', asy
 });
 
 test('programmatic request: round trip; a handoff is not one', async () => {
-  const request = { origin: 'https://app.example.com', redirectUri: 'http://127.0.0.1:9/cb', idpId: 'i' };
+  const request = {
+    origin: 'https://app.example.com',
+    redirectUri: 'http://127.0.0.1:9/cb',
+    idpId: 'i',
+    jti: 'once',
+  };
   const sealed = await sealProgrammaticRequest(sharedSecret, request, T0);
-  assert.deepEqual(await openProgrammaticRequest(sharedSecret, sealed, T0), request);
+  assert.deepEqual(await openProgrammaticRequest(sharedSecret, sealed, T0), {
+    ...request,
+    expiresAt: T0 + PROGRAMMATIC_LIFETIME_MS,
+  });
   const handoff = await sealHandoff(
     sharedSecret,
     { handle: 'h', url: 'https://a/', programmaticRedirect: undefined, jti: 'j' },

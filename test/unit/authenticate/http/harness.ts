@@ -24,13 +24,17 @@ export const IDP_A = 'idp-a';
 export const IDP_B = 'idp-b';
 export const CALLBACK_PATH = '/oauth2/callback';
 
-/** Two route hosts: app.test (IdP A) and other.test (IdP B). */
+/**
+ * Two route hosts: app.test (IdP A; `from` names port 8443) and other.test (IdP B), on a TLS
+ * listener on 443: Portcullis serves https://app.test, https://app.test:8443 and https://other.test.
+ */
 export const TEST_IR = {
+  listener: { port: 443, tls: { certificates: [] } },
   virtualHosts: [
     {
       name: 'app.test',
       domains: ['app.test'],
-      routes: [{ id: 'route-app', match: { kind: 'prefix', value: '/' }, idpId: IDP_A }],
+      routes: [{ id: 'route-app', match: { kind: 'prefix', value: '/' }, idpId: IDP_A, fromPort: 8443 }],
     },
     {
       name: 'other.test',

@@ -103,3 +103,37 @@ test('a tampered or expired programmatic sign-in URL is refused', async () => {
   signInUrl.searchParams.set('portcullis_programmatic', `${sealed.slice(0, -3)}abc`);
   assert.equal((await signInHandler(ownRequest(signInUrl.href), h.context)).status, 400);
 });
+
+test("the handoff goes to the route's served origin, whatever port (or none) the client's Host named", async () => {
+  const h = harness();
+  // app.test is served on the listener's 443 and on 8443, which its `from` names: users come there.
+  for (const host of ['https://app.test', 'https://app.test:9999', 'http://app.test:8081']) {
+    const answer = await programmaticLoginHandler(
+      ownRequest(login('http://localhost:8000/cb', host)),
+      h.context,
+    );
+    assert.equal(answer.status, 200, answer.body);
+    const started = await signInHandler(ownRequest(answer.body.trim()), h.context);
+    const idpUrl = location(started);
+    const [flow] = [...setCookies(started).values()];
+    const cb = new URL(CALLBACK_PATH, AUTH_URL);
+    cb.searchParams.set('state', idpUrl.searchParams.get('state') ?? '');
+    cb.searchParams.set('code', 'good-code');
+    const answered = await callbackHandler(
+      ownRequest(cb.href, { cookies: { [flow?.name ?? '']: flow?.value ?? '' } }),
+      h.context,
+    );
+    assert.equal(location(answered).origin, 'https://app.test:8443', `from ${host}`);
+  }
+});
+
+test('a programmatic sign-in link works once; the second use is refused, saying so', async () => {
+  const h = harness();
+  const answer = await programmaticLoginHandler(ownRequest(login('http://localhost:8000/cb')), h.context);
+  const signInUrl = answer.body.trim();
+  assert.equal((await signInHandler(ownRequest(signInUrl), h.context)).status, 302);
+  const again = await signInHandler(ownRequest(signInUrl), h.context);
+  assert.equal(again.status, 400, again.body);
+  assert.match(again.body, /already used/);
+  assert.equal(again.setCookies.length, 0);
+});

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { callbackHandler } from '../../../../src/authenticate/http/callback.js';
-import { handoffHandler } from '../../../../src/authenticate/http/handoff.js';
+import { handoffHandler, handoffLocation } from '../../../../src/authenticate/http/handoff.js';
 import { signInHandler } from '../../../../src/authenticate/http/sign-in.js';
 import { IdpError } from '../../../../src/authenticate/types.js';
 import type { OwnResponse } from '../../../../src/authenticate/http/types.js';
@@ -280,9 +280,6 @@ test('a handoff lands only on the host it was made for, and only while its sessi
   const wrongHost = await handoffHandler(ownRequest(elsewhere.href), h.context);
   assert.equal(wrongHost.status, 400);
   assert.match(wrongHost.body, /another site/);
-  const wrongPort = new URL(handoffUrl);
-  wrongPort.port = '9443';
-  assert.equal((await handoffHandler(ownRequest(wrongPort.href), h.context)).status, 400);
   h.clock.now += 61_000;
   const late = await handoffHandler(ownRequest(handoffUrl.href), h.context);
   assert.equal(late.status, 400);
@@ -316,4 +313,54 @@ test('form_post providers: the flow cookie is SameSite=None and the callback rea
   );
   assert.equal(posted.status, 302, posted.body);
   assert.equal(provider.exchanges[0]?.callback.searchParams.get('code'), 'good-code');
+});
+
+test('sign-in hands a session only to an origin Portcullis serves: scheme, host and port', async () => {
+  const h = harness();
+  const answered = await callback(h, await startSignIn(h), { code: 'good-code' });
+  const handle = setCookies(answered).get('_portcullis')?.value ?? '';
+  for (const target of [
+    'http://app.test/',
+    'http://app.test:8443/',
+    'https://app.test:8081/',
+    'https://other.test:8443/',
+  ]) {
+    const refused = await signInHandler(
+      ownRequest(`${AUTH_URL}/.portcullis/sign_in?portcullis_redirect_uri=${encodeURIComponent(target)}`, {
+        sessionHandle: handle,
+      }),
+      h.context,
+    );
+    assert.equal(refused.status, 400, `${target}: ${refused.status}`);
+    assert.match(refused.body, /is not where Portcullis serves/);
+    assert.equal(
+      refused.headers.find(([name]) => name === 'location'),
+      undefined,
+    );
+  }
+  for (const target of ['https://app.test/x', 'https://app.test:8443/x', 'https://other.test/']) {
+    const sso = await signInHandler(
+      ownRequest(`${AUTH_URL}/.portcullis/sign_in?portcullis_redirect_uri=${encodeURIComponent(target)}`, {
+        sessionHandle: handle,
+      }),
+      h.context,
+    );
+    assert.equal(sso.status, 302, `${target}: ${sso.body}`);
+  }
+});
+
+test('a handoff for an origin Portcullis does not serve is refused whatever the Host header says', async () => {
+  const h = harness();
+  const answered = await callback(h, await startSignIn(h), { code: 'good-code' });
+  const handle = setCookies(answered).get('_portcullis')?.value ?? '';
+  // A handoff made for http://app.test:8081 (as the unfixed sign-in made), redeemed with that Host.
+  const stray = await handoffLocation(h.context, handle, { kind: 'url', url: 'http://app.test:8081/' });
+  const redeemed = await handoffHandler(ownRequest(stray), h.context);
+  assert.equal(redeemed.status, 400, redeemed.body);
+  assert.equal(redeemed.setCookies.length, 0, 'a cookie was set');
+  // The Host port is not what binds a handoff: its served origin is, redeemed on its host name.
+  const good = await handoffLocation(h.context, handle, { kind: 'url', url: 'https://app.test:8443/' });
+  const otherPort = new URL(good);
+  otherPort.port = '9443';
+  assert.equal((await handoffHandler(ownRequest(otherPort.href), h.context)).status, 302);
 });

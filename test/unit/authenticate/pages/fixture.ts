@@ -92,7 +92,7 @@ export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl
   const logger = recordingLogger();
   const context: HandlerContext = {
     settings: () => settings,
-    routes: () => ({ locate: () => undefined }),
+    routes: () => ({ locate: () => undefined, serves: () => false }),
     ir: () => ({}) as IR,
     provider: (idpId) => (idpId === IDP_ID ? options.provider : undefined),
     sessions,
