@@ -12,6 +12,7 @@
  * held ~740 descriptors in CLOSE-WAIT for 60 to 90 s, and under a 512-descriptor limit health,
  * metrics and reloads failed until they expired.
  */
+import { lookup } from 'node:dns/promises';
 import net from 'node:net';
 import type * as grpc from '@grpc/grpc-js';
 import type { Logger } from '../shared/logger.js';
@@ -63,17 +64,23 @@ const REFUSAL_LOG_INTERVAL_MS = 10_000;
 
 /**
  * Listens on `host:port` and serves `server`'s services on every connection accepted within the
- * limits (GRPC_CONNECTION_LIMITS by default). Rejects with the listen error (EADDRINUSE, ...);
- * the caller names the option. The counters live in the returned object only.
+ * limits (GRPC_CONNECTION_LIMITS by default). A host name (`localhost`) is listened on at each of
+ * its addresses, on one port, as grpc-js's `bindAsync` does; the first must listen, a later one
+ * that cannot (no IPv6, say) is logged and skipped. Rejects with the first address's listen error
+ * (EADDRINUSE, ...); the caller names the option. The counters live in the returned object only.
  */
 export async function listenGrpc(server: grpc.Server, options: GrpcListenOptions): Promise<GrpcListener> {
   const limits = options.limits ?? GRPC_CONNECTION_LIMITS;
+  const addresses =
+    net.isIP(options.host) !== 0
+      ? [options.host]
+      : (await lookup(options.host, { all: true })).map((found) => found.address);
   const injector = server.createConnectionInjector(options.credentials);
   const perPeer = new Map<string, number>();
   let open = 0;
   let refused = 0;
   let lastRefusalLog = 0;
-  const listener = net.createServer({ noDelay: true }, (socket) => {
+  const accept = (socket: net.Socket): void => {
     const peer = socket.remoteAddress ?? 'unknown';
     const fromPeer = perPeer.get(peer) ?? 0;
     if (fromPeer >= limits.perPeer || open >= limits.total) {
@@ -100,21 +107,45 @@ export async function listenGrpc(server: grpc.Server, options: GrpcListenOptions
     });
     socket.on('error', () => socket.destroy());
     injector.injectConnection(socket);
-  });
-  await new Promise<void>((resolve, reject) => {
-    listener.once('error', reject);
-    listener.listen({ host: options.host, port: options.port }, () => {
-      listener.off('error', reject);
-      resolve();
-    });
-  });
-  listener.on('error', (err) => options.logger.warn({ err }, 'gRPC listener error'));
-  const { port } = listener.address() as net.AddressInfo;
+  };
+  const listeners: net.Server[] = [];
+  let port = options.port;
+  try {
+    for (const [index, address] of addresses.entries()) {
+      const listener = net.createServer({ noDelay: true }, accept);
+      try {
+        port = await listen(listener, address, port);
+      } catch (err) {
+        if (index === 0) throw err;
+        options.logger.warn(
+          { err, address, port },
+          'gRPC: cannot listen on one address of grpc_address; skipped',
+        );
+        continue;
+      }
+      listener.on('error', (err) => options.logger.warn({ err }, 'gRPC listener error'));
+      listeners.push(listener);
+    }
+  } catch (err) {
+    injector.destroy();
+    throw err;
+  }
   return {
     port,
     stats: () => ({ open, refused }),
     close: () => {
-      listener.close();
+      for (const listener of listeners) listener.close();
     },
   };
+}
+
+/** Listens on `host:port`; resolves with the bound port, or rejects with the listen error. */
+function listen(listener: net.Server, host: string, port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    listener.once('error', reject);
+    listener.listen({ host, port }, () => {
+      listener.off('error', reject);
+      resolve((listener.address() as net.AddressInfo).port);
+    });
+  });
 }
