@@ -12,6 +12,7 @@ import { AuthenticateService } from '../runtime/authenticate-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
 import { splitHostPort } from '../runtime/address.js';
 import { grpcServerOptions } from '../runtime/grpc-limits.js';
+import { listenGrpc, type GrpcListener } from '../runtime/grpc-listener.js';
 import type { DerivedTls } from '../runtime/derived-tls.js';
 import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
 import { internalCallAuthorizer, internalServerCredentials } from '../runtime/internal-grpc.js';
@@ -255,7 +256,10 @@ async function startParts(context: PartsContext): Promise<Running> {
     closers.push((graceMs) => shutdownGrpc(server, graceMs));
     closers.push(() => ads?.close());
     closers.push(() => databroker?.close());
-    grpcPort = await bindGrpc(server, host, port, first.tls);
+    const listener = await bindGrpc(server, host, port, first.tls, log);
+    // Before everything above: no new connection once stopping begins.
+    closers.push(() => listener.close());
+    grpcPort = listener.port;
     health.set('', readiness.serving);
     readiness.onChange((serving) => health.set('', serving));
     log.info(
@@ -353,23 +357,20 @@ function warnInsecureGrpc(config: Config, host: string, logger: Logger): void {
 }
 
 /**
- * Binds `server` on `host:port` (0 picks a free port), with the derived TLS when `tls_derive` is
- * set, and resolves with the bound port; a failure is GRPC_BIND_FAILED naming the address, so a
- * taken `grpc_address` says which option to change.
+ * Listens on `host:port` (0 picks a free port) for `server` through grpc-listener.ts (connections
+ * bounded per peer and overall), with the derived TLS when `tls_derive` is set; a failure is
+ * GRPC_BIND_FAILED naming the address, so a taken `grpc_address` says which option to change.
  */
 async function bindGrpc(
   server: grpc.Server,
   host: string,
   port: number,
   tls: DerivedTls | undefined,
-): Promise<number> {
+  logger: Logger,
+): Promise<GrpcListener> {
   const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
   try {
-    return await new Promise<number>((resolve, reject) =>
-      server.bindAsync(target, internalServerCredentials(tls), (err, bound) =>
-        err === null ? resolve(bound) : reject(err),
-      ),
-    );
+    return await listenGrpc(server, { host, port, credentials: internalServerCredentials(tls), logger });
   } catch (err) {
     throw new PortcullisError(
       'GRPC_BIND_FAILED',

@@ -14,11 +14,16 @@ import { internalCallAuthorizer } from './internal-grpc.js';
  * grpc-js options of the gRPC server. Envoy stays far inside each:
  * - receive: a CheckRequest is a few KiB and an ADS request lists resource names (~0.5 MiB at
  *   10,000 hosts); send: a state-of-the-world response at 10,000 routes is ~6 MiB.
- * - streams per connection: ADS uses one; ext_authz shares one connection per Envoy worker, and
- *   Envoy opens another connection when a connection's limit is reached.
+ * - streams per connection: 100 (the threat notes' bound, as Envoy's own listeners use); nghttp2
+ *   refuses a stream past it with REFUSED_STREAM. ADS uses one; ext_authz shares one connection
+ *   per Envoy worker, and Envoy opens another connection when a connection's limit is reached.
  * - idle: a connection with no stream for 5 minutes is closed with GOAWAY (Envoy reconnects on its
  *   next request), which also reaps connections that never complete the HTTP/2 preface.
- * - keepalive: the server pings every minute and drops a peer that does not answer in 20 s.
+ * - keepalive: the server pings every 5 s and drops a peer that does not answer in 10 s. This is
+ *   also the header timeout and the reaper of dead connections: a client inside a header block
+ *   (CONTINUATION frames without END_HEADERS) cannot answer a PING, and a connection nghttp2 ended
+ *   with GOAWAY after a protocol error is no longer read (its peer's close goes unseen), so either
+ *   is destroyed within 15 s. Envoy and grpc-js answer pings at once.
  * - session memory (MiB, Node's `maxSessionMemory`): new streams are refused (ENHANCE_YOUR_CALM)
  *   while one connection's HTTP/2 buffers exceed it; grpc-js's default disables the check. It
  *   does not count the partial messages grpc-js assembles: `credentialGate` bounds those.
@@ -28,9 +33,9 @@ import { internalCallAuthorizer } from './internal-grpc.js';
  * - header list size: Node's HTTP/2 defaults, 64 KiB (`maxHeaderListSize`) and 128 fields
  *   (`maxHeaderListPairs`); a longer list resets its stream. nghttp2 ends a connection that sends
  *   a run of CONTINUATION frames (the CONTINUATION flood), empty ones included.
- * - connections: grpc-js has no limit on concurrent connections (one would need the listener
- *   owned here, through `createConnectionInjector`). Idle ones are cheap (500 idle connections:
- *   under +20 MiB RSS) and closed by the idle timeout.
+ * - connections: grpc-js has no limit on concurrent connections; the listener is owned by
+ *   grpc-listener.ts instead, which bounds them per peer and overall. Idle ones are cheap (500
+ *   idle connections: under +20 MiB RSS).
  * - total buffered memory: a Check's or databroker call's message is read only after its
  *   metadata passed `credentialGate`, and an ADS stream without the credential is refused at its
  *   start, so a client without a credential makes Portcullis hold no message bytes (60 connections each
@@ -40,10 +45,10 @@ import { internalCallAuthorizer } from './internal-grpc.js';
 export const GRPC_SERVER_OPTIONS: grpc.ServerOptions = {
   'grpc.max_receive_message_length': 4 * 1024 * 1024,
   'grpc.max_send_message_length': 16 * 1024 * 1024,
-  'grpc.max_concurrent_streams': 1000,
+  'grpc.max_concurrent_streams': 100,
   'grpc.max_connection_idle_ms': 5 * 60_000,
-  'grpc.keepalive_time_ms': 60_000,
-  'grpc.keepalive_timeout_ms': 20_000,
+  'grpc.keepalive_time_ms': 5_000,
+  'grpc.keepalive_timeout_ms': 10_000,
   'grpc-node.max_session_memory': 64,
   'grpc.enable_channelz': 0,
 };

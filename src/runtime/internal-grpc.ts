@@ -26,17 +26,37 @@ const REMINT_BEFORE_EXPIRY_MS = 60_000;
 const VERIFIED_TOKENS_KEPT = 64;
 
 /**
+ * A TLS handshake must finish within this time, or its connection is closed: Node's default
+ * (120 s) would let a peer that connects and sends nothing hold a descriptor for two minutes.
+ */
+const TLS_HANDSHAKE_TIMEOUT_MS = 10_000;
+
+/**
+ * What `grpc.ServerCredentials.createSsl` builds (no client certificate asked for), with the
+ * handshake bounded: grpc-js passes the constructor options to `http2.createSecureServer`, and
+ * `createSsl` has no parameter for `handshakeTimeout`.
+ */
+class BoundedTlsServerCredentials extends grpc.ServerCredentials {
+  constructor(keyPem: string, certPem: string) {
+    super(
+      { requestCert: false, handshakeTimeout: TLS_HANDSHAKE_TIMEOUT_MS },
+      { key: [Buffer.from(keyPem)], cert: [Buffer.from(certPem)] },
+    );
+  }
+
+  _equals(other: grpc.ServerCredentials): boolean {
+    return other === this;
+  }
+}
+
+/**
  * gRPC server credentials for internal services: TLS with the derived service certificate (no
- * client certificate asked for: callers authenticate with internal tokens), or insecure when
- * `tls_derive` is unset.
+ * client certificate asked for: callers authenticate with internal tokens; a handshake bounded to
+ * 10 s), or insecure when `tls_derive` is unset.
  */
 export function internalServerCredentials(tls: DerivedTls | undefined): grpc.ServerCredentials {
   if (tls === undefined) return grpc.ServerCredentials.createInsecure();
-  return grpc.ServerCredentials.createSsl(
-    null,
-    [{ private_key: Buffer.from(tls.keyPem), cert_chain: Buffer.from(tls.certPem) }],
-    false,
-  );
+  return new BoundedTlsServerCredentials(tls.keyPem, tls.certPem);
 }
 
 /**

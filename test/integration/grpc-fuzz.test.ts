@@ -177,10 +177,15 @@ function mutate(seedSequence: Buffer, random: Random): Buffer {
   return bytes;
 }
 
-/** Sends `bytes` on a new connection, half-closes it, and waits for the close (or closes it). */
+/**
+ * Sends `bytes` on a new connection, half-closes it, and waits for the close (or closes it). From
+ * 127.0.0.2, as another peer would: connections nghttp2 ended hold their descriptor until the
+ * keepalive reaps them (15 s), and one peer holds at most 256 (grpc-listener.ts), so a fuzzer on
+ * 127.0.0.1 would shut out the Portcullis clients the test then calls from there.
+ */
 function deliver(bytes: Buffer, random: Random): Promise<void> {
   return new Promise((resolve) => {
-    const socket = net.connect(portcullis.grpcPort, '127.0.0.1');
+    const socket = net.connect({ port: portcullis.grpcPort, host: '127.0.0.1', localAddress: '127.0.0.2' });
     const timer = setTimeout(() => socket.destroy(), PER_INPUT_MS);
     socket.on('error', () => socket.destroy());
     socket.on('close', () => {

@@ -3,9 +3,11 @@
 // from a SEPARATE derivation of the same secret, dialling an IP while checking the tls_derive name;
 // a client deriving from another secret, or checking another name, fails the handshake. A real
 // Envoy (BoringSSL) with the bootstrap's ADS over derived TLS opens its ADS stream, and one
-// trusting another secret's CA fails verification and never does.
+// trusting another secret's CA fails verification and never does. The server listens through the
+// production listener (grpc-listener.ts), and a connection that never handshakes is closed.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
+import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { service as HEALTH_SERVICE } from 'grpc-health-check';
 import { deriveInternalTls, type DerivedTls } from '../../src/runtime/derived-tls.js';
@@ -15,6 +17,7 @@ import {
   internalServerCredentials,
 } from '../../src/runtime/internal-grpc.js';
 import { grpcServerOptions } from '../../src/runtime/grpc-limits.js';
+import { listenGrpc, type GrpcListener } from '../../src/runtime/grpc-listener.js';
 import { registerHealth } from '../../src/runtime/grpc-health.js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
 import { AdsServer } from '../../src/xds/server/ads-server.js';
@@ -48,6 +51,7 @@ const Health = grpc.makeClientConstructor(HEALTH_SERVICE as unknown as grpc.Serv
 let server: grpc.Server;
 let ads: AdsServer;
 let port: number;
+let listener: GrpcListener;
 
 before(async () => {
   const tls = await deriveInternalTls(SECRET, NAME);
@@ -60,16 +64,35 @@ before(async () => {
   server.addService(DATABROKER, {
     Get: ((_call, callback) => callback(null, Buffer.from('record'))) as grpc.handleUnaryCall<Buffer, Buffer>,
   });
-  port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync('127.0.0.1:0', internalServerCredentials(tls), (err, bound) =>
-      err === null ? resolve(bound) : reject(err),
-    ),
-  );
+  // Through the production listener (connections bounded, handed to grpc-js's TLS).
+  listener = await listenGrpc(server, {
+    host: '127.0.0.1',
+    port: 0,
+    credentials: internalServerCredentials(tls),
+    logger: silentLogger,
+  });
+  port = listener.port;
 });
 
 after(() => {
+  listener.close();
   ads.close();
   server.forceShutdown();
+});
+
+test('a connection that never starts its TLS handshake is closed within 10 s', async () => {
+  const socket = net.connect(port, '127.0.0.1');
+  socket.on('error', () => undefined);
+  socket.resume();
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const started = performance.now();
+  await waitFor(async () => socket.destroyed || socket.readableEnded, {
+    what: 'the server to close a connection without a handshake',
+    timeoutMs: 13_000,
+    intervalMs: 100,
+  });
+  socket.destroy();
+  assert.ok(performance.now() - started > 5000, 'not closed before the handshake timeout');
 });
 
 /** The health Check status through a client with `tls`'s channel credentials, or the error code's name. */

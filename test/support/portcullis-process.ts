@@ -32,7 +32,7 @@ export interface PortcullisProcess {
  */
 export async function spawnPortcullis(
   config: Record<string, unknown>,
-  options: { withoutEnvoy?: boolean } = {},
+  options: { withoutEnvoy?: boolean; fdLimit?: number } = {},
 ): Promise<PortcullisProcess> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-process-'));
   const configPath = join(dir, 'config.yaml');
@@ -50,7 +50,14 @@ export async function spawnPortcullis(
   );
   const args = ['--import', 'tsx', 'src/cmd/main.ts', '--config', configPath];
   if (options.withoutEnvoy === true) args.push('--without-envoy');
-  const child = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  // prlimit execs the command, so `child.pid` is Portcullis's own.
+  const child =
+    options.fdLimit === undefined
+      ? spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] })
+      : spawn('prlimit', [`--nofile=${options.fdLimit}`, process.execPath, ...args], {
+          cwd: REPO,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
