@@ -13,8 +13,10 @@
  * behind a partition) never fails by itself, it only stops further PINGs; the socket timeout is
  * what notices the silence, at most `pingIntervalMs + socketTimeoutMs` after the hang began. A
  * healthy idle connection hears a PONG every interval, so it never times out. The Sentinels'
- * own connections have neither (one hung Sentinel does not stop the master's feed). The backend sees them through
- * `RedisConnection`, the few commands it uses, so the three kinds are interchangeable.
+ * own connections have neither (one hung Sentinel does not stop the master's feed).
+ *
+ * The backend sees the clients through `RedisConnection`, the few commands it uses, so the three
+ * kinds are interchangeable.
  */
 import { createClient, createCluster, createSentinel } from 'redis';
 import type { RedisTarget } from '../../shared/redis-url.js';

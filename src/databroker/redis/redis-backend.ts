@@ -17,9 +17,8 @@
  *   every 500 ms on each and a socket silent for 1 s is closed, see clients.ts; or a command that
  *   timed out or found no connection: a Redis that hangs with its connections open, stopped or
  *   behind a partition, never closes them), the feed emits `lost`, so the outage grace of cached
- *   sessions starts; `resumed`
- *   once its own heartbeat comes back through the subscription (change-feed.ts; changes in between are
- *   not replayed: caches drop everything). Heartbeats `{kind:'heartbeat',nonce}` share the
+ *   sessions starts; `resumed` once its own heartbeat comes back through the subscription
+ *   (change-feed.ts; changes in between are not replayed: caches drop everything). Heartbeats `{kind:'heartbeat',nonce}` share the
  *   channel. TTL expiry publishes nothing: readers check `expiresAt` (and Redis hides expired keys).
  *
  * Expiry uses this process's clock (`expiresAt = now + ttlMs`, PEXPIREAT), so instances and Redis
@@ -259,8 +258,8 @@ function expiryOf(ttlMs: number | undefined): number | undefined {
 /**
  * Logs the connection's state changes once each (down at warn with the error, up again at info),
  * not every reconnect attempt; the `error` listener also keeps node-redis from throwing. Down is
- * an error (a PING without an answer included) or a reconnect; up is ready again or a PING
- * answered (a hang ends without a reconnect). `onDown` runs on every sign of trouble (the feed
+ * an error (a socket silent past its timeout included) or a reconnect; up is ready again or a
+ * PING answered. `onDown` runs on every sign of trouble (the feed
  * emits `lost` once and proves recovery itself).
  */
 function watchHealth(
