@@ -278,6 +278,94 @@ describe('Redis backend while Redis is down', () => {
   }
 });
 
+describe('Redis backend while Redis hangs (issue 33 item 4)', () => {
+  for (const viaSentinel of [false, true]) {
+    it(`SIGSTOP with the connections open: the idle feed reports lost within ~1.5 s, calls fail fast; SIGCONT: resumed${viaSentinel ? ' (Sentinel)' : ''}`, async (t) => {
+      const own = await startRedisServer();
+      const ownSentinel = viaSentinel ? await startRedisSentinel(own) : undefined;
+      const logger = recordingLogger();
+      const backend = createRedisBackend({ url: ownSentinel?.url ?? own.url, logger, keyPrefix: 'hang:' });
+      const states: Array<{ kind: RecordChange['kind']; at: number }> = [];
+      try {
+        await backend.connect();
+        backend.watch((change) => {
+          if (change.kind === 'lost' || change.kind === 'resumed')
+            states.push({ kind: change.kind, at: performance.now() });
+        });
+        await backend.put('session', 'kept', 'v');
+        own.pause();
+        const pausedAt = performance.now();
+        // No traffic at all: only the PINGs on the connections can notice the hang.
+        await waitFor(async () => states.some((s) => s.kind === 'lost'), {
+          what: 'the feed to report lost while Redis hangs',
+          timeoutMs: 5_000,
+          intervalMs: 20,
+        });
+        const lostMs = (states[0]?.at ?? 0) - pausedAt;
+        assert.ok(lostMs < 2_500, `lost ${lostMs.toFixed(0)} ms after the hang began`);
+        for (const [name, call] of [
+          ['get', () => backend.get('session', 'kept')],
+          ['ping', () => backend.ping()],
+        ] as const) {
+          const started = performance.now();
+          await assert.rejects(call(), StoreUnavailableError, name);
+          const elapsed = performance.now() - started;
+          assert.ok(elapsed < 1_000, `${name} rejected after ${elapsed.toFixed(0)} ms`);
+        }
+        assert.ok(
+          logger.records.some((r) => r.level === 'warn' && /not answering/.test(r.msg ?? '')),
+          'the hang is logged',
+        );
+
+        own.resume();
+        const resumedAt = performance.now();
+        await waitFor(async () => states.some((s) => s.kind === 'resumed'), {
+          what: 'the feed to report resumed once Redis runs again',
+          timeoutMs: 5_000,
+          intervalMs: 20,
+        });
+        const backMs = (states.find((s) => s.kind === 'resumed')?.at ?? 0) - resumedAt;
+        assert.deepEqual(
+          states.map((s) => s.kind),
+          ['lost', 'resumed'],
+        );
+        await waitFor(async () => (await backend.get('session', 'kept'))?.data === 'v', {
+          what: 'commands to work again',
+          timeoutMs: 5_000,
+        });
+        t.diagnostic(
+          `hang${viaSentinel ? ' (Sentinel)' : ''}: lost ${lostMs.toFixed(0)} ms after SIGSTOP (no traffic); resumed ${backMs.toFixed(0)} ms after SIGCONT`,
+        );
+      } finally {
+        own.resume();
+        await backend.close();
+        await ownSentinel?.close();
+        await own.close();
+      }
+    });
+  }
+
+  it('a command that times out reports lost itself, without waiting for a PING', async () => {
+    const own = await startRedisServer();
+    const backend = createRedisBackend({ url: own.url, logger: silentLogger, keyPrefix: 'hang2:' });
+    const states: RecordChange['kind'][] = [];
+    try {
+      await backend.connect();
+      backend.watch((change) => states.push(change.kind));
+      own.pause();
+      const started = performance.now();
+      await assert.rejects(backend.get('session', 'x'), StoreUnavailableError);
+      const elapsed = performance.now() - started;
+      assert.deepEqual(states, ['lost'], `after a get that failed in ${elapsed.toFixed(0)} ms`);
+      assert.ok(elapsed < 1_000, `the get failed after ${elapsed.toFixed(0)} ms`);
+    } finally {
+      own.resume();
+      await backend.close();
+      await own.close();
+    }
+  });
+});
+
 describe('Redis backend latency on loopback', () => {
   it('measures get and put, p50 and p99 over 10,000 sequential ops each', async (t) => {
     const backend = await openBackend('latency:');

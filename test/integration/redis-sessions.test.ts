@@ -2,17 +2,21 @@
 // Portcullis all-in-one with its real Envoy, the test IdP and Debian's redis-server with an
 // append-only file (fsync on every write), so a stopped and started Redis keeps its data as a
 // restarted production Redis would. One rig, in order: what Redis holds after a sign-in reveals
-// nothing (encryption at rest); Redis down (cached sessions work for the grace, then a bounded 503
-// for session-bound requests, never a sign-in redirect or a cleared cookie, public routes serve, a
-// new sign-in ends on a clear 503 page; Redis back: the same cookie works, no new sign-in); and a
+// nothing (encryption at rest); Redis hung with its connections open (SIGSTOP, as in a partition:
+// the grace starts all the same, then 503 and /readyz unready; SIGCONT: the same cookie works;
+// issue 33 item 4); Redis down (cached sessions work for the grace, then a bounded 503 for
+// session-bound requests, never a sign-in redirect or a cleared cookie, public routes serve, a new
+// sign-in ends on a clear 503 page; Redis back: the same cookie works, no new sign-in); and a
 // Portcullis restart on the same Redis and secrets keeps the session.
 import assert from 'node:assert/strict';
+import { get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { createClient } from 'redis';
 import { openTokens } from '../../src/authenticate/session-tokens.js';
 import { completeLogin } from '../support/idp-login.js';
 import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
+import { freePort } from '../support/ports.js';
 import { startRedisServer, type TestRedisServer } from '../support/redis-server.js';
 import { SESSION_COOKIE, startSignInRig, type Answer, type EnvoyClient } from '../support/sign-in-envoy.js';
 import type { SignInRig } from '../support/sign-in-envoy.js';
@@ -26,14 +30,17 @@ let redis: TestRedisServer;
 let rig: SignInRig;
 let client: EnvoyClient;
 let sessionId: string;
+let metricsPort: number;
 
 before(async () => {
   redis = await startRedisServer({ extraConfig: ['appendonly yes', 'appendfsync always'] });
+  metricsPort = await freePort();
   rig = await startSignInRig({
     extraConfig: {
       databroker_storage_type: 'redis',
       databroker_storage_connection_string: redis.url,
       databroker_outage_grace: '2s',
+      metrics_address: `127.0.0.1:${metricsPort}`,
     },
   });
   client = rig.client();
@@ -41,9 +48,26 @@ before(async () => {
 });
 
 after(async () => {
+  redis?.resume(); // a failed hang test must not leave redis-server stopped
   await rig?.stop();
   await redis?.close();
 });
+
+/** `/readyz`'s status and its session_store check. */
+function readyz(): Promise<{ status: number; sessionStore: string | undefined }> {
+  return new Promise((resolve, reject) => {
+    httpGet({ host: '127.0.0.1', port: metricsPort, path: '/readyz', timeout: 5_000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => {
+        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+          checks?: { session_store?: string };
+        };
+        resolve({ status: res.statusCode ?? 0, sessionStore: body.checks?.session_store });
+      });
+    }).on('error', reject);
+  });
+}
 
 /** Every key of the Redis and every value it holds (strings, hash fields and values, set members). */
 async function redisDump(): Promise<string[]> {
@@ -136,6 +160,81 @@ describe('sessions in Redis through Envoy and the real sign-in', () => {
       assert.equal(value.split('.').length, 5, `not a compact JWE: ${value.slice(0, 40)}...`);
       const header = decodeProtectedHeader(value);
       assert.equal(header.enc, 'A256GCM', `not an encrypted value: ${JSON.stringify(header)}`);
+    }
+  });
+
+  it('Redis hung with its connections open (SIGSTOP): the grace starts all the same, then 503 and /readyz unready; SIGCONT: the same cookie works', async () => {
+    const app = `${rig.appOrigin}/hang`;
+    await waitFor(async () => (await client.get(app)).status === 200, {
+      what: 'the session to work before the hang',
+      timeoutMs: 10_000,
+    });
+    assert.deepEqual(await readyz(), { status: 200, sessionStore: 'ok' });
+    // The change feed's states as the session store hears them.
+    const states: Array<{ kind: string; at: number }> = [];
+    const unwatch = rig.portcullis.running.sessions.records.watch((change) => {
+      if (change.kind === 'lost' || change.kind === 'resumed')
+        states.push({ kind: change.kind, at: performance.now() });
+    });
+
+    redis.pause();
+    const pausedAt = performance.now();
+    try {
+      // Past the grace (2 s) plus the time to notice a hang (at most 1.5 s idle): a 503, every
+      // answer before it a 200. Without the liveness check the cached session serves all along.
+      await waitFor(
+        async () => {
+          const { answer, ms } = await timed(client, app, { accept: 'application/json' });
+          if (answer.status === 200) return false;
+          assertOutage(answer, ms, 'json', 'the API request once the grace is over');
+          return true;
+        },
+        { what: 'a 503 once the outage grace is over while Redis hangs', timeoutMs: 10_000, intervalMs: 100 },
+      );
+      const refusedMs = performance.now() - pausedAt;
+      assert.equal(states[0]?.kind, 'lost', 'the hang was reported as a lost change feed');
+      const lostMs = (states[0]?.at ?? 0) - pausedAt;
+      assert.ok(refusedMs >= 1_000, `cached sessions worked for ${refusedMs.toFixed(0)} ms of a 2 s grace`);
+      assert.ok(
+        refusedMs < 6_000,
+        `the cached session was refused only ${refusedMs.toFixed(0)} ms after the hang`,
+      );
+      const browser = await timed(client, app, { accept: 'text/html' });
+      assertOutage(browser.answer, browser.ms, 'html', 'a browser request while Redis hangs');
+      const unready = await readyz();
+      assert.equal(unready.status, 503);
+      assert.notEqual(unready.sessionStore, 'ok');
+
+      redis.resume();
+      const resumedAt = performance.now();
+      await waitFor(
+        async () => {
+          const { answer, ms } = await timed(client, app);
+          if (answer.status === 200) return true;
+          assertOutage(answer, ms, 'html', 'a request while Redis recovers');
+          return false;
+        },
+        { what: 'the same cookie to work once Redis runs again', timeoutMs: 10_000, intervalMs: 50 },
+      );
+      const backMs = performance.now() - resumedAt;
+      assert.deepEqual(sessionCookies((await timed(client, app)).answer), []);
+      await waitFor(async () => (await readyz()).status === 200, {
+        what: '/readyz to be ready again',
+        timeoutMs: 5_000,
+      });
+      // The feed proved delivery again (so the next test starts with no outage pending).
+      await waitFor(async () => states.at(-1)?.kind === 'resumed', {
+        what: 'the change feed to be resumed',
+        timeoutMs: 5_000,
+      });
+      process.stderr.write(
+        `redis hang (SIGSTOP): feed lost ${lostMs.toFixed(0)} ms and cached session refused ` +
+          `${refusedMs.toFixed(0)} ms after the hang began ` +
+          `(grace 2 s); the same cookie worked ${backMs.toFixed(0)} ms after SIGCONT\n`,
+      );
+    } finally {
+      unwatch();
+      redis.resume();
     }
   });
 

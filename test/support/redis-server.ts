@@ -22,6 +22,10 @@ export interface TestRedisServer {
   start(): Promise<void>;
   /** Stops the server and removes its directory. */
   close(): Promise<void>;
+  /** SIGSTOP: the process hangs with its connections open (a partition); `resume` or `stop` ends it. */
+  pause(): void;
+  /** SIGCONT after `pause`. */
+  resume(): void;
 }
 
 /**
@@ -73,6 +77,7 @@ export async function startRedisServer(
       child = undefined;
       if (running === undefined || running.exitCode !== null || running.signalCode !== null) return;
       const exited = new Promise<void>((resolve) => running.once('exit', () => resolve()));
+      running.kill('SIGCONT'); // a paused server handles SIGTERM only once it runs
       running.kill('SIGTERM');
       const timer = setTimeout(() => running.kill('SIGKILL'), 5_000);
       await exited;
@@ -81,6 +86,12 @@ export async function startRedisServer(
     async close() {
       await server.stop();
       await rm(dir, { recursive: true, force: true });
+    },
+    pause() {
+      if (child === undefined || !child.kill('SIGSTOP')) throw new Error('redis-server is not running');
+    },
+    resume() {
+      child?.kill('SIGCONT');
     },
   };
   await server.start();

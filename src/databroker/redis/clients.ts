@@ -2,9 +2,21 @@
  * Builds the node-redis client for a parsed connection string: `createClient` for one server,
  * `createSentinel` for Sentinel, `createCluster` for Cluster, all with the record scripts, a
  * per-command timeout (`commandOptions.timeout`), no offline queue (commands fail at once while
- * disconnected instead of waiting), a bounded command queue and a reconnect strategy with capped,
- * jittered backoff (the client reconnects by itself, forever). The backend sees them through
- * `RedisConnection`, the few commands it uses, so the three kinds are interchangeable.
+ * disconnected instead of waiting), a bounded command queue, liveness on every connection to Redis
+ * itself, the change feed's subscriber included, and a reconnect strategy with capped, jittered
+ * backoff (the client reconnects by itself, forever).
+ *
+ * Liveness: node-redis's `pingInterval` sends a PING `pingIntervalMs` after the last one settled,
+ * and `socketTimeout` closes a socket that received nothing for `socketTimeoutMs` (an `error`
+ * event, then a reconnect). Both are needed: node-redis's command timeout stops counting once a
+ * command is written, so a PING to a Redis that hangs with its connections open (stopped, or
+ * behind a partition) never fails by itself, it only stops further PINGs; the socket timeout is
+ * what notices the silence, at most `pingIntervalMs + socketTimeoutMs` after the hang began. A
+ * healthy idle connection hears a PONG every interval, so it never times out. The Sentinels'
+ * own connections have neither (one hung Sentinel does not stop the master's feed).
+ *
+ * The backend sees the clients through `RedisConnection`, the few commands it uses, so the three
+ * kinds are interchangeable.
  */
 import { createClient, createCluster, createSentinel } from 'redis';
 import type { RedisTarget } from '../../shared/redis-url.js';
@@ -56,6 +68,10 @@ export interface ClientTuning {
   readonly commandTimeoutMs: number;
   /** Time one TCP (and TLS) connection attempt may take. */
   readonly connectTimeoutMs: number;
+  /** Each connection to Redis sends a PING this long after its last one settled. */
+  readonly pingIntervalMs: number;
+  /** A connection to Redis that received nothing for this long is closed and reopened (> pingIntervalMs). */
+  readonly socketTimeoutMs: number;
 }
 
 /** Reconnect delays grow 50 ms, 100 ms, ... up to 2 s, each with up to 50% random jitter. */
@@ -66,16 +82,18 @@ export function reconnectDelay(retries: number, random: () => number = Math.rand
 
 /** Creates (without connecting) the client for `target`; see the module comment for its settings. */
 export function createRedisConnection(target: RedisTarget, tuning: ClientTuning): RedisConnection {
-  const socket = {
+  const sentinelSocket = {
     connectTimeout: tuning.connectTimeoutMs,
     reconnectStrategy: (retries: number) => reconnectDelay(retries),
     ...(target.tls ? { tls: true as const } : {}),
   };
+  const socket = { ...sentinelSocket, socketTimeout: tuning.socketTimeoutMs };
   const credentials = {
     ...(target.username === undefined ? {} : { username: target.username }),
     ...(target.password === undefined ? {} : { password: target.password }),
   };
-  const behaviour = { disableOfflineQueue: true, commandsQueueMaxLength: 100_000 };
+  const queueing = { disableOfflineQueue: true, commandsQueueMaxLength: 100_000 };
+  const behaviour = { ...queueing, pingInterval: tuning.pingIntervalMs };
   const commandOptions = { timeout: tuning.commandTimeoutMs };
   switch (target.kind) {
     case 'single':
@@ -92,7 +110,7 @@ export function createRedisConnection(target: RedisTarget, tuning: ClientTuning)
         name: target.master,
         sentinelRootNodes: target.nodes.map((node) => ({ host: node.host, port: node.port })),
         nodeClientOptions: { socket, ...credentials, ...behaviour },
-        sentinelClientOptions: { socket, ...behaviour },
+        sentinelClientOptions: { socket: sentinelSocket, ...queueing },
         scripts: RECORD_SCRIPTS,
         commandOptions,
       });

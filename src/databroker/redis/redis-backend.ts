@@ -13,9 +13,12 @@
  * - `P` + `lease:<name>`: a lease, `SET NX PX` with a random token, released by compare-and-delete.
  * - channel `Pchanges`: every put and delete publishes `{kind,type,id,version}` (JSON) from inside
  *   its script, so the feed is in the order Redis applied the writes. A dedicated subscriber
- *   connection delivers it; when that connection drops the feed emits `lost`, and `resumed` once
- *   its own heartbeat comes back through the subscription (change-feed.ts; changes in between are
- *   not replayed: caches drop everything). Heartbeats `{kind:'heartbeat',nonce}` share the
+ *   connection delivers it; when that connection drops, or any connection stops answering (a PING
+ *   every 500 ms on each and a socket silent for 1 s is closed, see clients.ts; or a command that
+ *   timed out or found no connection: a Redis that hangs with its connections open, stopped or
+ *   behind a partition, never closes them), the feed emits `lost`, so the outage grace of cached
+ *   sessions starts; `resumed` once its own heartbeat comes back through the subscription
+ *   (change-feed.ts; changes in between are not replayed: caches drop everything). Heartbeats `{kind:'heartbeat',nonce}` share the
  *   channel. TTL expiry publishes nothing: readers check `expiresAt` (and Redis hides expired keys).
  *
  * Expiry uses this process's clock (`expiresAt = now + ttlMs`, PEXPIREAT), so instances and Redis
@@ -26,6 +29,7 @@
  * that timed out may still have been applied (or, through Sentinel/Cluster, be applied later).
  */
 import { randomUUID } from 'node:crypto';
+import { ErrorReply } from 'redis';
 import type { Logger } from '../../shared/logger.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { PutOptions, RawRecord, RecordBackend, RecordChange } from '../../session/records.js';
@@ -62,6 +66,14 @@ export interface RedisBackend extends RecordBackend {
 const MAX_NAME = 256;
 const DEFAULT_LIMIT = 10_000;
 const FIELDS = ['v', 'd', 'e'];
+/**
+ * Liveness of every connection (clients.ts): a PING this long after the last one settled, and a
+ * socket that heard nothing for SOCKET_TIMEOUT_MS is closed. Together they bound how late a hung
+ * Redis is noticed on an idle instance (at most 1.5 s; a command notices it within its timeout),
+ * and so how long cached sessions may outlive the outage grace.
+ */
+const PING_INTERVAL_MS = 500;
+const SOCKET_TIMEOUT_MS = 1_000;
 
 /**
  * Creates the Redis backend for `options.url` without connecting. Throws a RangeError naming
@@ -72,7 +84,12 @@ export function createRedisBackend(options: RedisBackendOptions): RedisBackend {
   const prefix = options.keyPrefix ?? 'portcullis:';
   if (/[{}]/.test(prefix)) throw new RangeError('keyPrefix must not contain { or } (Cluster hash tags)');
   const connectTimeoutMs = options.connectTimeoutMs ?? 5_000;
-  const tuning = { commandTimeoutMs: options.commandTimeoutMs ?? 500, connectTimeoutMs };
+  const tuning = {
+    commandTimeoutMs: options.commandTimeoutMs ?? 500,
+    connectTimeoutMs,
+    pingIntervalMs: PING_INTERVAL_MS,
+    socketTimeoutMs: SOCKET_TIMEOUT_MS,
+  };
   const client = createRedisConnection(target, tuning);
   const subscriber = client.duplicate();
   const where = `Redis at ${target.display}`;
@@ -81,7 +98,8 @@ export function createRedisBackend(options: RedisBackendOptions): RedisBackend {
     logger: options.logger,
     publish: (message) => client.publish(channel, message),
   });
-  watchHealth(client, 'commands', where, options.logger);
+  // A command connection that fails or hangs means the subscriber's Redis may too: start the grace.
+  watchHealth(client, 'commands', where, options.logger, () => feed.connectionLost());
   watchHealth(subscriber, 'change feed', where, options.logger, () => feed.connectionLost());
   let closed = false;
 
@@ -96,6 +114,8 @@ export function createRedisBackend(options: RedisBackendOptions): RedisBackend {
       return await withDeadline(run(), gate.deadlineMs, `no answer within ${gate.deadlineMs} ms`);
     } catch (err) {
       gate.failed();
+      // No answer, or no connection (an error reply is Redis answering): the feed is in doubt.
+      if (!(err instanceof ErrorReply)) feed.connectionLost();
       throw fail(errorMessage(err));
     }
   };
@@ -237,8 +257,10 @@ function expiryOf(ttlMs: number | undefined): number | undefined {
 
 /**
  * Logs the connection's state changes once each (down at warn with the error, up again at info),
- * not every reconnect attempt; the `error` listener also keeps node-redis from throwing.
- * `onDown` runs on every sign of trouble (the feed emits `lost` once and proves recovery itself).
+ * not every reconnect attempt; the `error` listener also keeps node-redis from throwing. Down is
+ * an error (a socket silent past its timeout included) or a reconnect; up is ready again or a
+ * PING answered. `onDown` runs on every sign of trouble (the feed
+ * emits `lost` once and proves recovery itself).
  */
 function watchHealth(
   connection: RedisConnection | RedisSubscriber,
@@ -254,7 +276,7 @@ function watchHealth(
     onDown?.();
     if (down) return;
     down = true;
-    logger.warn({ err: errorMessage(err), role }, `${where}: connection lost; reconnecting`);
+    logger.warn({ err: errorMessage(err), role }, `${where}: connection lost or not answering`);
   };
   const markUp = (): void => {
     wasReady = true;
@@ -264,7 +286,7 @@ function watchHealth(
   };
   for (const event of ['error', 'node-error']) connection.on(event, markDown);
   for (const event of ['reconnecting', 'node-reconnecting']) connection.on(event, () => markDown(event));
-  for (const event of ['ready', 'node-ready']) connection.on(event, markUp);
+  for (const event of ['ready', 'node-ready', 'ping-interval']) connection.on(event, markUp);
 }
 
 async function shutDown(connection: RedisConnection | RedisSubscriber): Promise<void> {
