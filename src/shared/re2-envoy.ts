@@ -41,7 +41,14 @@ interface ProgramView {
 
 /** The verdict on one operator regex: accepted with its size bound, or refused with a reason. */
 export type EnvoyRegexCheck =
-  | { readonly ok: true; readonly programSizeBound: number; readonly literalPrefix: string }
+  | {
+      readonly ok: true;
+      readonly programSizeBound: number;
+      /** The literal every full match starts with ('' when none is certain). */
+      readonly literalPrefix: string;
+      /** Full match with RE2 semantics in linear time (re2js), as Envoy's `safe_regex` does. */
+      readonly fullMatch: (input: string) => boolean;
+    }
   | { readonly ok: false; readonly reason: string };
 
 /**
@@ -52,13 +59,14 @@ export type EnvoyRegexCheck =
 export function checkEnvoyRegex(source: string): EnvoyRegexCheck {
   const latin1 = latin1Problem(source);
   if (latin1 !== undefined) return { ok: false, reason: latin1 };
-  let view: ProgramView;
+  let compiled: RE2JS;
   try {
-    view = (RE2JS.compile(source) as unknown as { re2Input: ProgramView }).re2Input;
+    compiled = RE2JS.compile(source);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     return { ok: false, reason: message.replace(/^error parsing regexp:\s*/, '') };
   }
+  const view = (compiled as unknown as { re2Input: ProgramView }).re2Input;
   const bound = programSizeBound(view);
   if (bound > RE2_MAX_PROGRAM_SIZE) {
     return {
@@ -66,7 +74,12 @@ export function checkEnvoyRegex(source: string): EnvoyRegexCheck {
       reason: `compiles to an RE2 program of up to ${bound} instructions, over Envoy's limit of ${RE2_MAX_PROGRAM_SIZE}; use fewer or smaller repetitions`,
     };
   }
-  return { ok: true, programSizeBound: bound, literalPrefix: view.prefix };
+  return {
+    ok: true,
+    programSizeBound: bound,
+    literalPrefix: view.prefix,
+    fullMatch: (input) => compiled.matches(input),
+  };
 }
 
 /**
