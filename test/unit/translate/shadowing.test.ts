@@ -8,7 +8,7 @@ import { createShadowIndex } from '../../../src/translate/shadowing.js';
 import type { IRPathMatch } from '../../../src/ir/types.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 
-type Matcher = { prefix: string } | { path: string } | { regex: string } | Record<string, never>;
+type Matcher = Partial<Record<'prefix' | 'path' | 'regex', string>>;
 
 /** The [later, earlier] pairs translate reports for these routes (all on app.test unless given). */
 function shadowed(routes: readonly (Matcher & { from?: string })[]): [string, string][] {
