@@ -24,6 +24,7 @@
  */
 import { RE2JS } from 're2js';
 import { RE2_MAX_PROGRAM_SIZE } from './re2.js';
+import { ENVOY_RE2_UNICODE_CLASSES } from './re2-envoy-unicode.js';
 
 /** re2js's instruction codes (Inst in re2js, a port of RE2/J's), for the kinds costed apart. */
 const ALT = 1;
@@ -83,9 +84,10 @@ export function checkEnvoyRegex(source: string): EnvoyRegexCheck {
 }
 
 /**
- * Envoy's RE2 reads the pattern as Latin-1 bytes: `\x{...}` above FF is an error there (re2js
- * takes it), and a non-ASCII character stands for its UTF-8 bytes one by one, so it would not
- * mean what it says (request paths are ASCII; percent-encoding is matched as written).
+ * What re2js takes and Envoy's RE2 refuses or reads otherwise. Envoy's RE2 reads the pattern as
+ * Latin-1 bytes: `\x{...}` above FF is an error there, and a non-ASCII character stands for its
+ * UTF-8 bytes one by one, so it would not mean what it says (request paths are ASCII;
+ * percent-encoding is matched as written). re2js knows Unicode classes Envoy's RE2 does not.
  */
 function latin1Problem(source: string): string | undefined {
   // eslint-disable-next-line no-control-regex
@@ -95,6 +97,12 @@ function latin1Problem(source: string): string | undefined {
     const escaped = (found[1] ?? '').length % 2 === 1;
     if (!escaped && Number.parseInt(found[2] ?? '0', 16) > 0xff)
       return `has ${found[0].slice((found[1] ?? '').length)}, above \\x{FF}, which Envoy's RE2 (Latin-1) refuses`;
+  }
+  for (const found of source.matchAll(/(\\*)\\[pP](?:\{\^?([^}]*)\}|([A-Za-z]))/g)) {
+    const escaped = (found[1] ?? '').length % 2 === 1;
+    const name = found[2] ?? found[3] ?? '';
+    if (!escaped && !ENVOY_RE2_UNICODE_CLASSES.has(name))
+      return `has the Unicode class ${found[0].slice((found[1] ?? '').length)}, which Envoy's RE2 does not know`;
   }
   return undefined;
 }

@@ -56,6 +56,11 @@ test('what Envoy refuses is refused with a one-line reason', () => {
   assert.match(reason('/\\x{100}'), /above \\x\{FF\}/);
   assert.match(reason('/[\\x{41}-\\x{2000}]'), /above \\x\{FF\}/);
   assert.match(reason('/\u00e9'), /non-ASCII/);
+  // Unicode classes re2js knows and Envoy 1.40's RE2 refuses ("invalid character class range").
+  assert.match(reason('/\\p{Cn}'), /Unicode class \\p\{Cn\}/);
+  assert.match(reason('/[\\p{Emoji}x]'), /Unicode class/);
+  for (const known of ['/\\pL', '/\\p{Greek}', '/\\P{^Latin}', '/\\p{Any}', '/\\\\p{Cn}'])
+    assert.equal(checkEnvoyRegex(known).ok, true, known);
   assert.match(reason('[^/]{1000}'.repeat(40)), new RegExp(`over Envoy's limit of ${RE2_MAX_PROGRAM_SIZE}`));
   assert.equal(checkEnvoyRegex('/\\\\x{100}').ok, true, 'an escaped backslash makes x{100} a repetition');
 });
