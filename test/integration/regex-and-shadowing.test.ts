@@ -14,6 +14,11 @@ import { SIGN_IN_YAML } from '../support/sign-in-config.js';
 import { waitFor } from '../support/wait.js';
 import { checkEnvoyRegex } from '../../src/shared/re2-envoy.js';
 import { RE2_MAX_PROGRAM_SIZE } from '../../src/shared/re2.js';
+import { buildBootstrap } from '../../src/envoy/bootstrap.js';
+import { locateEnvoy } from '../../src/envoy/locate.js';
+import { validateBootstrap } from '../../src/envoy/supervisor.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
 
 const bin = new URL('../../bin/portcullis.mjs', import.meta.url).pathname;
 const dir = mkdtempSync(join(tmpdir(), 'portcullis-regex-'));
@@ -41,7 +46,107 @@ function nearLimitPattern(): { pattern: string; bound: number } {
   return best;
 }
 
+const ATOMS = [
+  'a',
+  '/',
+  '.',
+  '[^/]',
+  '[a-z0-9_]',
+  '\\d',
+  '\\w',
+  '\\pL',
+  '(?i:x)',
+  '[[:alpha:]]',
+  '\\s',
+  '\\b',
+];
+const MORE = [
+  '(?s:.)',
+  '[ace-gk]',
+  '\\pN',
+  '\\p{Greek}',
+  '\\x{FF}',
+  '\\x{100}',
+  '\\p{Cn}',
+  '\\C',
+  '\\Q.+\\E',
+];
+
+/** A random RE2 pattern of nested concatenations, alternations and repetitions. */
+function randomPattern(random: () => number, depth = 0): string {
+  const pick = <T>(list: readonly T[]): T => list[Math.floor(random() * list.length)] as T;
+  if (depth > 3 || random() < 0.3) return pick([...ATOMS, ...MORE]);
+  const inner = (): string => randomPattern(random, depth + 1);
+  const low = Math.floor(random() * 6);
+  return pick([
+    () => inner() + inner(),
+    () => `(${inner()}|${inner()})`,
+    () => `(?:${inner()})${pick(['*', '+', '?', '*?'])}`,
+    () => `(?:${inner()}){${low},${low + Math.floor(random() * 300)}}`,
+  ])();
+}
+
 describe('validate and RE2 in Envoy', () => {
+  test("every pattern validate accepts, Envoy's RE2 compiles under the limit, within the bound", async () => {
+    const random = seededRandom(33);
+    const accepted: { pattern: string; bound: number }[] = [];
+    for (let index = 0; accepted.length < 150 && index < 2000; index += 1) {
+      const pattern = `/${randomPattern(random)}`;
+      const checked = checkEnvoyRegex(pattern);
+      if (checked.ok && !accepted.some((seen) => seen.pattern === pattern))
+        accepted.push({ pattern, bound: checked.programSizeBound });
+    }
+    const bootstrap = buildBootstrap({
+      ads: { address: '127.0.0.1', port: 1, credential: TEST_GRPC_CREDENTIAL },
+      admin: { port: 0 },
+    });
+    const runtime = bootstrap.layered_runtime as { layers: { static_layer: Record<string, number> }[] };
+    const layer = runtime.layers[0]?.static_layer;
+    assert.equal(layer?.['re2.max_program_size.error_level'], RE2_MAX_PROGRAM_SIZE, 'the bootstrap limit');
+    if (layer) layer['re2.max_program_size.warn_level'] = 0; // Envoy then logs every program size
+    const hcm = {
+      '@type':
+        'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+      stat_prefix: 'regex',
+      route_config: {
+        virtual_hosts: [
+          {
+            name: 'all',
+            domains: ['*'],
+            routes: accepted.map(({ pattern }) => ({
+              match: { safe_regex: { regex: pattern } },
+              direct_response: { status: 200 },
+            })),
+          },
+        ],
+      },
+      http_filters: [
+        {
+          name: 'envoy.filters.http.router',
+          typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+        },
+      ],
+    };
+    const listener = {
+      name: 'regex',
+      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+      filter_chains: [{ filters: [{ name: 'hcm', typed_config: hcm }] }],
+    };
+    const result = await validateBootstrap((await locateEnvoy()).path, {
+      ...bootstrap,
+      static_resources: { ...(bootstrap.static_resources as object), listeners: [listener] },
+    });
+    assert.ok(result.ok, result.output.slice(0, 2000));
+    const sizes = new Map<string, number>();
+    for (const found of result.output.matchAll(/regex '(.*)' RE2 program size of (\d+)/g))
+      sizes.set(found[1] ?? '', Number(found[2]));
+    for (const { pattern, bound } of accepted) {
+      const size = sizes.get(pattern);
+      assert.ok(size !== undefined, `Envoy logged the size of ${pattern}`);
+      assert.ok(size <= bound, `${pattern}: Envoy ${size} > bound ${bound}`);
+    }
+  });
+
   test('validate refuses /(a{1000}){1000} and an over-limit program, naming the key, no stack trace', () => {
     const result = validate(
       [
