@@ -1,3 +1,4 @@
+import { checkEnvoyRegex } from '../shared/re2-envoy.js';
 import type { RouteFields } from './route-fields.js';
 import type { Reader } from './value-readers.js';
 
@@ -67,20 +68,12 @@ function checkRewrites(
 }
 
 /**
- * Checks a regex compiles and stays within RE2, the engine Envoy uses: no lookaround and no
- * backreferences. JavaScript's engine is a close proxy for the rest of the syntax.
+ * Checks a regex the way Envoy's RE2 will compile it (shared/re2-envoy.ts): RE2's syntax (no
+ * lookaround, no backreferences, repetitions up to 1000), Latin-1 escapes, and the program-size
+ * limit, so that a pattern Envoy would refuse is an error here and never a NACK.
  */
 export function checkRegex(reader: Reader, path: string, pattern: string): void {
-  if (/\(\?<?[=!]/.test(pattern) || /\\[1-9]/.test(pattern)) {
-    reader.problem(
-      path,
-      `"${pattern}" uses lookaround or a backreference, which Envoy's RE2 engine does not support`,
-    );
-    return;
-  }
-  try {
-    new RegExp(pattern, 'u');
-  } catch (err) {
-    reader.problem(path, `"${pattern}" is not a valid regular expression: ${(err as Error).message}`);
-  }
+  const checked = checkEnvoyRegex(pattern);
+  if (!checked.ok)
+    reader.problem(path, `"${pattern}" is not a regular expression Envoy's RE2 accepts: ${checked.reason}`);
 }

@@ -9,6 +9,7 @@ import {
 import { isIP } from 'node:net';
 import { stringify } from 'yaml';
 import { PortcullisError } from '../shared/errors.js';
+import { RE2_MAX_PROGRAM_SIZE } from '../shared/re2.js';
 
 /** ADS flavours Envoy can speak: incremental (delta) or state-of-the-world. */
 export const ADS_API_TYPES = ['DELTA_GRPC', 'GRPC'] as const;
@@ -214,8 +215,9 @@ function runtimeLayers(): Record<string, unknown> {
       {
         name: 'static-defaults',
         static_layer: {
-          // Bound regex cost: route regexes come from configuration, so cap RE2 program size.
-          're2.max_program_size.error_level': 1024 * 1024,
+          // Bound regex cost: route regexes come from configuration, so cap RE2 program size at the
+          // bound `validate` checks (shared/re2.ts), so a pattern validate accepts is never NACKed.
+          're2.max_program_size.error_level': RE2_MAX_PROGRAM_SIZE,
           're2.max_program_size.warn_level': 1024,
         },
       },

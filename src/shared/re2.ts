@@ -43,3 +43,12 @@ export function compileRe2(source: string): Re2Compiled {
     return { ok: false, reason: message.replace(/^error parsing regexp:\s*/, '') };
   }
 }
+
+/**
+ * The largest RE2 program Envoy compiles for an operator regex: the bootstrap's
+ * `re2.max_program_size.error_level` runtime key (src/envoy/bootstrap.ts, envoy/sidecar.yaml) and
+ * the bound `validate` checks its estimate against (re2-envoy.ts), one number so that what
+ * `validate` accepts Envoy accepts. Big enough for any path pattern (`a{1000}` is about 1,000),
+ * small enough that one route cannot make Envoy build a huge automaton per request.
+ */
+export const RE2_MAX_PROGRAM_SIZE = 100_000;

@@ -19,6 +19,7 @@ import { translateAccessLog } from './access-log.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
 import { httpRedirect, listenerCertificates, type FallbackCertificate } from './edge-tls.js';
 import { tcpShadowed, translateTcpRoute } from './tcp-routes.js';
+import { createShadowIndex, type Shadowing } from './shadowing.js';
 import { connectAuthority } from '../config/parse-url.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
@@ -50,7 +51,7 @@ const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains
  * identity (what Envoy matches it on: route-identity.ts, so upstream, health, timeout, header and
  * policy changes keep every name), applies defaults (timeouts, host rewriting, security headers)
  * and checks cross-route rules (no route that an earlier one with the same host and matcher
- * shadows, no route on the authenticate host). A pure function of its arguments: same Config and
+ * shadows or whose matcher covers it, no route on the authenticate host). A pure function of its arguments: same Config and
  * options, same IR (virtual hosts sorted by name with the catch-all last, clusters sorted by
  * name), whatever was translated before. Problems come in config order, each with its key path;
  * with any problem there is no IR.
@@ -60,6 +61,8 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const routes: TranslatedRoute[] = [];
   /** The key path of the first route with each match key, for the routes it shadows to name. */
   const firstWithMatch = new Map<string, string>();
+  /** Earlier routes by host, for a later route an earlier prefix, path or regex covers. */
+  const shadows = createShadowIndex();
   const ownHost = config.authenticate_service_url?.hostname.toLowerCase();
   for (const settings of config.routes) {
     if (settings.from_host === ownHost) problems.push(onAuthenticateHost(settings, ownHost));
@@ -78,7 +81,9 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
     const translated = translateRoute(settings, identity.id, config, options, problems);
     const earlier = firstWithMatch.get(identity.matchKey);
     if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
-    else problems.push(shadowed(settings, earlier, translated.route.match));
+    const covered = shadows.visit(settings.from_host, translated.route.match, settings.source_path);
+    if (earlier !== undefined) problems.push(shadowed(settings, earlier, translated.route.match));
+    else if (covered !== undefined) problems.push(coveredBy(settings, covered));
     routes.push(translated);
   }
   if (problems.length > 0) return { ir: undefined, problems };
@@ -136,6 +141,17 @@ function shadowed(settings: RouteSettings, earlier: string, match: IRPathMatch):
   return {
     path: settings.source_path,
     message: `never matches: ${earlier} comes first with the same from host (${settings.from_host}) and ${match.kind} matcher (${JSON.stringify(match.value)}), and Envoy takes the first route that matches; remove one or change its matcher`,
+  };
+}
+
+/**
+ * A route that an earlier one on the same host covers (shadowing.ts): it would never see a
+ * request, so its policy would never apply; with a stricter policy, its paths would be open.
+ */
+function coveredBy(settings: RouteSettings, covered: Shadowing): Problem {
+  return {
+    path: settings.source_path,
+    message: `never matches: ${covered.earlier} comes first with the same from host (${settings.from_host}) and ${covered.because}, and Envoy takes the first route that matches, so this route and its policy would never apply; put the more specific route first or change its matcher`,
   };
 }
 

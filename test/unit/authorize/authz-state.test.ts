@@ -25,13 +25,14 @@ function irOf(routes: readonly unknown[]): IR {
 test('the state holds every route of the IR with its policy, and nothing else', () => {
   const ir = irOf([
     { from: 'https://a.test', to: 'http://10.0.0.1:8080', allowed_users: ['u@example.com'] },
-    { from: 'https://b.test', to: 'http://10.0.0.2:8080', allow_public_unauthenticated_access: true },
     {
       from: 'https://b.test',
       prefix: '/api',
       to: 'http://10.0.0.3:8080',
       allow_any_authenticated_user: true,
     },
+    // After `/api`: first, it would shadow it (translate refuses that).
+    { from: 'https://b.test', to: 'http://10.0.0.2:8080', allow_public_unauthenticated_access: true },
   ]);
   const state = buildAuthzState(ir);
   const ids = ir.virtualHosts.flatMap((vhost) => vhost.routes.map((route) => route.id));
@@ -66,10 +67,10 @@ test('a reload reuses the compiled policy of an unchanged route and compiles a c
     allowed_users: users,
   });
   const first = buildAuthzState(
-    irOf([route(['a@example.com']), { ...route(['b@example.com']), prefix: '/b' }]),
+    irOf([{ ...route(['b@example.com']), prefix: '/b' }, route(['a@example.com'])]),
   );
   const next = buildAuthzState(
-    irOf([route(['a@example.com']), { ...route(['c@example.com']), prefix: '/b' }]),
+    irOf([{ ...route(['c@example.com']), prefix: '/b' }, route(['a@example.com'])]),
     first,
   );
   const before = [...first.policies.values()];

@@ -242,13 +242,37 @@ test('allowed_idp_claims, pass_identity_headers and per-route IdP credentials', 
 });
 
 test('a regex that does not compile, or uses what RE2 lacks, is an error at its key', () => {
-  assertProblem(problems(route({ regex: '^/(a' })), 'routes[0].regex', 'is not a valid regular expression');
-  assertProblem(problems(route({ regex: '^/(?=a)' })), 'routes[0].regex', 'lookaround');
+  const refused = "is not a regular expression Envoy's RE2 accepts";
+  assertProblem(problems(route({ regex: '^/(a' })), 'routes[0].regex', refused);
+  assertProblem(problems(route({ regex: '^/(?=a)' })), 'routes[0].regex', 'unsupported Perl syntax');
+  assertProblem(problems(route({ regex: '^/(a)\\1' })), 'routes[0].regex', 'invalid escape sequence');
   assertProblem(
     problems(route({ regex_rewrite_pattern: '(', regex_rewrite_substitution: 'x' })),
     'routes[0].regex_rewrite_pattern',
-    'is not a valid regular expression',
+    refused,
   );
+});
+
+test("a regex Envoy's RE2 would refuse is an error at its key, never a NACK", () => {
+  // RE2 caps nested repetition at 1000 in all: Envoy refuses this with "bad repetition operator".
+  assertProblem(problems(route({ regex: '/(a{1000}){1000}' })), 'routes[0].regex', 'invalid repeat count');
+  // Within RE2's syntax but over the program-size limit the bootstrap gives Envoy.
+  assertProblem(
+    problems(route({ regex: '/' + '[^/]{1000}'.repeat(30) })),
+    'routes[0].regex',
+    "over Envoy's limit",
+  );
+  assertProblem(
+    problems(route({ regex_rewrite_pattern: '[^/]{1000}'.repeat(30), regex_rewrite_substitution: 'x' })),
+    'routes[0].regex_rewrite_pattern',
+    "over Envoy's limit",
+  );
+  // Envoy's RE2 reads patterns as Latin-1: \x{100} is an error there, a non-ASCII letter is bytes.
+  assertProblem(problems(route({ regex: '/\\x{100}' })), 'routes[0].regex', 'above \\x{FF}');
+  assertProblem(problems(route({ regex: '/caf\u00e9' })), 'routes[0].regex', 'non-ASCII');
+  // What Envoy takes passes: an escaped backslash before x{100} is a literal, \x{FF} is a byte.
+  valid(route({ regex: '/\\\\x{100}' }));
+  valid(route({ regex: '/[a-z]{1000}\\x{FF}' }));
 });
 
 test('bad durations are errors with their key path', () => {

@@ -8,6 +8,7 @@ import {
   buildBootstrap,
 } from '../../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
+import { RE2_MAX_PROGRAM_SIZE } from '../../../src/shared/re2.js';
 import { XDS_CLUSTER as XDS_CLUSTER_NAME } from '../../../src/contract/names.js';
 import { GRPC_CREDENTIAL_METADATA_KEY } from '../../../src/contract/grpc-credential.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
@@ -120,7 +121,7 @@ test('runtime layer bounds RE2 program size', () => {
     string,
     unknown
   >;
-  assert.equal(layer['re2.max_program_size.error_level'], 1024 * 1024);
+  assert.equal(layer['re2.max_program_size.error_level'], RE2_MAX_PROGRAM_SIZE);
   assert.equal(layer['re2.max_program_size.warn_level'], 1024);
 });
 

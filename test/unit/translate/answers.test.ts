@@ -35,8 +35,8 @@ function irOf(config: Config): IR {
   return result.ir;
 }
 
+// The catch-all forwarding route comes last: first, it would shadow the two after it.
 const ROUTES = [
-  { from: 'https://app.test', to: 'http://10.0.0.1:8080', allow_any_authenticated_user: true },
   {
     from: 'https://app.test',
     prefix: '/old/',
@@ -44,6 +44,7 @@ const ROUTES = [
     allowed_users: ['ada@example.com'],
   },
   { from: 'https://app.test', path: '/moved', redirect: { https_redirect: true } },
+  { from: 'https://app.test', to: 'http://10.0.0.1:8080', allow_any_authenticated_user: true },
   {
     from: 'https://status.test',
     response: { status: 503, body: 'down for maintenance' },
@@ -58,7 +59,7 @@ test('a redirect or response route gets an answer and no cluster; a forwarding r
   const app = ir.virtualHosts.find((vhost) => vhost.name === 'app.test');
   const status = ir.virtualHosts.find((vhost) => vhost.name === 'status.test');
   assert.ok(app && status);
-  const [forward, prefixed, moved] = app.routes;
+  const [prefixed, moved, forward] = app.routes;
   assert.ok(forward && prefixed && moved);
   assert.equal('answer' in forward, false);
   assert.deepEqual(prefixed.answer, {
@@ -89,7 +90,7 @@ test('a redirect or response route gets an answer and no cluster; a forwarding r
   );
   // The ids are the route identities (the answer kind included), the policy and headers kept.
   assert.deepEqual(
-    [forward, prefixed, moved, status.routes[0]].map((route) => route?.id),
+    [prefixed, moved, forward, status.routes[0]].map((route) => route?.id),
     config.routes.map((route) => routeIdentity(route).id),
   );
   assert.ok(prefixed.policy.length > 0, 'the allow list is the redirect route policy');

@@ -53,12 +53,12 @@ test('the identity text is what Envoy matches: host and path matcher, or TCP hos
       '{"host":"b.example.com","prefix":"/api/"}',
     ],
     [
-      { from: 'https://*.example.com', path: '/exact "q" \\', to: 'http://10.0.0.2' },
-      '{"host":"*.example.com","path":"/exact \\"q\\" \\\\"}',
+      { from: 'https://*.example.com', path: '/exact "q" \u00e9\\', to: 'http://10.0.0.2' },
+      '{"host":"*.example.com","path":"/exact \\"q\\" \u00e9\\\\"}',
     ],
     [
-      { from: 'https://c.example.com', regex: '^/v[0-9]+/\u00e9$', to: 'h2c://10.0.0.3' },
-      '{"host":"c.example.com","regex":"^/v[0-9]+/\u00e9$"}',
+      { from: 'https://c.example.com', regex: '^/v[0-9]+/caf%C3%A9$', to: 'h2c://10.0.0.3' },
+      '{"host":"c.example.com","regex":"^/v[0-9]+/caf%C3%A9$"}',
     ],
     [{ from: 'tcp+https://DB.example.com:5432', to: 'tcp://10.0.0.9:5432' }, '{"tcp":"db.example.com:5432"}'],
     [

@@ -37,16 +37,16 @@ const route = (host: string, to = 'http://10.0.0.1:8080', prefix?: string): Reco
 
 test('a route shadowed by an earlier one with the same host and matcher is reported, naming it', () => {
   const config = parse([
+    route('a.test', 'http://10.0.0.1:8080', '/x/'), // a more specific matcher first: reachable
+    route('b.test', 'http://10.0.0.1:8080', '/x/'), // the same matcher on another host
     route('a.test'),
     route('b.test'),
     route('a.test'), // the same route again
     { from: 'tcp+https://a.test:5432', to: 'tcp://10.0.0.9:5432' }, // a TCP route: CONNECTs only
     route('b.test'),
-    route('a.test', 'http://10.0.0.2:8080'), // other upstreams: Envoy still takes routes[0] first
-    route('a.test', 'http://10.0.0.1:8080', '/x/'), // another matcher: reachable
+    route('a.test', 'http://10.0.0.2:8080'), // other upstreams: Envoy still takes routes[2] first
     route('a.test', 'http://10.0.0.1:8080', '/'), // an unset prefix is `/`
     { from: 'http://A.test:8443', to: 'http://10.0.0.1:8080' }, // Envoy ignores from's scheme and port
-    route('b.test', 'http://10.0.0.1:8080', '/x/'), // a matcher first seen on another host
     route('a.test', 'http://10.0.0.3:8080', '/x/'),
   ]);
   const result = translate(config, OPTIONS);
@@ -54,17 +54,17 @@ test('a route shadowed by an earlier one with the same host and matcher is repor
   assert.deepEqual(
     result.problems.map((problem) => [problem.path, problem.message.split(' comes first')[0]]),
     [
-      ['routes[2]', 'never matches: routes[0]'],
-      ['routes[4]', 'never matches: routes[1]'],
-      ['routes[5]', 'never matches: routes[0]'],
-      ['routes[7]', 'never matches: routes[0]'],
-      ['routes[8]', 'never matches: routes[0]'],
-      ['routes[10]', 'never matches: routes[6]'],
+      ['routes[4]', 'never matches: routes[2]'],
+      ['routes[6]', 'never matches: routes[3]'],
+      ['routes[7]', 'never matches: routes[2]'],
+      ['routes[8]', 'never matches: routes[2]'],
+      ['routes[9]', 'never matches: routes[2]'],
+      ['routes[10]', 'never matches: routes[0]'],
     ],
   );
   assert.equal(
     result.problems[5]?.message,
-    'never matches: routes[6] comes first with the same from host (a.test) and prefix matcher ("/x/"), and Envoy takes the first route that matches; remove one or change its matcher',
+    'never matches: routes[0] comes first with the same from host (a.test) and prefix matcher ("/x/"), and Envoy takes the first route that matches; remove one or change its matcher',
   );
 });
 
@@ -82,10 +82,10 @@ test('a route with problems and a duplicate lists its own problems first', () =>
 test('virtual hosts are sorted by name, the catch-all last, each with its routes in config order', () => {
   const ir = irOf(
     parse([
-      route('zeta.test', 'http://10.0.0.1:80'),
+      route('zeta.test', 'http://10.0.0.1:80', '/0/'),
       route('a.*.test', 'http://10.0.0.2:80'), // a wildcard shape only the catch-all matches
       route('*.beta.test', 'http://10.0.0.3:80'),
-      route('alpha.test', 'http://10.0.0.4:80'),
+      route('alpha.test', 'http://10.0.0.4:80', '/3/'),
       route('zeta.test', 'http://10.0.0.5:80', '/5/'),
       route('Alpha.test', 'http://10.0.0.6:80', '/6/'),
     ]),

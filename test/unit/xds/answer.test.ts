@@ -78,12 +78,13 @@ test('compiled answering routes: no cluster, ext_authz as for any route, valid R
       insecure_server: true,
       address: ':8080',
       routes: [
-        { from: 'https://app.test', to: 'http://10.0.0.1:8080', allow_any_authenticated_user: true },
         {
           from: 'https://app.test',
           prefix: '/old/',
           redirect: { prefix_rewrite: '/new/', response_code: 308 },
         },
+        // After `/old/`: first, it would shadow it.
+        { from: 'https://app.test', to: 'http://10.0.0.1:8080', allow_any_authenticated_user: true },
         {
           from: 'https://status.test',
           response: { status: 503, body: 'down' },
