@@ -82,10 +82,10 @@ export class Reloader {
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
-    this.watcher = new FileWatcher(
-      (changed) => void this.reloadInBackground(changed),
-      options.settleMs === undefined ? {} : { settleMs: options.settleMs },
-    );
+    this.watcher = new FileWatcher((changed) => void this.reloadInBackground(changed), {
+      logger: options.logger,
+      ...(options.settleMs === undefined ? {} : { settleMs: options.settleMs }),
+    });
   }
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
@@ -171,7 +171,8 @@ export class Reloader {
     const publishMs = Math.round((performance.now() - installStarted) * 10) / 10;
     const changed = before?.snapshot.version !== result.snapshot.version;
     const verdict = this.options.envoyVerdict;
-    if (verdict === undefined || !changed) {
+    // Envoy has something to confirm unless it already took this very snapshot.
+    if (verdict === undefined || this.lastTaken?.snapshot.version === result.snapshot.version) {
       this.lastTaken = result;
       logVerdict(this.options.logger, result, { changed, publishMs, verdict: undefined });
       this.options.onReload?.(result, (performance.now() - started) / 1000);
