@@ -91,7 +91,9 @@ test('a writer that never closes is waited for up to writerWaitMs, then the file
     await waitFor(async () => reports.length > 0, { what: 'the bounded wait to end' });
     assert.ok(performance.now() - wrote >= 300, 'held for the whole bound');
     assert.deepEqual(reports, ['new\n']);
-    assert.ok(logger.records.some((r) => r.level === 'warn' && r.msg.includes('still open for writing')));
+    assert.ok(
+      logger.records.some((r) => r.level === 'warn' && (r.msg ?? '').includes('still open for writing')),
+    );
   } finally {
     closeSync(fd);
     watcher.close();
@@ -150,8 +152,8 @@ test('a reload that makes a protected path public logs a warning naming the host
     assert.equal(reloader.reload().ok, true);
     const opens = (): string[] =>
       logger.records
-        .filter((r) => r.level === 'warn' && r.msg.includes('protected path public'))
-        .map((r) => r.msg);
+        .filter((r) => r.level === 'warn' && (r.msg ?? '').includes('protected path public'))
+        .map((r) => r.msg ?? '');
     assert.deepEqual(opens(), [], 'nothing opened');
     writeFileSync(path, routesConfig([ROOT_PUBLIC])); // the first half of the file
     assert.equal(reloader.reload().ok, true);
