@@ -10,6 +10,9 @@ export const DEFAULT_SETTLE_MS = 1000;
 /** How long a settled file may stay open for writing before it is loaded anyway (with a warning). */
 export const DEFAULT_WRITER_WAIT_MS = 60_000;
 
+/** The least time between two looks for writers of a file held open. */
+const WRITER_RECHECK_MS = 500;
+
 /** Where no process table can be read (no /proc): settle this many times longer. */
 const BLIND_SETTLE_FACTOR = 5;
 
@@ -195,7 +198,8 @@ export class FileWatcher {
       );
       return 0;
     }
-    return Math.min(this.settleMs(), Math.max(1, (since ?? now) + capMs - now));
+    // Each look scans every process's descriptors (tens of ms on a busy host): not too often.
+    return Math.min(Math.max(this.settleMs(), WRITER_RECHECK_MS), Math.max(1, (since ?? now) + capMs - now));
   }
 
   /** Runs `check` within `ms`, or sooner if it is already due sooner. */
