@@ -92,8 +92,6 @@ export class FileWatcher {
   private files: string[] = [];
   /** Per settled file still open for writing: since when the writers have kept it waiting. */
   private writerWait = new Map<string, number>();
-  /** Whether the process table can be read (decided on first use). */
-  private blind: boolean | undefined;
 
   constructor(
     private readonly onChange: (changed: ReadonlyMap<string, Buffer>) => void,
@@ -162,22 +160,20 @@ export class FileWatcher {
     return this.options.settleMs ?? DEFAULT_SETTLE_MS;
   }
 
-  /** The settle time of an in-place change: longer where no writer can be seen. */
-  private inPlaceSettleMs(): number {
-    this.blind ??= this.writersOf(this.files[0] ?? '.') === undefined;
-    return this.blind ? this.settleMs() * BLIND_SETTLE_FACTOR : this.settleMs();
-  }
-
   private writersOf(file: string): readonly number[] | undefined {
     return (this.options.openWriters ?? openWriters)(file);
   }
 
   /**
-   * For a settled in-place change of `file`: 0 when it may be reported now (no writer has it
-   * open, or the writers kept it waiting longer than `writerWaitMs`), else when to look again.
+   * For an in-place change of `file` settled for `stillMs`: 0 when it may be reported now (no
+   * writer has it open, or the writers kept it waiting longer than `writerWaitMs`), else how long
+   * until the next look. Where no writer can be seen, it must stay still BLIND_SETTLE_FACTOR times
+   * the settle time instead.
    */
-  private heldByWriter(file: string, now: number): number {
-    const writers = this.writersOf(file) ?? [];
+  private heldByWriter(file: string, now: number, stillMs: number): number {
+    const seen = this.writersOf(file);
+    if (seen === undefined) return Math.max(0, this.settleMs() * BLIND_SETTLE_FACTOR - stillMs);
+    const writers = seen;
     const since = this.writerWait.get(file);
     if (writers.length === 0) {
       this.writerWait.delete(file);
@@ -222,7 +218,7 @@ export class FileWatcher {
   /** Looks at every file; reports what is renamed or settled once nothing is left settling. */
   private check(): void {
     const now = performance.now();
-    const settleMs = this.inPlaceSettleMs();
+    const settleMs = this.settleMs();
     let nextLook = Infinity;
     for (const file of this.files) {
       const seen = observe(file);
@@ -240,7 +236,7 @@ export class FileWatcher {
       const before = settling === undefined ? last?.inode : settling.inode;
       const renamed = before !== undefined && seen.inode !== undefined && seen.inode !== before;
       const settled = settling?.state === seen.state && now - settling.since >= settleMs;
-      const holdMs = !renamed && settled ? this.heldByWriter(file, now) : 0;
+      const holdMs = !renamed && settled ? this.heldByWriter(file, now, now - settling.since) : 0;
       if (holdMs > 0) {
         nextLook = Math.min(nextLook, holdMs);
         continue;

@@ -5,6 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -67,6 +69,31 @@ test('a writer that pauses longer than the settle time with the file open is wai
     closeSync(fd);
     await waitFor(async () => reports.length > 0, { what: 'the whole file to be reported' });
     assert.deepEqual(reports, ['first half\nsecond half\n']);
+  } finally {
+    watcher.close();
+    done();
+  }
+});
+
+test('another process that writes half, pauses with the file open, then the rest: only the whole is reported', async () => {
+  const { path, done } = tempFile('child.yaml', 'old\n');
+  const reports: (string | undefined)[] = [];
+  const watcher = new FileWatcher((changed) => reports.push(changed.get(path)?.toString()), {
+    settleMs: 30,
+    pollMs: 50,
+  });
+  try {
+    watcher.watch([path]);
+    // A shell holding the file on descriptor 3: half, a 1 s pause, the rest, then close.
+    const writer = spawn('sh', [
+      '-c',
+      'exec 3>"$1"; printf "half\\n" >&3; sleep 1; printf "rest\\n" >&3',
+      'sh',
+      path,
+    ]);
+    await once(writer, 'exit');
+    await waitFor(async () => reports.length > 0, { what: 'the whole file to be reported' });
+    assert.deepEqual(reports, ['half\nrest\n']);
   } finally {
     watcher.close();
     done();
