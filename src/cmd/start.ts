@@ -5,6 +5,8 @@ import type { Logger } from '../shared/logger.js';
 import { isLoopbackIp } from '../shared/loopback.js';
 import { Reloader } from '../runtime/reloader.js';
 import { MakeBeforeBreak } from '../runtime/make-before-break.js';
+import { EnvoyVerdicts } from '../runtime/envoy-verdict.js';
+import type { CompiledResources } from '../xds/codec/compiled.js';
 import type { GoodBuild } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
@@ -47,6 +49,8 @@ export interface StartOptions {
   readonly reloadSettleMs?: number;
   /** Deadline of each identity-provider call (default 10 s); tests of a slow IdP shorten it. */
   readonly idpTimeoutMs?: number;
+  /** Test seam (Reloader's `afterCompile`): rewrites every build's compiled resources. */
+  readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
 }
 
 /** A running Portcullis process: the parts its `services` asked for, and a graceful `stop`. */
@@ -92,6 +96,8 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const tracing = new PortcullisTracing(logger);
   const identities = new IdentityResolver(logger);
   let first: FixedAtStart | undefined;
+  // Envoy's verdict on each reload (ADS events feed it once ADS runs; without ADS: no Envoy).
+  const verdicts = new EnvoyVerdicts();
   const caFile = systemCaFile(options.env);
   const reloader = new Reloader({
     configPath: options.configPath,
@@ -110,6 +116,8 @@ export async function startServices(options: StartOptions): Promise<Running> {
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
     subscribers: [tracing.subscriber()],
+    envoyVerdict: (snapshot) => verdicts.verdictOn(snapshot),
+    ...(options.afterCompile === undefined ? {} : { afterCompile: options.afterCompile }),
     onReload: (result, seconds) => {
       metrics.reloaded(result, seconds);
       tracing.reloaded(result, seconds);
@@ -125,7 +133,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const log = logger.child({ service });
   metrics.setService(service);
   if (logger.level !== undefined) logger.level = config.log_level;
-  const closers: Closer[] = [() => tracing.close(), () => reloader.close()];
+  const closers: Closer[] = [() => tracing.close(), () => reloader.close(), () => verdicts.close()];
   try {
     return await startParts({
       options,
@@ -138,6 +146,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
       service,
       metrics,
       tracing,
+      verdicts,
       first: first!,
       closers,
     });
@@ -160,6 +169,8 @@ interface PartsContext {
   readonly metrics: PortcullisMetrics;
   /** Portcullis's spans (Check, sign-in callback, reload); its tracer follows the current config. */
   readonly tracing: PortcullisTracing;
+  /** Envoy's verdict on each reload, fed by ADS events. */
+  readonly verdicts: EnvoyVerdicts;
   readonly first: FixedAtStart;
   /** Stops what was started, in reverse order (on a failed start and in `stop`). */
   readonly closers: Closer[];
@@ -222,6 +233,7 @@ async function startParts(context: PartsContext): Promise<Running> {
     ? new AdsServer({ source: store, logger: log, credential: first.credential })
     : undefined;
   ads?.onEvent((event) => publisher?.observe(event));
+  ads?.onEvent((event) => context.verdicts.observe(event));
   // Ready once an Envoy ACKed a config (where this process serves xDS) and the session store answers.
   const readiness = new Readiness({
     envoy: parts.proxy,

@@ -5,6 +5,7 @@ import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
 import { translate, type TranslateOptions } from '../translate/translate.js';
 import { compile } from '../xds/compile/compile.js';
+import type { CompiledResources } from '../xds/codec/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';
 import { checkConsistency } from '../xds/snapshot/consistency.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
@@ -23,6 +24,11 @@ export interface BuildInput {
    * `tls_derive` derives). A rejection fails the pass at translate. `build` (synchronous) ignores it.
    */
   readonly prepare?: (config: Config) => Promise<void>;
+  /**
+   * Test seam at the compile stage: rewrites the compiled resources before the consistency check
+   * (tests make a resource Envoy rejects that validation lets through). Never set in production.
+   */
+  readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
 }
 
 /** A pass in which every stage succeeded: what it made, and what the next pass may reuse. */
@@ -43,12 +49,12 @@ export interface GoodBuild {
 }
 
 /**
- * A pass that stopped at `stage`, with every problem found there. `publish` is the reload loop's:
- * a subscriber refused the build (see `BuildSubscriber`).
+ * A pass that stopped at `stage`, with every problem found there. `publish` and `envoy` are the
+ * reload loop's: a subscriber refused the build (see `BuildSubscriber`), or Envoy NACKed it.
  */
 export interface FailedBuild {
   readonly ok: false;
-  readonly stage: 'parse' | 'translate' | 'compile' | 'publish';
+  readonly stage: 'parse' | 'translate' | 'compile' | 'publish' | 'envoy';
   readonly problems: readonly Problem[];
   readonly warnings: readonly Problem[];
   readonly filesRead: readonly string[];
@@ -145,7 +151,7 @@ function* buildStages(
   yield undefined;
   try {
     stageStart = performance.now();
-    const compiled = compile(ir);
+    const compiled = input.afterCompile === undefined ? compile(ir) : input.afterCompile(compile(ir));
     const compileMs = took();
     stageStart = performance.now();
     const inconsistent = checkConsistency(compiled);

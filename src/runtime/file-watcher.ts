@@ -1,9 +1,34 @@
 import { hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync, watch, type FSWatcher } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
+import type { Logger } from '../shared/logger.js';
+import { openWriters } from './open-writers.js';
 
 /** How long an in-place change must stay the same before it is reported, unless told otherwise. */
 export const DEFAULT_SETTLE_MS = 1000;
+
+/** How long a settled file may stay open for writing before it is loaded anyway (with a warning). */
+export const DEFAULT_WRITER_WAIT_MS = 60_000;
+
+/** The least time between two looks for writers of a file held open. */
+const WRITER_RECHECK_MS = 500;
+
+/** Where no process table can be read (no /proc): settle this many times longer. */
+const BLIND_SETTLE_FACTOR = 5;
+
+/** Options of `FileWatcher`. */
+export interface FileWatcherOptions {
+  /** How long an in-place change must stay the same (default DEFAULT_SETTLE_MS). */
+  readonly settleMs?: number;
+  /** The backup poll's period (default 2000). */
+  readonly pollMs?: number;
+  /** The longest wait for writers to close a settled file (default DEFAULT_WRITER_WAIT_MS). */
+  readonly writerWaitMs?: number;
+  /** Who has a file open for writing; undefined: cannot tell (default `openWriters`, from /proc). */
+  readonly openWriters?: (file: string) => readonly number[] | undefined;
+  /** Where waiting for a writer is logged. */
+  readonly logger?: Logger;
+}
 
 /** After a `change` event, how long to wait before looking, so a burst of writes is read once. */
 const LOOK_AFTER_CHANGE_MS = 25;
@@ -36,6 +61,11 @@ interface Observation {
  *   it is reported only once its content, size and mtime have stayed the same for `settleMs`
  *   (default DEFAULT_SETTLE_MS): a config written in two parts a moment apart is never published
  *   half-written. A file deleted and created again before anything looks counts as a rename.
+ * - A settled in-place change is still held while a process has the file open for writing
+ *   (`openWriters`, from /proc): a writer that pauses longer than `settleMs` mid-write keeps it
+ *   open, and its first half must never be published (issue 33 item 13). The wait is bounded by
+ *   `writerWaitMs` (then it is loaded, with a warning). Where the process table cannot be read,
+ *   a change must instead stay the same for BLIND_SETTLE_FACTOR times `settleMs`.
  * - No change is reported while any watched file is still settling, since the reload reads them
  *   all: a rename waits for an in-place write to another watched file to finish.
  * Events for other files in the directory (an editor's temp file being written) are ignored.
@@ -60,10 +90,12 @@ export class FileWatcher {
   private wakeAt = Infinity;
   private poller: NodeJS.Timeout | undefined;
   private files: string[] = [];
+  /** Per settled file still open for writing: since when the writers have kept it waiting. */
+  private writerWait = new Map<string, number>();
 
   constructor(
     private readonly onChange: (changed: ReadonlyMap<string, Buffer>) => void,
-    private readonly options: { settleMs?: number; pollMs?: number } = {},
+    private readonly options: FileWatcherOptions = {},
   ) {}
 
   /**
@@ -128,6 +160,44 @@ export class FileWatcher {
     return this.options.settleMs ?? DEFAULT_SETTLE_MS;
   }
 
+  private writersOf(file: string): readonly number[] | undefined {
+    return (this.options.openWriters ?? openWriters)(file);
+  }
+
+  /**
+   * For an in-place change of `file` settled for `stillMs`: 0 when it may be reported now (no
+   * writer has it open, or the writers kept it waiting longer than `writerWaitMs`), else how long
+   * until the next look. Where no writer can be seen, it must stay still BLIND_SETTLE_FACTOR times
+   * the settle time instead.
+   */
+  private heldByWriter(file: string, now: number, stillMs: number): number {
+    const seen = this.writersOf(file);
+    if (seen === undefined) return Math.max(0, this.settleMs() * BLIND_SETTLE_FACTOR - stillMs);
+    const writers = seen;
+    const since = this.writerWait.get(file);
+    if (writers.length === 0) {
+      this.writerWait.delete(file);
+      return 0;
+    }
+    const capMs = this.options.writerWaitMs ?? DEFAULT_WRITER_WAIT_MS;
+    if (since === undefined) {
+      this.writerWait.set(file, now);
+      this.options.logger?.info(
+        { file, pids: writers },
+        'config file changed and is still open for writing; waiting for the writer to close it',
+      );
+    } else if (now - since >= capMs) {
+      this.writerWait.delete(file);
+      this.options.logger?.warn(
+        { file, pids: writers, waitedMs: Math.round(now - since) },
+        `config file still open for writing after ${Math.round(capMs / 1000)} s; loading it anyway (write a temp file and rename it into place instead)`,
+      );
+      return 0;
+    }
+    // Each look scans every process's descriptors (tens of ms on a busy host): not too often.
+    return Math.min(Math.max(this.settleMs(), WRITER_RECHECK_MS), Math.max(1, (since ?? now) + capMs - now));
+  }
+
   /** Runs `check` within `ms`, or sooner if it is already due sooner. */
   private wakeIn(ms: number): void {
     const at = performance.now() + Math.max(0, ms);
@@ -159,12 +229,20 @@ export class FileWatcher {
         this.reported.set(file, { print: seen.print, inode: seen.inode });
         this.settling.delete(file);
         this.ready.delete(file);
+        this.writerWait.delete(file);
         continue;
       }
       // A different file than the last look found there (not a file that was missing then).
       const before = settling === undefined ? last?.inode : settling.inode;
       const renamed = before !== undefined && seen.inode !== undefined && seen.inode !== before;
-      if (renamed || (settling?.state === seen.state && now - settling.since >= settleMs)) {
+      const settled = settling?.state === seen.state && now - settling.since >= settleMs;
+      const holdMs = !renamed && settled ? this.heldByWriter(file, now, now - settling.since) : 0;
+      if (holdMs > 0) {
+        nextLook = Math.min(nextLook, holdMs);
+        continue;
+      }
+      if (renamed || settled) {
+        this.writerWait.delete(file);
         this.reported.set(file, { print: seen.print, inode: seen.inode });
         this.settling.delete(file);
         this.ready.set(file, seen.content);

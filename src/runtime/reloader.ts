@@ -2,9 +2,20 @@ import { errorMessage, formatProblem, ValidationError, type Problem } from '../s
 import type { Logger } from '../shared/logger.js';
 import type { TranslateOptions } from '../translate/translate.js';
 import type { Config } from '../config/types.js';
-import { build, buildYielding, type BuildInput, type BuildResult, type GoodBuild } from './build-pipeline.js';
+import {
+  build,
+  buildYielding,
+  type BuildInput,
+  type BuildResult,
+  type FailedBuild,
+  type GoodBuild,
+} from './build-pipeline.js';
+import type { CompiledResources } from '../xds/codec/compiled.js';
+import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
 import type { BuildSubscriber } from './subscribers.js';
+import type { EnvoyVerdict } from './envoy-verdict.js';
+import { logNewlyPublic, logVerdict, rejectedBuild } from './reload-log.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -20,7 +31,14 @@ export interface ReloadStats {
  * subscribers (see `BuildSubscriber`), or keep the last good one. An invalid change is logged once
  * with every problem and its key path and reaches no subscriber (so never Envoy); the next valid
  * change goes live once the watcher reports it (a rename at once, an in-place write once the file
- * has stopped changing for `settleMs`; see FileWatcher).
+ * has stopped changing for `settleMs` and no process has it open for writing; see FileWatcher).
+ *
+ * With `envoyVerdict` (where this process serves xDS), a published build is confirmed by Envoy
+ * before the reload counts (issue 33 item 15): taken, it becomes the last taken build; NACKed, the
+ * reload is logged with Envoy's error_detail and counted as failed, and the last taken build is
+ * handed to every subscriber again, so the authorization state (and the snapshot) go back to the
+ * version Envoy runs; superseded by a newer build, it is only logged. The next build is not held
+ * up while one waits. A reload that makes a protected path public is logged at warn.
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -32,6 +50,8 @@ export class Reloader {
     lastProblems: [],
   };
   private lastGood: GoodBuild | undefined;
+  /** The last build Envoy took (or that nothing could confirm): what a rejected one goes back to. */
+  private lastTaken: GoodBuild | undefined;
   private readonly subscribers: BuildSubscriber[];
   /** The background reloads, one after another (see reloadInBackground). */
   private queue: Promise<unknown> = Promise.resolve();
@@ -50,15 +70,22 @@ export class Reloader {
       readonly logger: Logger;
       /** How long an in-place write must stay unchanged before it is loaded (FileWatcher's default: 1 s). */
       readonly settleMs?: number;
-      /** Called after each load, good or not, with how long it took from reading to publishing (seconds). */
+      /**
+       * Called after each load, good or not, with how long it took from reading to publishing (and,
+       * with `envoyVerdict`, to Envoy's verdict), in seconds; a build Envoy NACKed is a failed one.
+       */
       readonly onReload?: (result: BuildResult, seconds: number) => void;
+      /** Envoy's verdict on a published build's snapshot (see EnvoyVerdicts); none: taken at once. */
+      readonly envoyVerdict?: (snapshot: Snapshot) => Promise<EnvoyVerdict>;
+      /** Test seam: rewrites the compiled resources of every build (to make one Envoy rejects). */
+      readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
-    this.watcher = new FileWatcher(
-      (changed) => void this.reloadInBackground(changed),
-      options.settleMs === undefined ? {} : { settleMs: options.settleMs },
-    );
+    this.watcher = new FileWatcher((changed) => void this.reloadInBackground(changed), {
+      logger: options.logger,
+      ...(options.settleMs === undefined ? {} : { settleMs: options.settleMs }),
+    });
   }
 
   /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
@@ -83,6 +110,7 @@ export class Reloader {
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
+    this.lastTaken = result;
     this.watcher.watch(result.filesRead);
     this.options.onReload?.(result, (performance.now() - started) / 1000);
     return result;
@@ -98,14 +126,16 @@ export class Reloader {
     return this.finish(
       this.buildSafely(() => build(this.input(read), this.lastGood)),
       started,
-    );
+    ).result;
   }
 
   /**
    * `reload`, for changes noticed while serving (the file watcher, SIGHUP): the pipeline gives the
    * event loop a turn between its stages (`buildYielding`), so Checks and ADS keep being answered
    * while a large config builds. Reloads run one at a time, in the order asked, each from the
-   * build before it. After `close`, a reload still queued publishes nothing.
+   * build before it. After `close`, a reload still queued publishes nothing. The promise settles
+   * once the reload's outcome is known: with `envoyVerdict`, after Envoy's verdict (a NACKed build
+   * resolves as a failed one, stage `envoy`); later reloads do not wait for it.
    */
   reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<BuildResult | undefined> {
     const next = this.queue.then(async () => {
@@ -115,47 +145,87 @@ export class Reloader {
       return this.closed ? undefined : this.finish(built, started);
     });
     this.queue = next.catch(() => undefined);
-    return next;
+    return next.then((done) => done?.outcome);
   }
 
-  /** Logs, publishes and records one finished pass (see `reload`). */
-  private finish(built: BuildResult, started: number): BuildResult {
+  /**
+   * Logs, publishes and records one finished pass (see `reload`): `result` is what was published,
+   * `outcome` settles with the reload's outcome (see `reloadInBackground`).
+   */
+  private finish(
+    built: BuildResult,
+    started: number,
+  ): { readonly result: BuildResult; readonly outcome: Promise<BuildResult> } {
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
+    const before = this.lastGood;
     const result = built.ok ? this.publish(built) : built;
-    if (result.ok) {
-      const changed = this.lastGood?.snapshot.version !== result.snapshot.version;
-      this.accept(result);
-      this.options.logger.info(
-        {
-          version: result.snapshot.version,
-          routes: result.config.routes.length,
-          changed,
-          ms: { ...result.timingsMs, publish: Math.round((performance.now() - installStarted) * 10) / 10 },
-        },
-        changed ? 'config reloaded' : 'config reloaded, no change',
-      );
-    } else {
-      this.stats = {
-        ...this.stats,
-        failures: this.stats.failures + 1,
-        lastSuccess: false,
-        lastProblems: result.problems,
-      };
-      this.options.logger.error(
-        {
-          config: this.options.configPath,
-          stage: result.stage,
-          problems: result.problems.map(formatProblem),
-          keeping: this.stats.activeVersion,
-        },
-        'config reload rejected; the last good config keeps serving',
-      );
-    }
     // Watch whatever the newest config references (a new CA file, say), even when it was rejected.
     this.watcher.watch([...new Set([...(this.lastGood?.filesRead ?? []), ...result.filesRead])]);
+    if (!result.ok) {
+      this.fail(result, started);
+      return { result, outcome: Promise.resolve(result) };
+    }
+    this.accept(result);
+    if (before !== undefined) logNewlyPublic(this.options.logger, before.ir, result.ir);
+    const publishMs = Math.round((performance.now() - installStarted) * 10) / 10;
+    const changed = before?.snapshot.version !== result.snapshot.version;
+    const verdict = this.options.envoyVerdict;
+    // Envoy has something to confirm unless it already took this very snapshot.
+    if (verdict === undefined || this.lastTaken?.snapshot.version === result.snapshot.version) {
+      this.lastTaken = result;
+      logVerdict(this.options.logger, result, { changed, publishMs, verdict: undefined });
+      this.options.onReload?.(result, (performance.now() - started) / 1000);
+      return { result, outcome: Promise.resolve(result) };
+    }
+    const outcome = verdict(result.snapshot).then((said) => this.judged(result, said, started, publishMs));
+    return { result, outcome };
+  }
+
+  /** Records Envoy's verdict on a published build (see the class comment); returns the outcome. */
+  private judged(result: GoodBuild, verdict: EnvoyVerdict, started: number, publishMs: number): BuildResult {
+    if (this.closed) return result;
+    if (verdict.kind !== 'rejected') {
+      if (verdict.kind !== 'superseded') this.lastTaken = result;
+      logVerdict(this.options.logger, result, { changed: true, publishMs, verdict });
+      this.options.onReload?.(result, (performance.now() - started) / 1000);
+      return result;
+    }
+    const failed = rejectedBuild(result, verdict);
+    const taken = this.lastTaken;
+    // Only the latest build is rolled back (a newer one already replaced this one everywhere).
+    if (this.lastGood === result && taken !== undefined) {
+      this.lastGood = taken;
+      const restored = this.publish(taken);
+      if (!restored.ok) this.logFailure(restored);
+    }
+    this.stats = { ...this.stats, activeVersion: this.lastGood?.snapshot.version };
+    this.fail(failed, started);
+    return failed;
+  }
+
+  /** Counts, logs and reports a failed pass. */
+  private fail(result: FailedBuild, started: number): void {
+    this.stats = {
+      ...this.stats,
+      failures: this.stats.failures + 1,
+      lastSuccess: false,
+      lastProblems: result.problems,
+    };
+    this.logFailure(result);
     this.options.onReload?.(result, (performance.now() - started) / 1000);
-    return result;
+  }
+
+  private logFailure(result: FailedBuild): void {
+    this.options.logger.error(
+      {
+        config: this.options.configPath,
+        stage: result.stage,
+        problems: result.problems.map(formatProblem),
+        keeping: this.stats.activeVersion,
+      },
+      'config reload rejected; the last good config keeps serving',
+    );
   }
 
   /**
@@ -183,8 +253,14 @@ export class Reloader {
 
   /** The pipeline's input: the config, the environment, translate's options, and bytes already read. */
   private input(read?: ReadonlyMap<string, Buffer>): BuildInput {
-    const { configPath, env, translate } = this.options;
-    return read === undefined ? { configPath, env, translate } : { configPath, env, translate, read };
+    const { configPath, env, translate, afterCompile } = this.options;
+    return {
+      configPath,
+      env,
+      translate,
+      ...(read === undefined ? {} : { read }),
+      ...(afterCompile === undefined ? {} : { afterCompile }),
+    };
   }
 
   /**

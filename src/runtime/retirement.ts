@@ -41,12 +41,19 @@ export class EnvoyHoldings {
       this.streams.delete(event.stream);
       return;
     }
+    // A NACK says why a type is pending; the `pending` event that goes with it says that it is.
+    if (event.kind === 'nacked') return;
     let types = this.streams.get(event.stream);
     if (types === undefined) {
       types = new Map();
       this.streams.set(event.stream, types);
     }
     types.set(event.type, event.kind === 'acked' ? event.version : undefined);
+  }
+
+  /** How many open streams have asked for at least one type (the Envoys that count). */
+  get streamCount(): number {
+    return this.streams.size;
   }
 
   /**

@@ -8,7 +8,9 @@ import type { GoodBuild } from './build-pipeline.js';
  * a process runs (`services`) adds only its own subscriber. Order matters where one consumer must
  * see a build before another: the authorization state takes a config's policies before Envoy can
  * route by it, so it comes before the snapshot store. `publish` throwing rejects the build: the
- * subscribers after it do not see it, and the reload is reported as failed.
+ * subscribers after it do not see it, and the reload is reported as failed. A subscriber may be
+ * handed an older build again: when Envoy NACKs a build, the last build it took is published to
+ * every subscriber once more (see `Reloader`), so `publish` must take any build, not only newer ones.
  */
 export interface BuildSubscriber {
   /** Names the subscriber in logs and errors. */

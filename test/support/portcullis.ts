@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
+import { startAllInOne, type AllInOne, type AllInOneOptions } from '../../src/cmd/all-in-one.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { recordingLogger, type LogRecord, type Logger } from '../../src/shared/logger.js';
 import type { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
@@ -63,6 +63,8 @@ export async function startPortcullis(
     listen?: { host: string; port: number };
     /** The process logger (default: a recording one, whose records are `logs`); a pino one has a level. */
     logger?: Logger & { level?: string };
+    /** Test seam at the compile stage (StartOptions.afterCompile). */
+    afterCompile?: AllInOneOptions['afterCompile'];
   } = {},
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
@@ -93,6 +95,7 @@ export async function startPortcullis(
     adsApiType: options.adsApiType ?? 'DELTA_GRPC',
     reloadSettleMs: 20,
     ...(options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs }),
+    ...(options.afterCompile === undefined ? {} : { afterCompile: options.afterCompile }),
   });
   recordSnapshots(running.store);
   const adminUrl = `http://127.0.0.1:${adminPort}`;

@@ -96,13 +96,13 @@ export class PortcullisMetrics implements Telemetry {
     });
     this.reloads = new Counter({
       name: 'portcullis_config_reloads_total',
-      help: 'Config loads (the first one and every reload), by outcome (success, failure: the last good config kept serving).',
+      help: 'Config loads (the first one and every reload), by outcome (success, failure: invalid, or NACKed by Envoy; the last good config kept serving).',
       labelNames: ['outcome'],
       registers,
     });
     this.reloadSeconds = new Histogram({
       name: 'portcullis_config_reload_duration_seconds',
-      help: 'Time one config load took, from reading the file to publishing the snapshot (or rejecting it).',
+      help: "Time one config load took, from reading the file to Envoy's verdict on its snapshot (or rejecting it).",
       buckets: RELOAD_BUCKETS,
       registers,
     });

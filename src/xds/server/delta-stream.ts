@@ -204,6 +204,7 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
       },
       `xDS NACK from ${this.nodeId ?? ''} for ${SHORT_NAMES[type]}: ${detail.message}`,
     );
+    this.reportNack(type, detail.message);
   }
 
   private stateOf(type: ResourceType): DeltaTypeState {

@@ -9,6 +9,9 @@ import type { ResourceType } from '../codec/type-urls.js';
  *   resource of the type it subscribed to.
  * - `pending`: the stream asked for `type` and its Envoy does not hold the current version of it
  *   (a response awaits its ACK, or the Envoy NACKed it and keeps an older one).
+ * - `nacked`: the Envoy rejected a response of `type` just sent on the stream (its
+ *   `error_detail` is `errorDetail`); it keeps what it held before. A `pending` for the type
+ *   stands as well; this event only says why (the reload loop reports it as a failed reload).
  * - `closed`: the stream ended; its Envoy no longer counts (a reconnect is a new stream).
  *
  * `stream` is a number unique per server; `nodeId` is the node the stream's first request named.
@@ -28,6 +31,13 @@ export type AdsStreamEvent =
       readonly stream: number;
       readonly nodeId: string;
       readonly type: ResourceType;
+    }
+  | {
+      readonly kind: 'nacked';
+      readonly stream: number;
+      readonly nodeId: string;
+      readonly type: ResourceType;
+      readonly errorDetail: string;
     }
   | { readonly kind: 'closed'; readonly stream: number; readonly nodeId: string };
 

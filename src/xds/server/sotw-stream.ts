@@ -174,6 +174,7 @@ export class SotwStream extends StreamBase<SotwRequest> {
       },
       `xDS NACK from ${this.nodeId ?? ''} for ${SHORT_NAMES[type]} version ${rejectedVersion}: ${detail.message}`,
     );
+    this.reportNack(type, detail.message);
   }
 
   private stateOf(type: ResourceType): SotwTypeState {

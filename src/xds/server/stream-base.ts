@@ -105,6 +105,11 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     return String(this.nonceCounter);
   }
 
+  /** Tells the server's listeners that the client NACKed a response of `type` (see `AdsStreamEvent`). */
+  protected reportNack(type: ResourceType, errorDetail: string): void {
+    this.ctx.emit({ kind: 'nacked', stream: this.id, nodeId: this.nodeId ?? '', type, errorDetail });
+  }
+
   /** Writes an encoded response; false when the stream is already gone. */
   protected write(bytes: Uint8Array): boolean {
     if (this.finished) return false;

@@ -1,6 +1,7 @@
 // The ADS server's event API (AdsServer.onEvent) over real gRPC with a fake Envoy, in both modes:
 // per stream and type, `acked` once its Envoy ACKed everything sent and holds the snapshot's
-// version, `pending` while it does not (a response in flight, or NACKed), `closed` at its end.
+// version, `pending` while it does not (a response in flight, or NACKed; `nacked` says why),
+// `closed` at its end.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { AdsClient, AdsMode } from '../../../support/ads-client.js';
@@ -111,6 +112,19 @@ for (const mode of ['sotw', 'delta'] as const satisfies readonly AdsMode[]) {
         client.nack(response, 'rejected by the test');
         await waitFor(() => server.ads.stats().requests > requests, 'the NACK to arrive');
         assert.equal(latest(events).get(`${stream} ${RDS_TYPE}`), 'pending');
+        // And says why, with Envoy's error_detail (the reload loop's verdict: issue 33 item 15).
+        assert.deepEqual(
+          events.filter((event) => event.kind === 'nacked'),
+          [
+            {
+              kind: 'nacked',
+              stream,
+              nodeId: events[0]?.nodeId,
+              type: RDS_TYPE,
+              errorDetail: 'rejected by the test',
+            },
+          ],
+        );
       }));
 
     it('a route configuration the Envoy never asked for changes without an ACK', () =>

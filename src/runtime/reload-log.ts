@@ -1,0 +1,67 @@
+import type { IR } from '../ir/types.js';
+import type { Logger } from '../shared/logger.js';
+import type { FailedBuild, GoodBuild } from './build-pipeline.js';
+import type { EnvoyVerdict } from './envoy-verdict.js';
+import { newlyPublic } from './exposure.js';
+
+/**
+ * Logs at warn, one line per path, each protected path of `before` that `after` serves to anyone
+ * (see `newlyPublic`): a reload that opens a path is deliberate or a mistake, never silent.
+ */
+export function logNewlyPublic(logger: Logger, before: IR, after: IR): void {
+  for (const opened of newlyPublic(before, after)) {
+    logger.warn(
+      { hosts: opened.hosts, path: opened.path, was: opened.was, now: opened.now },
+      `config reload makes a protected path public: ${opened.hosts.join(',')} ${opened.path} (was route ${opened.was}, now answered by public route ${opened.now})`,
+    );
+  }
+}
+
+/** What `logVerdict` reports of one published build. */
+interface Outcome {
+  readonly changed: boolean;
+  readonly publishMs: number;
+  /** Envoy's verdict, or undefined when none was asked (no xDS here, or nothing changed). */
+  readonly verdict: EnvoyVerdict | undefined;
+}
+
+/** The reload log line of a build that was published and not rejected. */
+export function logVerdict(logger: Logger, result: GoodBuild, outcome: Outcome): void {
+  const { changed, publishMs, verdict } = outcome;
+  const fields = {
+    version: result.snapshot.version,
+    routes: result.config.routes.length,
+    changed,
+    ms: { ...result.timingsMs, publish: publishMs },
+    ...(verdict === undefined ? {} : { envoy: verdict.kind }),
+  };
+  if (verdict?.kind === 'superseded') {
+    logger.info(fields, 'config reloaded; a newer config replaced it before Envoy confirmed it');
+  } else if (verdict?.kind === 'unconfirmed') {
+    logger.warn(
+      { ...fields, waitingFor: verdict.waitingFor },
+      `config reloaded; ${verdict.waitingFor} Envoy(s) neither took nor rejected it within ${verdict.afterMs} ms (it stays in force)`,
+    );
+  } else {
+    logger.info(fields, changed ? 'config reloaded' : 'config reloaded, no change');
+  }
+}
+
+/** The failed build standing for `result` once Envoy rejected it (stage `envoy`, Envoy's error_detail). */
+export function rejectedBuild(
+  result: GoodBuild,
+  verdict: Extract<EnvoyVerdict, { kind: 'rejected' }>,
+): FailedBuild {
+  return {
+    ok: false,
+    stage: 'envoy',
+    problems: [
+      {
+        path: '',
+        message: `Envoy ${verdict.nodeId === '' ? '' : `(node ${verdict.nodeId}) `}rejected the ${verdict.type} of version ${result.snapshot.version}: ${verdict.errorDetail}`,
+      },
+    ],
+    warnings: result.warnings,
+    filesRead: result.filesRead,
+  };
+}
