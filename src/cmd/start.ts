@@ -98,7 +98,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
     translate: (config) => {
       const identity = identities.resolve(config);
       const fixed = first as FixedAtStart; // set by `prepare` before the first translate
-      if (identity.grpcCredential !== fixed.credential) {
+      if (fixed.credentialDerived && identity.grpcCredential !== fixed.credential) {
         logger.warn(
           {},
           'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
@@ -116,7 +116,9 @@ export async function startServices(options: StartOptions): Promise<Running> {
   });
   // Fixed by the first config (see the doc comment); the translate hook reads them.
   const initial = await reloader.loadInitialPrepared(async (config) => {
-    first ??= await fixAtStart(config, identities.resolve(config));
+    const runs = servicePartsOf(config.services);
+    const selfContained = options.withoutEnvoy !== true && runs.proxy && runs.authorize;
+    first ??= await fixAtStart(config, identities.resolve(config), selfContained);
   });
   const config = initial.config;
   const parts = servicePartsOf(config.services);
