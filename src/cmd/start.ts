@@ -32,6 +32,7 @@ import type { AdsApiType } from '../envoy/bootstrap.js';
 import { servicePartsOf, serviceLabel, type ServiceParts } from './services.js';
 import { superviseEnvoy } from './supervise-envoy.js';
 import { envoyLogLevel, logLevelSubscriber } from '../runtime/log-levels.js';
+import { routeGrpcLogging } from '../runtime/grpc-logging.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
@@ -126,6 +127,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const log = logger.child({ service });
   metrics.setService(service);
   if (logger.level !== undefined) logger.level = config.log_level;
+  routeGrpcLogging(logger, config.log_level);
   const closers: Closer[] = [() => tracing.close(), () => reloader.close()];
   try {
     return await startParts({
@@ -304,6 +306,7 @@ async function startParts(context: PartsContext): Promise<Running> {
       adsApiType: options.adsApiType ?? 'DELTA_GRPC',
       adminAddress: config.envoy_admin_address,
       logLevel: envoyLogLevel(config),
+      capSensitiveComponents: config.proxy_log_level === undefined,
       logger: log,
     });
     const started = supervisor;
