@@ -29,8 +29,12 @@ export function redactor(names: SecretNames): (text: string) => string {
   const rules: [RegExp, string][] = [];
   if (headers !== '') {
     rules.push(
-      // Envoy's header dumps: 'name', 'value'
-      [new RegExp(`('(?:${headers})',\\s*')(?:[^'\\\\]|\\\\.)*'`, 'gi'), `$1${REDACTED}'`],
+      // Envoy's header dumps: 'name', 'value', each quote backslash-escaped under
+      // --log-format-escaped; the value ends at the next quote, escaped or not
+      [
+        new RegExp(`(\\\\?'(?:${headers})\\\\?',\\s*\\\\?')(?:[^'\\\\]|\\\\(?!'))*(\\\\?')`, 'gi'),
+        `$1${REDACTED}$2`,
+      ],
       // JSON, and proto text (`key: "name" value: "..."`)
       [new RegExp(`("(?:${headers})"\\s*(?::|\\s+value:)\\s*")(?:[^"\\\\]|\\\\.)*"`, 'gi'), `$1${REDACTED}"`],
       // HTTP/1 style and grpc-js metadata: name: value, to the end of the line or an escaped

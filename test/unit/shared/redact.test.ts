@@ -38,3 +38,10 @@ test('credential query values are masked, also percent-encoded inside another pa
   );
   assert.equal(redact('server state=LIVE, code=3'), 'server state=LIVE, code=3', 'only query parameters');
 });
+
+test("Envoy's escaped header dumps (--log-format-escaped writes \\') are masked too", () => {
+  assert.equal(
+    redact("\\'set-cookie\\', \\'_portcullis_flow_1=F1; Path=/\\'\\n\\'location\\', \\'/x?state=S1\\'"),
+    "\\'set-cookie\\', \\'[redacted]\\'\\n\\'location\\', \\'/x?state=[redacted]\\'",
+  );
+});
