@@ -8141,6 +8141,50 @@ export namespace envoy {
                         }
                     }
                 }
+
+                namespace credential_injector {
+
+                    namespace v3 {
+
+                        interface ICredentialInjector {
+                            overwrite?: (boolean|null);
+                            allow_request_without_credential?: (boolean|null);
+                            credential?: (envoy.config.core.v3.ITypedExtensionConfig|null);
+                        }
+
+                        class CredentialInjector implements ICredentialInjector {
+                            constructor(p?: envoy.extensions.filters.http.credential_injector.v3.ICredentialInjector);
+                            public overwrite: boolean;
+                            public allow_request_without_credential: boolean;
+                            public credential?: (envoy.config.core.v3.ITypedExtensionConfig|null);
+                            public static encode(m: envoy.extensions.filters.http.credential_injector.v3.ICredentialInjector, w?: $protobuf.Writer): $protobuf.Writer;
+                            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.extensions.filters.http.credential_injector.v3.CredentialInjector;
+                            public static fromObject(d: { [k: string]: any }): envoy.extensions.filters.http.credential_injector.v3.CredentialInjector;
+                            public static toObject(m: envoy.extensions.filters.http.credential_injector.v3.CredentialInjector, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                            public toJSON(): { [k: string]: any };
+                            public static getTypeUrl(typeUrlPrefix?: string): string;
+                        }
+                    }
+                }
+
+                namespace upstream_codec {
+
+                    namespace v3 {
+
+                        interface IUpstreamCodec {
+                        }
+
+                        class UpstreamCodec implements IUpstreamCodec {
+                            constructor(p?: envoy.extensions.filters.http.upstream_codec.v3.IUpstreamCodec);
+                            public static encode(m: envoy.extensions.filters.http.upstream_codec.v3.IUpstreamCodec, w?: $protobuf.Writer): $protobuf.Writer;
+                            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec;
+                            public static fromObject(d: { [k: string]: any }): envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec;
+                            public static toObject(m: envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                            public toJSON(): { [k: string]: any };
+                            public static getTypeUrl(typeUrlPrefix?: string): string;
+                        }
+                    }
+                }
             }
 
             namespace listener {
@@ -8833,6 +8877,35 @@ export namespace envoy {
                         public static toObject(m: envoy.extensions.access_loggers.stream.v3.StderrAccessLog, o?: $protobuf.IConversionOptions): { [k: string]: any };
                         public toJSON(): { [k: string]: any };
                         public static getTypeUrl(typeUrlPrefix?: string): string;
+                    }
+                }
+            }
+        }
+
+        namespace http {
+
+            namespace injected_credentials {
+
+                namespace generic {
+
+                    namespace v3 {
+
+                        interface IGeneric {
+                            credential?: (envoy.extensions.transport_sockets.tls.v3.ISdsSecretConfig|null);
+                            header?: (string|null);
+                        }
+
+                        class Generic implements IGeneric {
+                            constructor(p?: envoy.extensions.http.injected_credentials.generic.v3.IGeneric);
+                            public credential?: (envoy.extensions.transport_sockets.tls.v3.ISdsSecretConfig|null);
+                            public header: string;
+                            public static encode(m: envoy.extensions.http.injected_credentials.generic.v3.IGeneric, w?: $protobuf.Writer): $protobuf.Writer;
+                            public static decode(r: ($protobuf.Reader|Uint8Array), l?: number): envoy.extensions.http.injected_credentials.generic.v3.Generic;
+                            public static fromObject(d: { [k: string]: any }): envoy.extensions.http.injected_credentials.generic.v3.Generic;
+                            public static toObject(m: envoy.extensions.http.injected_credentials.generic.v3.Generic, o?: $protobuf.IConversionOptions): { [k: string]: any };
+                            public toJSON(): { [k: string]: any };
+                            public static getTypeUrl(typeUrlPrefix?: string): string;
+                        }
                     }
                 }
             }

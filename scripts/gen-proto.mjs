@@ -45,6 +45,9 @@ const entryFiles = [
   'envoy/extensions/access_loggers/stream/v3/stream.proto',
   'envoy/config/trace/v3/opentelemetry.proto',
   'envoy/extensions/filters/http/lua/v3/lua.proto',
+  'envoy/extensions/filters/http/credential_injector/v3/credential_injector.proto',
+  'envoy/extensions/http/injected_credentials/generic/v3/generic.proto',
+  'envoy/extensions/filters/http/upstream_codec/v3/upstream_codec.proto',
   'grpc/health/v1/health.proto',
   'portcullis/databroker/v1/databroker.proto',
 ];

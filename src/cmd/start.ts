@@ -35,6 +35,7 @@ import type { AdsApiType } from '../envoy/bootstrap.js';
 import { servicePartsOf, serviceLabel, type ServiceParts } from './services.js';
 import { superviseEnvoy } from './supervise-envoy.js';
 import { envoyLogLevel, logLevelSubscriber } from '../runtime/log-levels.js';
+import { routeGrpcLogging } from '../runtime/grpc-logging.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
@@ -105,7 +106,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
     translate: (config) => {
       const identity = identities.resolve(config);
       const fixed = first as FixedAtStart; // set by `prepare` before the first translate
-      if (identity.grpcCredential !== fixed.credential) {
+      if (fixed.credentialDerived && identity.grpcCredential !== fixed.credential) {
         logger.warn(
           {},
           'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
@@ -125,7 +126,9 @@ export async function startServices(options: StartOptions): Promise<Running> {
   });
   // Fixed by the first config (see the doc comment); the translate hook reads them.
   const initial = await reloader.loadInitialPrepared(async (config) => {
-    first ??= await fixAtStart(config, identities.resolve(config));
+    const runs = servicePartsOf(config.services);
+    const selfContained = options.withoutEnvoy !== true && runs.proxy && runs.authorize;
+    first ??= await fixAtStart(config, identities.resolve(config), selfContained);
   });
   const config = initial.config;
   const parts = servicePartsOf(config.services);
@@ -133,6 +136,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const log = logger.child({ service });
   metrics.setService(service);
   if (logger.level !== undefined) logger.level = config.log_level;
+  routeGrpcLogging(logger, config.log_level);
   const closers: Closer[] = [() => tracing.close(), () => reloader.close(), () => verdicts.close()];
   try {
     return await startParts({
@@ -318,6 +322,7 @@ async function startParts(context: PartsContext): Promise<Running> {
       adsApiType: options.adsApiType ?? 'DELTA_GRPC',
       adminAddress: config.envoy_admin_address,
       logLevel: envoyLogLevel(config),
+      capSensitiveComponents: config.proxy_log_level === undefined,
       logger: log,
     });
     const started = supervisor;

@@ -18,6 +18,8 @@ export async function superviseEnvoy(
     adminAddress: string;
     /** Envoy's `--log-level` at start (`envoyLogLevel(config)`); reloads change it through admin. */
     logLevel: EnvoyLogLevel;
+    /** Keep Envoy's secret-bearing loggers at info at debug (`proxy_log_level` unset). */
+    capSensitiveComponents: boolean;
     logger: Logger;
   },
 ): Promise<EnvoySupervisor> {
@@ -33,6 +35,7 @@ export async function superviseEnvoy(
     binary: envoy.path,
     logger,
     logLevel: options.logLevel,
+    capSensitiveComponents: options.capSensitiveComponents,
     bootstrap: buildBootstrap({
       ads: options.ads,
       adsApiType: options.adsApiType,

@@ -1,6 +1,6 @@
 import { isLoopbackIp } from '../shared/loopback.js';
 import { XDS_CLUSTER } from '../contract/names.js';
-import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../contract/grpc-credential.js';
+import { grpcCredentialSecret, grpcCredentialUpstreamFilters } from '../contract/grpc-credential.js';
 import {
   internalUpstreamTlsSocket,
   type InternalTlsPeer,
@@ -39,8 +39,9 @@ export interface BootstrapOptions {
   readonly nodeCluster?: string;
   /**
    * Where Portcullis's ADS gRPC server listens (an IP gives a STATIC cluster, a host name
-   * STRICT_DNS), and the credential Envoy presents on the ADS stream (`contract/grpc-credential.ts`,
-   * sent as gRPC `initial_metadata`; Portcullis refuses a stream without it).
+   * STRICT_DNS), and the credential Envoy presents on the ADS stream and each Check
+   * (`contract/grpc-credential.ts`: a static secret the clusters to Portcullis inject, which the
+   * admin API shows redacted; Portcullis refuses a stream without it).
    */
   readonly ads: {
     readonly address: string;
@@ -77,8 +78,8 @@ export type Bootstrap = Record<string, unknown>;
 
 /**
  * Builds the bootstrap for an Envoy driven entirely by Portcullis over ADS: a loopback admin,
- * LDS and CDS through one ADS stream that presents the gRPC credential, a single static cluster
- * to the control plane, runtime
+ * LDS and CDS through one ADS stream that presents the gRPC credential (a static secret, never
+ * shown by the admin API), a single static cluster to the control plane, runtime
  * limits and an overload manager so defaults are not DoS-unsafe (security-threats.md §0.1).
  * Stats are flushed when the admin endpoint is read, not every 5 s: there are no stats sinks to
  * flush to, and at 10,000 routes (a few hundred thousand stats) the periodic flush held Envoy's main
@@ -105,20 +106,16 @@ export function buildBootstrap(options: BootstrapOptions): Bootstrap {
       ads_config: {
         api_type: apiType,
         transport_api_version: 'V3',
-        grpc_services: [
-          {
-            envoy_grpc: { cluster_name: XDS_CLUSTER },
-            initial_metadata: [
-              { key: GRPC_CREDENTIAL_METADATA_KEY, value: grpcCredentialValue(options.ads.credential) },
-            ],
-          },
-        ],
+        grpc_services: [{ envoy_grpc: { cluster_name: XDS_CLUSTER } }],
         set_node_on_first_message_only: true,
       },
       lds_config: configSource(),
       cds_config: configSource(),
     },
-    static_resources: { clusters: [xdsCluster(options.ads)] },
+    static_resources: {
+      clusters: [xdsCluster(options.ads)],
+      secrets: [grpcCredentialSecret(options.ads.credential)],
+    },
     layered_runtime: runtimeLayers(),
     stats_flush_on_admin: true,
     overload_manager: overloadManager(
@@ -203,6 +200,7 @@ function xdsCluster(ads: BootstrapOptions['ads']): Record<string, unknown> {
         explicit_http_config: {
           http2_protocol_options: { connection_keepalive: { interval: '30s', timeout: '5s' } },
         },
+        http_filters: grpcCredentialUpstreamFilters(),
       },
     },
     ...(tls === undefined ? {} : { transport_socket: internalUpstreamTlsSocket(tls) }),

@@ -11,6 +11,40 @@ export type EnvoyLogLevel = (typeof ENVOY_LOG_LEVELS)[number];
  */
 export const ENVOY_LOG_FORMAT = '%l|%n|%v';
 
+/**
+ * Envoy loggers whose debug lines carry secrets: request and response headers (`http`, `http2`,
+ * `router`, `client` for Envoy's own gRPC calls), Check requests (`ext_authz`, `grpc`), received
+ * config (`config`, `secret`), tokens and cookies (`jwt`, `lua`, `oauth2`,
+ * `credential_injector`), and `connection`, whose traces can print buffered data. Each was seen
+ * (or, for the last four, can be expected) to print an `authorization` or `cookie` value or a
+ * callback path at debug during a sign-in.
+ */
+export const SENSITIVE_ENVOY_COMPONENTS = [
+  'http',
+  'http2',
+  'router',
+  'client',
+  'connection',
+  'ext_authz',
+  'grpc',
+  'config',
+  'secret',
+  'jwt',
+  'lua',
+  'oauth2',
+  'credential_injector',
+] as const;
+
+/**
+ * The `name:info,...` list (Envoy's `--component-log-level` and admin `/logging?paths=` form)
+ * that keeps `SENSITIVE_ENVOY_COMPONENTS` at info when `level` is more verbose (debug, trace);
+ * undefined when `level` is info or quieter, so nothing needs capping.
+ */
+export function sensitiveComponentCaps(level: EnvoyLogLevel): string | undefined {
+  if (level !== 'debug' && level !== 'trace') return undefined;
+  return SENSITIVE_ENVOY_COMPONENTS.map((name) => `${name}:info`).join(',');
+}
+
 /** One Envoy log line mapped onto our logger's levels. */
 export interface EnvoyLogLine {
   readonly level: 'debug' | 'info' | 'warn' | 'error';

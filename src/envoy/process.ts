@@ -20,6 +20,8 @@ export interface EnvoyCommandOptions {
   readonly configPath: string;
   readonly workDir: string;
   readonly logLevel: EnvoyLogLevel;
+  /** `--component-log-level` value (`sensitiveComponentCaps`), or undefined for none. */
+  readonly componentLogLevels?: string | undefined;
   readonly concurrency: number;
   readonly hotRestart: 'dynamic-base-id' | 'disabled';
   readonly extraArgs: readonly string[];
@@ -35,6 +37,7 @@ export interface EnvoyCommandOptions {
  */
 export function envoyCommand(o: EnvoyCommandOptions): [string, string[]] {
   const args = ['-c', o.configPath, '--log-level', o.logLevel, '--concurrency', String(o.concurrency)];
+  if (o.componentLogLevels !== undefined) args.push('--component-log-level', o.componentLogLevels);
   args.push('--admin-address-path', join(o.workDir, WORK_FILES.adminAddress));
   // The access log (stdout) is flushed this often instead of Envoy's default 10 s, so a request's
   // line follows it closely.

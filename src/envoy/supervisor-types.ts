@@ -26,6 +26,11 @@ export interface CommonOptions {
   /** Envoy's own log level. Default `warning`: Envoy's info start-up banner is long. */
   readonly logLevel?: EnvoyLogLevel;
   /**
+   * Keep Envoy's secret-bearing loggers (`SENSITIVE_ENVOY_COMPONENTS`) at info when `logLevel` is
+   * debug or trace. Default true; false when the operator set `proxy_log_level` (asked for it).
+   */
+  readonly capSensitiveComponents?: boolean;
+  /**
    * `dynamic-base-id` (default): `--use-dynamic-base-id --base-id-path`, so several Envoys share a
    * machine and hot restart stays possible. `disabled`: `--disable-hot-restart`, no shared memory.
    */

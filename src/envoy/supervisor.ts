@@ -9,7 +9,14 @@ import { PortcullisError, errorMessage } from '../shared/errors.js';
 import { type Logger, silentLogger } from '../shared/logger.js';
 import { adminRequest, adminUrlFromAddress, drainEnvoy, type EnvoyServerState } from './admin.js';
 import { writeFileAtomic } from './files.js';
-import { type EnvoyLogLevel, parseAccessLogLine, parseEnvoyLogLine } from './log-lines.js';
+import {
+  type EnvoyLogLevel,
+  parseAccessLogLine,
+  parseEnvoyLogLine,
+  sensitiveComponentCaps,
+} from './log-lines.js';
+import { redactor } from '../shared/redact.js';
+import { LOG_SECRET_NAMES } from '../contract/log-secrets.js';
 import {
   WORK_FILES,
   delay,
@@ -54,6 +61,8 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
   #lastExit: ExitInfo | undefined;
   #stopRequested = false;
   #logLevel: EnvoyLogLevel;
+  #capSensitive: boolean;
+  readonly #redact = redactor(LOG_SECRET_NAMES);
   readonly #killOnExit = (): void => {
     if (this.#child !== undefined && isAlive(this.#child)) this.#child.kill('SIGKILL');
   };
@@ -63,6 +72,7 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
     this.#opts = options;
     this.#log = (options.logger ?? silentLogger).child({ component: 'envoy' });
     this.#logLevel = options.logLevel ?? 'warning';
+    this.#capSensitive = options.capSensitiveComponents ?? true;
     const r = options.restart;
     this.#policy =
       r === false
@@ -115,27 +125,40 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
     return this.#logLevel;
   }
 
+  /** Whether secret-bearing loggers are kept at info at debug and trace (`capSensitiveComponents`). */
+  get capsSensitiveComponents(): boolean {
+    return this.#capSensitive;
+  }
+
   /**
    * Sets Envoy's log level: the running Envoy's at once, through admin `POST /logging?level=`
-   * (every logger), and the `--log-level` of every later restart. Rejects with
+   * (every logger), then `POST /logging?paths=` to keep the secret-bearing loggers at info
+   * (`capSensitive`, default true), and the command line of every later restart. Rejects with
    * `ENVOY_LOG_LEVEL_FAILED` when a running Envoy's admin refuses or is not reachable (the level
    * still applies to the next restart); with no Envoy running it only records the level.
    */
-  async setLogLevel(level: EnvoyLogLevel): Promise<void> {
+  async setLogLevel(level: EnvoyLogLevel, capSensitive = true): Promise<void> {
     this.#logLevel = level;
+    this.#capSensitive = capSensitive;
     const url = this.adminUrl;
     if (url === undefined) return;
-    let status: number;
-    try {
-      status = (await adminRequest(url, `/logging?level=${level}`, { method: 'POST' })).status;
-    } catch (err) {
-      throw new PortcullisError(
-        'ENVOY_LOG_LEVEL_FAILED',
-        `cannot set Envoy's log level: ${errorMessage(err)}`,
-      );
+    const caps = capSensitive ? sensitiveComponentCaps(level) : undefined;
+    for (const query of [`level=${level}`, ...(caps === undefined ? [] : [`paths=${caps}`])]) {
+      let status: number;
+      try {
+        status = (await adminRequest(url, `/logging?${query}`, { method: 'POST' })).status;
+      } catch (err) {
+        throw new PortcullisError(
+          'ENVOY_LOG_LEVEL_FAILED',
+          `cannot set Envoy's log level: ${errorMessage(err)}`,
+        );
+      }
+      if (status !== 200)
+        throw new PortcullisError(
+          'ENVOY_LOG_LEVEL_FAILED',
+          `Envoy admin answered ${status} to POST /logging`,
+        );
     }
-    if (status !== 200)
-      throw new PortcullisError('ENVOY_LOG_LEVEL_FAILED', `Envoy admin answered ${status} to POST /logging`);
   }
 
   /**
@@ -299,6 +322,7 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
       configPath: this.#configPath as string,
       workDir: dir,
       logLevel: this.#logLevel,
+      componentLogLevels: this.#capSensitive ? sensitiveComponentCaps(this.#logLevel) : undefined,
       concurrency: this.#opts.concurrency ?? 2,
       hotRestart: this.#opts.hotRestart ?? 'dynamic-base-id',
       extraArgs: this.#opts.extraArgs ?? [],
@@ -313,10 +337,20 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
     createInterface({ input, crlfDelay: Infinity }).on('line', (line) => {
       if (line === '') return;
       // Envoy writes its own log to stderr and the access log (one JSON object a request) to stdout.
+      // Every value is redacted (shared/redact.ts): paths carry OAuth codes and handoffs, and
+      // debug lines headers with credentials and cookies.
       const request = stream === 'stdout' ? parseAccessLogLine(line) : undefined;
-      if (request !== undefined) return void this.#log.info(request, 'request');
+      if (request !== undefined) {
+        const redacted = Object.fromEntries(
+          Object.entries(request).map(([key, value]) => [
+            key,
+            typeof value === 'string' ? this.#redact(value) : value,
+          ]),
+        );
+        return void this.#log.info(redacted, 'request');
+      }
       const parsed = parseEnvoyLogLine(line, stream);
-      this.#log[parsed.level]({ pid, envoy: parsed.component ?? stream }, parsed.message);
+      this.#log[parsed.level]({ pid, envoy: parsed.component ?? stream }, this.#redact(parsed.message));
     });
   }
 

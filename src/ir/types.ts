@@ -49,8 +49,6 @@ export interface IRInternal {
   readonly authorizeTimeoutMs: number;
   /** The public JWKS served on every route host at /.well-known/portcullis/jwks.json. */
   readonly jwksJson: string;
-  /** The gRPC credential ext_authz presents on each Check (contract/grpc-credential.ts); secret. */
-  readonly authorizeCredential: string;
   /**
    * Portcullis's HTTP server (sign-in, callback, sign-out, user page: contract/endpoints.ts), which
    * Envoy reaches for `/.portcullis/*` on every route host and for every path of the authenticate

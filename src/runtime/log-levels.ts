@@ -12,7 +12,8 @@ export interface LevelledLogger {
 /** Envoy's level as the supervisor holds it (`EnvoySupervisor.logLevel` and `setLogLevel`). */
 export interface EnvoyLevel {
   readonly logLevel: EnvoyLogLevel;
-  setLogLevel(level: EnvoyLogLevel): Promise<void>;
+  readonly capsSensitiveComponents: boolean;
+  setLogLevel(level: EnvoyLogLevel, capSensitive: boolean): Promise<void>;
 }
 
 /**
@@ -49,9 +50,11 @@ export function logLevelSubscriber(
         log.info({ from, to: config.log_level }, 'log_level changed');
       }
       const level = envoyLogLevel(config);
-      if (envoy === undefined || envoy.logLevel === level) return;
+      // Envoy's secret-bearing loggers stay at info unless proxy_log_level asks (issue 33 item 8).
+      const caps = config.proxy_log_level === undefined;
+      if (envoy === undefined || (envoy.logLevel === level && envoy.capsSensitiveComponents === caps)) return;
       const from = envoy.logLevel;
-      envoy.setLogLevel(level).then(
+      envoy.setLogLevel(level, caps).then(
         () => log.info({ from, to: level }, "Envoy's log level changed"),
         (err: unknown) =>
           log.warn({ err: errorMessage(err), level }, "Envoy's log level could not be changed"),

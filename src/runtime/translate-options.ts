@@ -6,6 +6,7 @@ import { deriveInternalTls, type DerivedTls } from './derived-tls.js';
 import { internalEndpoints } from './envoy-endpoints.js';
 import { fallbackCertificates } from './fallback-tls.js';
 import type { Identity } from './identity.js';
+import { randomGrpcCredential } from '../contract/grpc-credential.js';
 
 /**
  * What the first config fixes for the life of a process, because Envoy's bootstrap carries it or a
@@ -14,14 +15,26 @@ import type { Identity } from './identity.js';
  */
 export interface FixedAtStart {
   readonly credential: string;
+  /** True when `credential` is derived from `shared_secret`, false when random (all-in-one). */
+  readonly credentialDerived: boolean;
   readonly ownHttp: { readonly host: string; readonly port: number };
   readonly tls: DerivedTls | undefined;
 }
 
-/** Fixes them from the first config (deriving the TLS is asynchronous, hence the build's `prepare`). */
-export async function fixAtStart(config: Config, identity: Identity): Promise<FixedAtStart> {
+/**
+ * Fixes them from the first config (deriving the TLS is asynchronous, hence the build's `prepare`).
+ * `selfContained`: this process both checks the gRPC credential (authorize and proxy) and starts
+ * the only Envoy that presents it (all-in-one), so the credential is random, new with every start,
+ * rather than derived from `shared_secret` (which a sidecar Envoy or another process must share).
+ */
+export async function fixAtStart(
+  config: Config,
+  identity: Identity,
+  selfContained = false,
+): Promise<FixedAtStart> {
   return {
-    credential: identity.grpcCredential,
+    credential: selfContained ? randomGrpcCredential() : identity.grpcCredential,
+    credentialDerived: !selfContained,
     ownHttp: ownHttpAddress(splitHostPort(config.grpc_address)),
     tls:
       config.tls_derive === undefined
@@ -46,7 +59,6 @@ export function translateOptionsFor(
     fallbackCertificate: fallbackCertificates(identity.sharedSecret),
     internal: internalEndpoints(config, {
       jwksJson: identity.jwksJson,
-      credential: fixed.credential,
       ownHttp: fixed.ownHttp,
       ...(fixed.tls === undefined
         ? {}

@@ -18,6 +18,7 @@ import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { CLUSTER_TYPE, LISTENER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { adminRequest } from '../../src/envoy/admin.js';
 import { connectAds } from '../support/ads-client.js';
 import { callCheck } from '../support/check-client.js';
 import { startEnvoy } from '../support/envoy.js';
@@ -29,6 +30,11 @@ import { waitFor } from '../support/wait.js';
 const CDS = TYPE_PREFIX + CLUSTER_TYPE;
 const LDS = TYPE_PREFIX + LISTENER_TYPE;
 const WRONG = deriveGrpcCredential(Buffer.alloc(32, 0x01));
+const SHARED_SECRET = Buffer.alloc(32, 0x07);
+const ROUTES = (url: string): Record<string, unknown>[] => [
+  { from: 'https://protected.test', to: url, allowed_users: ['ada@example.com'] },
+  { from: 'https://public.test', to: url, allow_public_unauthenticated_access: true },
+];
 
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
@@ -37,10 +43,8 @@ let credential: string;
 before(async () => {
   upstream = await startEchoUpstream({ id: 'up' });
   portcullis = await startPortcullis({
-    routes: [
-      { from: 'https://protected.test', to: upstream.url, allowed_users: ['ada@example.com'] },
-      { from: 'https://public.test', to: upstream.url, allow_public_unauthenticated_access: true },
-    ],
+    shared_secret: SHARED_SECRET.toString('base64'),
+    routes: ROUTES(upstream.url),
   });
   credential = portcullis.running.grpcCredential;
 });
@@ -97,8 +101,9 @@ describe('the gRPC port answers only Envoy', () => {
         const listeners = await envoy.next();
         assert.equal(listeners.typeUrl, LDS);
         assert.ok(listeners.resources.length > 0, 'the listener is served');
-        // The listener's ext_authz filter carries the same credential for its Checks.
-        assert.ok(Buffer.from(listeners.resources[0]?.value ?? []).includes(`Bearer ${credential}`));
+        // The listener's ext_authz filter does not carry the credential: the authorize cluster
+        // injects it from the bootstrap's secret (issue 33 item 9).
+        assert.ok(!Buffer.from(listeners.resources[0]?.value ?? []).includes(credential));
       } finally {
         envoy.close();
       }
@@ -214,6 +219,46 @@ describe('sidecar mode and the credential command', () => {
       assert.equal(running.grpcCredential, deriveGrpcCredential(secret));
     } finally {
       await running.stop();
+    }
+  });
+});
+
+describe("the credential is not readable from Envoy's admin API (issue 33 item 9)", () => {
+  test('config_dump (with EDS) and the other admin pages never show it; the secret shows redacted', async () => {
+    // ADS and Check work with it (the first describe); here nothing on the admin port shows it.
+    for (const path of [
+      '/config_dump?include_eds',
+      '/config_dump?resource=static_secrets',
+      '/clusters',
+      '/listeners',
+      '/server_info',
+    ]) {
+      const page = await adminRequest(portcullis.adminUrl, path, { timeoutMs: 5000 });
+      assert.equal(page.status, 200, path);
+      assert.ok(!page.body.includes(credential), `${path} shows the gRPC credential`);
+    }
+    const dump = (await adminRequest(portcullis.adminUrl, '/config_dump?include_eds', { timeoutMs: 5000 }))
+      .body;
+    assert.match(dump, /"name": "portcullis-grpc-credential"[^]*"inline_string": "\[redacted\]"/);
+    assert.ok(!dump.includes('initial_metadata'), 'no gRPC service carries metadata');
+  });
+
+  test('all-in-one: a fresh random credential per start, even with shared_secret (not the derived one)', async () => {
+    assert.notEqual(credential, deriveGrpcCredential(SHARED_SECRET));
+    const second = await startPortcullis({
+      shared_secret: SHARED_SECRET.toString('base64'),
+      routes: ROUTES(upstream.url),
+    });
+    try {
+      assert.notEqual(second.running.grpcCredential, credential);
+      assert.notEqual(second.running.grpcCredential, deriveGrpcCredential(SHARED_SECRET));
+      // Its Envoy got its listener over ADS and Check answers through its own credential.
+      const page = await proxyRequest(second.proxyPort, 'protected.test', '/', {
+        headers: { accept: 'text/html' },
+      });
+      assert.ok([302, 401, 403].includes(page.status), String(page.status));
+    } finally {
+      await second.stop();
     }
   });
 });

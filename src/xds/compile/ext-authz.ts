@@ -8,7 +8,7 @@ import {
   HTTP_PROTOCOL_OPTIONS_KEY,
 } from '../../contract/names.js';
 import { ASSERTION_HEADER, JWKS_PATH, encodeRouteContext } from '../../contract/authz.js';
-import { GRPC_CREDENTIAL_METADATA_KEY, grpcCredentialValue } from '../../contract/grpc-credential.js';
+import { grpcCredentialUpstreamFilters } from '../../contract/grpc-credential.js';
 import { internalUpstreamTlsSocket } from '../../contract/internal-tls.js';
 
 const EXT_AUTHZ_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
@@ -18,8 +18,8 @@ const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.Ext
  * The ext_authz HTTP filter: gRPC to Portcullis's Authorization service, fail closed
  * (`failure_mode_allow` false, errors and timeouts answer 503), a bounded timeout and no request
  * body (security-threats.md 0.1). It sits right before the router. Each Check carries the gRPC
- * credential as metadata: Portcullis answers only calls that present it, and this config reaches
- * Envoy only over the ADS stream that presented it too.
+ * credential, which the authorize cluster's upstream filter injects from the bootstrap's secret
+ * (`authorizeCluster`): Portcullis answers only calls that present it.
  */
 export function extAuthzFilter(internal: IRInternal): ProtoObject {
   return {
@@ -27,9 +27,6 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
     typed_config: typed(EXT_AUTHZ_TYPE, {
       grpc_service: {
         envoy_grpc: { cluster_name: AUTHORIZE_CLUSTER },
-        initial_metadata: [
-          { key: GRPC_CREDENTIAL_METADATA_KEY, value: grpcCredentialValue(internal.authorizeCredential) },
-        ],
         timeout: durationMs(internal.authorizeTimeoutMs),
       },
       transport_api_version: 'V3',
@@ -41,10 +38,20 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
 
 /**
  * The cluster ext_authz calls: Portcullis's gRPC listener over HTTP/2, over TLS verified against
- * the derived CA and name when `tls_derive` is set (the same cluster otherwise).
+ * the derived CA and name when `tls_derive` is set (the same cluster otherwise), with the upstream
+ * filter that injects the gRPC credential from the bootstrap's static secret (contract/grpc-credential.ts).
  */
 export function authorizeCluster(internal: IRInternal): ProtoObject {
-  const cluster = portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
+  const plain = portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
+  const cluster = {
+    ...plain,
+    typed_extension_protocol_options: {
+      [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, {
+        explicit_http_config: { http2_protocol_options: {} },
+        http_filters: grpcCredentialUpstreamFilters(),
+      }),
+    },
+  };
   const tls = internal.authorize.tls;
   return tls === undefined ? cluster : { ...cluster, transport_socket: internalUpstreamTlsSocket(tls) };
 }

@@ -239,11 +239,13 @@ test('Envoy reaches ADS at portcullis:<grpc port> with the bootstrap the setup s
   const ca = collector();
   assert.equal(await runInternalCa(setupConfig, setupEnv, ca.stream, collector().stream), 0);
   const bootstrap = parse(template.replaceAll(SIDECAR_CREDENTIAL_PLACEHOLDER, token.text().trim())) as {
-    static_resources: { clusters: Json[] };
-    dynamic_resources: Json;
+    static_resources: { clusters: Json[]; secrets: Json[] };
   };
   assert.ok(!JSON.stringify(bootstrap).includes(SIDECAR_CREDENTIAL_PLACEHOLDER));
-  assert.match(JSON.stringify(bootstrap.dynamic_resources), new RegExp(`Bearer ${token.text().trim()}`));
+  assert.match(
+    JSON.stringify(bootstrap.static_resources.secrets),
+    new RegExp(`Bearer ${token.text().trim()}`),
+  );
   const xds = cluster(bootstrap.static_resources.clusters, XDS_CLUSTER);
   assert.deepEqual(endpointOf(xds), { host: 'portcullis', port: splitHostPort(config.grpc_address).port });
   const tls = tlsOf(xds);

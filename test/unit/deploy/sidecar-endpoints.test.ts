@@ -19,7 +19,6 @@ const SIDECAR = {
 function endpoints(config: Config): ReturnType<typeof internalEndpoints> {
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
-    credential: 'test-credential',
     ownHttp: { host: '0.0.0.0', port: 5444 },
   });
 }

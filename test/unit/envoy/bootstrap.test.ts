@@ -10,7 +10,10 @@ import {
 import { PortcullisError } from '../../../src/shared/errors.js';
 import { RE2_MAX_PROGRAM_SIZE } from '../../../src/shared/re2.js';
 import { XDS_CLUSTER as XDS_CLUSTER_NAME } from '../../../src/contract/names.js';
-import { GRPC_CREDENTIAL_METADATA_KEY } from '../../../src/contract/grpc-credential.js';
+import {
+  GRPC_CREDENTIAL_SECRET_NAME,
+  grpcCredentialUpstreamFilters,
+} from '../../../src/contract/grpc-credential.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 
 const ads = { address: '127.0.0.1', port: 5443, credential: TEST_GRPC_CREDENTIAL } as const;
@@ -154,11 +157,26 @@ test('stats are flushed on admin reads only: no periodic flush holding the main 
   assert.equal(at(buildBootstrap({ ads }), 'stats_flush_on_admin'), true);
 });
 
-test('the ADS grpc_service presents the gRPC credential as initial_metadata (Portcullis refuses streams without it)', () => {
-  const service = at(buildBootstrap({ ads }), 'dynamic_resources', 'ads_config', 'grpc_services', 0);
-  assert.deepEqual(at(service, 'initial_metadata'), [
-    { key: GRPC_CREDENTIAL_METADATA_KEY, value: `Bearer ${TEST_GRPC_CREDENTIAL}` },
+test('the gRPC credential is a static secret the ADS cluster injects, never initial_metadata (config_dump shows it)', () => {
+  const bootstrap = buildBootstrap({ ads });
+  const service = at(bootstrap, 'dynamic_resources', 'ads_config', 'grpc_services', 0);
+  assert.equal(at(service, 'initial_metadata'), undefined);
+  assert.deepEqual(at(bootstrap, 'static_resources', 'secrets'), [
+    {
+      name: GRPC_CREDENTIAL_SECRET_NAME,
+      generic_secret: { secret: { inline_string: `Bearer ${TEST_GRPC_CREDENTIAL}` } },
+    },
   ]);
+  const options = at(
+    bootstrap,
+    'static_resources',
+    'clusters',
+    0,
+    'typed_extension_protocol_options',
+    'envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
+  );
+  assert.deepEqual(at(options, 'http_filters'), grpcCredentialUpstreamFilters());
+  assert.equal(JSON.stringify(bootstrap).split(TEST_GRPC_CREDENTIAL).length, 2, 'the token appears once');
   for (const credential of ['', 'a b', 'tok\r\nx-evil: 1']) {
     assert.throws(
       () => buildBootstrap({ ads: { ...ads, credential } }),

@@ -4,6 +4,7 @@ import { activeRequestsFromStats, adminUrlFromAddress } from '../../../src/envoy
 import { MIN_ENVOY_VERSION, compareVersions, parseEnvoyVersion } from '../../../src/envoy/locate.js';
 import { parseEnvoyLogLine } from '../../../src/envoy/log-lines.js';
 import { envoyCommand } from '../../../src/envoy/process.js';
+import { sensitiveComponentCaps } from '../../../src/envoy/log-lines.js';
 import { parseClusterHealth } from '../../support/envoy.js';
 
 test('parseEnvoyVersion reads the release from envoy --version output', () => {
@@ -105,4 +106,24 @@ test('envoyCommand: admin address file, parseable log format, base id or no hot 
   const [wrapped, wrappedArgs] = envoyCommand({ ...base, setpriv: '/usr/bin/setpriv' });
   assert.equal(wrapped, '/usr/bin/setpriv');
   assert.deepEqual(wrappedArgs.slice(0, 4), ['--pdeathsig', 'SIGTERM', '--', '/e/envoy']);
+});
+
+test('envoyCommand at debug keeps the secret-bearing loggers at info with --component-log-level', () => {
+  const base = {
+    binary: '/e/envoy',
+    configPath: '/w/b.json',
+    workDir: '/w',
+    logLevel: 'debug',
+    concurrency: 2,
+    hotRestart: 'disabled',
+    extraArgs: [],
+    setpriv: undefined,
+  } as const;
+  const caps = sensitiveComponentCaps('debug');
+  assert.ok(caps?.split(',').includes('http:info') && caps.split(',').includes('router:info'));
+  assert.equal(sensitiveComponentCaps('info'), undefined, 'nothing to cap at info');
+  assert.equal(sensitiveComponentCaps('warning'), undefined);
+  const [, args] = envoyCommand({ ...base, componentLogLevels: caps });
+  assert.equal(args[args.indexOf('--component-log-level') + 1], caps);
+  assert.ok(!envoyCommand(base)[1].includes('--component-log-level'));
 });

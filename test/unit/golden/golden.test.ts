@@ -26,7 +26,6 @@ const TRANSLATE_OPTIONS = {
     authorizeTimeoutMs: 10_000,
     jwksJson: '{"keys":[]}',
     // A stand-in too: the real one is derived from shared_secret (contract/grpc-credential.ts).
-    authorizeCredential: 'golden-grpc-credential',
     http: { host: '127.0.0.1', port: 5080 },
   },
 };

@@ -11,7 +11,6 @@ function timeoutFor(document: Record<string, unknown>): number {
   assert.ok(config);
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
-    credential: 'test-credential',
     ownHttp: { host: '127.0.0.1', port: 0 },
   }).authorizeTimeoutMs;
 }

@@ -35,7 +35,6 @@ function endpoints(
 ): ReturnType<typeof internalEndpoints> {
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
-    credential: 'test-credential',
     ownHttp: { host: '127.0.0.1', port: 5444 },
     ...(tls === undefined ? {} : { tls }),
   });

@@ -17,13 +17,20 @@ const build = (levels: Levels): GoodBuild => ({ config: levels }) as unknown as 
 function fakeEnvoy(
   start: EnvoyLogLevel,
   fail = false,
-): { logLevel: EnvoyLogLevel; asked: EnvoyLogLevel[]; setLogLevel(level: EnvoyLogLevel): Promise<void> } {
+): {
+  logLevel: EnvoyLogLevel;
+  capsSensitiveComponents: boolean;
+  asked: EnvoyLogLevel[];
+  setLogLevel(level: EnvoyLogLevel, caps: boolean): Promise<void>;
+} {
   const envoy = {
     logLevel: start,
+    capsSensitiveComponents: true,
     asked: [] as EnvoyLogLevel[],
-    setLogLevel(level: EnvoyLogLevel): Promise<void> {
+    setLogLevel(level: EnvoyLogLevel, caps: boolean): Promise<void> {
       envoy.asked.push(level);
       envoy.logLevel = level;
+      envoy.capsSensitiveComponents = caps;
       return fail ? Promise.reject(new Error('admin refused')) : Promise.resolve();
     },
   };
@@ -53,9 +60,17 @@ test('each config sets both levels once; an unchanged level calls nothing', asyn
   subscriber.publish(build({ log_level: 'debug' }));
   assert.equal(root.level, 'debug');
   assert.deepEqual(envoy.asked, ['debug']);
+  assert.equal(
+    envoy.capsSensitiveComponents,
+    true,
+    'debug from log_level keeps secret-bearing loggers at info',
+  );
   subscriber.publish(build({ log_level: 'debug', proxy_log_level: 'error' }));
   assert.equal(root.level, 'debug');
   assert.deepEqual(envoy.asked, ['debug', 'error']);
+  subscriber.publish(build({ log_level: 'debug', proxy_log_level: 'debug' }));
+  assert.deepEqual(envoy.asked, ['debug', 'error', 'debug']);
+  assert.equal(envoy.capsSensitiveComponents, false, 'proxy_log_level: debug asks for every logger');
   await Promise.resolve();
   assert.ok(log.records.some((r) => r.msg === 'log_level changed' && r.level === 'info'));
   assert.ok(log.records.some((r) => r.msg === "Envoy's log level changed"));

@@ -11,7 +11,6 @@ import { answerAction } from '../../../src/xds/compile/answer.js';
 import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/xds/codec/codec.js';
 import { ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
-import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -104,7 +103,6 @@ test('compiled answering routes: no cluster, ext_authz as for any route, valid R
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
-      authorizeCredential: TEST_GRPC_CREDENTIAL,
       http: { host: '127.0.0.1', port: 5080 },
     },
   });

@@ -32,7 +32,6 @@ function render(document: Record<string, unknown>): {
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
-      authorizeCredential: TEST_GRPC_CREDENTIAL,
       http: { host: '127.0.0.1', port: 5080 },
     },
   });

@@ -6,14 +6,12 @@ import { test } from 'node:test';
 import { authorizeCluster } from '../../../src/xds/compile/ext-authz.js';
 import { assertKnownFields } from '../../../src/xds/codec/codec.js';
 import type { IRInternal } from '../../../src/ir/types.js';
-import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
 const internal: IRInternal = {
   authorize: { host: 'authorize.internal', port: 5443 },
   authorizeTimeoutMs: 10_000,
   jwksJson: '{"keys":[]}',
-  authorizeCredential: TEST_GRPC_CREDENTIAL,
   http: { host: '127.0.0.1', port: 5080 },
 };
 

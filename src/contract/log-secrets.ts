@@ -1,0 +1,36 @@
+import type { SecretNames } from '../shared/redact.js';
+import { SESSION_COOKIE, ASSERTION_HEADER } from './authz.js';
+import { CSRF_PARAM, HANDOFF_PARAM, JWT_PARAM, OWN_SESSION_HEADER, PROGRAMMATIC_PARAM } from './endpoints.js';
+import { GRPC_CREDENTIAL_METADATA_KEY } from './grpc-credential.js';
+
+/**
+ * Headers and query parameters whose values are credentials, masked in every line Portcullis
+ * forwards from Envoy or grpc-js (shared/redact.ts): the gRPC credential and `Authorization:
+ * Portcullis` session handles, cookies (session and sign-in flow cookies), the assertion and own
+ * session-handle headers; the OAuth `code` and `state`, OIDC tokens, and Portcullis's handoff,
+ * session token, sealed programmatic request and CSRF token. `SESSION_COOKIE` is listed as a
+ * parameter too, for a `_portcullis=<handle>` printed outside a cookie header.
+ */
+export const LOG_SECRET_NAMES: SecretNames = {
+  headers: [
+    GRPC_CREDENTIAL_METADATA_KEY,
+    'proxy-authorization',
+    'cookie',
+    'set-cookie',
+    ASSERTION_HEADER,
+    OWN_SESSION_HEADER,
+  ],
+  params: [
+    'code',
+    'state',
+    'id_token',
+    'access_token',
+    'refresh_token',
+    'token',
+    HANDOFF_PARAM,
+    JWT_PARAM,
+    PROGRAMMATIC_PARAM,
+    CSRF_PARAM,
+    SESSION_COOKIE,
+  ],
+};
