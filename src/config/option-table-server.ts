@@ -241,7 +241,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     },
     services: PROXY,
     secret: false,
-    doc: "Envoy's log level, also on reload. Unset: follows `log_level`, except that `info` runs Envoy at `warn` (at info Envoy prints hundreds of start-up lines; set `proxy_log_level: info` for them).",
+    doc: "Envoy's log level, also on reload. Unset: follows `log_level`, except that `info` runs Envoy at `warn` (at info Envoy prints hundreds of start-up lines; set `proxy_log_level: info` for them). Unset, Envoy's loggers that print headers, paths and config (http, router, ext_authz, ...) stay at info even when `log_level` is debug; set this to debug for them too. Credentials are redacted from every line either way.",
   },
   {
     key: 'metrics_address',
@@ -317,7 +317,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     default: '1m',
     services: ['authenticate', 'authorize'],
     secret: false,
-    doc: 'How long sessions this instance has cached keep working while the session store (Redis or the databroker) is unreachable: a sign-out elsewhere cannot reach it meanwhile. Past it, requests that need a session get 503 until the store is back. `0s`: none.',
+    doc: 'How long sessions this instance has cached keep working while the session store (Redis or the databroker) is unreachable: a sign-out elsewhere cannot reach it meanwhile. Past it, requests that need a session get 503 until the store is back. `0s`: none. A Redis that stops answering (a hang or partition, not only a closed connection) counts as unreachable within about 1.5 s.',
   },
   {
     key: 'routes',
