@@ -60,7 +60,7 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'regex',
     type: 'string',
-    doc: 'Match requests whose whole path matches this RE2 regular expression.',
+    doc: "Match requests whose whole path matches this RE2 regular expression. `validate` compiles it as Envoy does (ASCII only, Envoy's Unicode classes, a bounded program size), so a pattern Envoy would refuse is an error here, never a NACK.",
   },
   { key: 'prefix_rewrite', type: 'string', doc: 'Replace the matched prefix with this before forwarding.' },
   {
