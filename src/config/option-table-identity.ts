@@ -180,6 +180,15 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
   },
   {
+    key: 'idp_trust_unverified_email',
+    group: 'Identity provider',
+    kind: { type: 'bool' },
+    default: 'false',
+    services: AUTHN,
+    secret: false,
+    doc: "Let e-mail addresses the provider does not say are verified (`email_verified` not true; GitHub's unverified primary address) satisfy `email`, `domain` and `allowed_*` policies. Off: such an address counts as none. Turn on only for a provider that verifies every address but omits the claim (Entra ID sends none; check its e-mail setting first). Changing it signs everyone in again.",
+  },
+  {
     key: 'cookie_name',
     group: 'Cookies',
     kind: {

@@ -13,6 +13,7 @@ const ada: Session = {
   id: 's1',
   userId: 'user-ada',
   email: 'ada@example.com',
+  emailVerified: true,
   name: 'Ada',
   groups: ['admins', 'eng'],
   claims: {
