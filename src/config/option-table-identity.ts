@@ -186,7 +186,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     default: 'false',
     services: AUTHN,
     secret: false,
-    doc: "Let e-mail addresses the provider does not say are verified (`email_verified` not true; GitHub's unverified primary address) satisfy `email`, `domain` and `allowed_*` policies. Off: such an address counts as none. Turn on only for a provider that verifies every address but omits the claim (Entra ID sends none; check its e-mail setting first). Changing it signs everyone in again.",
+    doc: 'Let addresses the provider does not mark verified (`email_verified`) satisfy address policies; off, they count as none (docs/email-policies.md). Changing it signs everyone in again.',
   },
   {
     key: 'cookie_name',

@@ -121,10 +121,10 @@ const cases: Case[] = [
     expect: 'none',
   },
   {
-    name: 'email is case-sensitive',
+    name: 'email compares canonical addresses: any case matches (issue 33 item 6)',
     policy: { allow: { and: [{ email: { is: 'ADA@example.com' } }] } },
     session: ada,
-    expect: 'none',
+    expect: 'allow',
   },
   {
     name: 'email without a session asks to sign in',
