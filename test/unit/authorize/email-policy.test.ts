@@ -15,6 +15,7 @@ import type { Session } from '../../../src/session/session.js';
 import type { AuthorizeRequest } from '../../../src/authorize/decision.js';
 import type { RouteSettings } from '../../../src/config/types.js';
 import { base, parse } from '../config/helpers.js';
+import { identityProviderId } from '../../../src/config/identity-provider.js';
 
 test('canonicalEmail: one @, a dot-atom local part, a DNS domain; the whole address lower-cased', () => {
   const good: [string, string][] = [
@@ -302,4 +303,21 @@ test('a refresh that brings a new unverified address does not inherit the old ve
     secret,
   );
   assert.equal(quiet.emailVerified, true);
+});
+
+test('idp_trust_unverified_email is part of the client id only when on: turning it on or off makes sessions foreign', () => {
+  const settings = (trust: boolean) => ({
+    provider: 'oidc' as const,
+    providerUrl: new URL('https://idp.example.com'),
+    clientId: 'c',
+    scopes: undefined,
+    requestParams: {},
+    trustUnverifiedEmail: trust,
+  });
+  const { trustUnverifiedEmail: _ignored, ...before } = settings(false);
+  assert.equal(
+    identityProviderId(settings(false)),
+    identityProviderId(before as Parameters<typeof identityProviderId>[0]),
+  );
+  assert.notEqual(identityProviderId(settings(true)), identityProviderId(settings(false)));
 });
