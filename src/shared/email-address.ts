@@ -5,7 +5,7 @@
  * alike). A deny on `eve@example.test` must catch `Eve@EXAMPLE.test`, and `a@evil.test@example.test`
  * must not count as an address at example.test.
  *
- * The rule (docs/policy-identity.md): an address is exactly one `@`, a local part that is an
+ * The rule (docs/email-policies.md): an address is exactly one `@`, a local part that is an
  * RFC 5322 dot-atom (RFC 6531 non-ASCII letters allowed, no quoted strings, comments or spaces,
  * at most 64 characters), and a domain that is a DNS name (not an IP literal). The canonical form
  * lower-cases the WHOLE address, local part included (as the peer and the large providers treat
