@@ -13,23 +13,27 @@
  * (punycode, UTS #46) form without a trailing dot. Anything else is no address at all: a policy
  * sees it as absent, and a config value is a validation error.
  */
-import { isIP } from 'node:net';
 import { domainToASCII } from 'node:url';
 import { isDnsName } from './host-name.js';
 
 /** One dot-atom label: RFC 5322 atext, plus any non-ASCII character that is not a control, format or space. */
 const ATOM = "(?:[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]|[^\\x00-\\x7f\\p{Cc}\\p{Cf}\\p{Z}])+";
 const LOCAL_PART = new RegExp(`^${ATOM}(?:\\.${ATOM})*$`, 'u');
+/** The same for ASCII-only local parts, which need no Unicode tables (the fast path). */
+const ASCII_LOCAL_PART = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const PRINTABLE_ASCII = /^[\x21-\x7e]+$/;
 
 /**
  * `text` as a canonical domain (ASCII, lower case, no trailing dot), or undefined when it is not a
  * DNS name: empty, an IP address, a wildcard, a URL, anything with spaces or a second `@`.
  */
 export function canonicalDomain(text: string): string | undefined {
-  if (text === '' || text.includes('@') || isIP(text.replace(/^\[(.*)\]$/, '$1')) !== 0) return undefined;
-  const ascii = domainToASCII(text.normalize('NFC'));
-  if (ascii === '' || !isDnsName(ascii) || isIP(ascii.replace(/\.$/, '')) !== 0) return undefined;
-  return ascii.toLowerCase().replace(/\.$/, '');
+  // ASCII needs no UTS #46 mapping (the common case, and the per-request one: ~10x faster).
+  const ascii = PRINTABLE_ASCII.test(text) ? text : domainToASCII(text.normalize('NFC'));
+  if (ascii === '' || !isDnsName(ascii)) return undefined;
+  const canonical = ascii.toLowerCase().replace(/\.$/, '');
+  // A DNS name whose last label is all digits is an IPv4 address (or not a usable name).
+  return /(?:^|\.)\d+$/.test(canonical) ? undefined : canonical;
 }
 
 /**
@@ -40,8 +44,10 @@ export function canonicalEmail(text: string | undefined): string | undefined {
   if (text === undefined) return undefined;
   const at = text.indexOf('@');
   if (at <= 0 || at !== text.lastIndexOf('@')) return undefined;
-  const local = text.slice(0, at).normalize('NFC');
-  if (local.length > 64 || !LOCAL_PART.test(local)) return undefined;
+  const raw = text.slice(0, at);
+  const ascii = ASCII_LOCAL_PART.test(raw);
+  const local = ascii ? raw : raw.normalize('NFC');
+  if (local.length > 64 || (!ascii && !LOCAL_PART.test(local))) return undefined;
   const domain = canonicalDomain(text.slice(at + 1));
   return domain === undefined ? undefined : `${local.toLowerCase()}@${domain}`;
 }
