@@ -18,6 +18,11 @@ export interface ProviderConfig {
   readonly scopes: readonly string[] | undefined;
   /** `idp_request_params`, added to the authorization request. */
   readonly requestParams: Readonly<Record<string, string>>;
+  /**
+   * `idp_trust_unverified_email`: count addresses the provider did not say are verified (see
+   * providers/email-verified.ts). Absent means false.
+   */
+  readonly trustUnverifiedEmail?: boolean;
 }
 
 /** What a completed code exchange gives: the user's claims (ID token merged with userinfo) and tokens. */
@@ -25,6 +30,11 @@ export interface SignInResult {
   /** The user id: `oid` when present (Azure), else `sub`. */
   readonly userId: string;
   readonly claims: Readonly<Record<string, unknown>>;
+  /**
+   * Whether `claims.email` counts for policies (providers/email-verified.ts): decided by the claim
+   * set that supplied the address, so a userinfo address is never vouched for by the ID token.
+   */
+  readonly emailVerified: boolean;
   readonly accessToken: string | undefined;
   readonly refreshToken: string | undefined;
   readonly idToken: string | undefined;

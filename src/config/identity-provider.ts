@@ -19,6 +19,8 @@ export interface IdentityProviderSettings {
   /** `idp_scopes` as set; undefined means the provider's defaults. */
   readonly scopes: readonly string[] | undefined;
   readonly requestParams: Readonly<Record<string, string>>;
+  /** `idp_trust_unverified_email`: unverified addresses count for address policies. */
+  readonly trustUnverifiedEmail: boolean;
 }
 
 /** The id of a route that has no identity provider at all (sign-in not configured). */
@@ -26,8 +28,10 @@ export const NO_IDENTITY_PROVIDER = 'none';
 
 /**
  * A stable id for a client: 16 hex digits of SHA-256 over the settings that decide who a session
- * belongs to (provider, URL, client id, scopes, request params; never the secret, so it can be
- * logged and sent in URLs). Stable across restarts and replicas, so a session made by one
+ * belongs to (provider, URL, client id, scopes, request params, and whether unverified addresses
+ * are trusted, only when they are, so ids made before that setting existed stay the same: turning
+ * it on or off makes every session of the client foreign, and its users sign in again under the
+ * new rule; never the secret, so it can be logged and sent in URLs). Stable across restarts and replicas, so a session made by one
  * instance is bound to the same client on every other.
  */
 export function identityProviderId(settings: Omit<IdentityProviderSettings, 'id' | 'clientSecret'>): string {
@@ -38,6 +42,7 @@ export function identityProviderId(settings: Omit<IdentityProviderSettings, 'id'
       client: settings.clientId,
       scopes: settings.scopes,
       params: settings.requestParams,
+      ...(settings.trustUnverifiedEmail ? { trustUnverifiedEmail: true } : {}),
     }),
   );
 }
@@ -61,6 +66,7 @@ export function identityProviderFor(
     clientId,
     scopes: config.idp_scopes,
     requestParams: config.idp_request_params,
+    trustUnverifiedEmail: config.idp_trust_unverified_email,
   };
   return { ...base, id: identityProviderId(base), clientSecret };
 }

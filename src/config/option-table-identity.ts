@@ -180,6 +180,15 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
   },
   {
+    key: 'idp_trust_unverified_email',
+    group: 'Identity provider',
+    kind: { type: 'bool' },
+    default: 'false',
+    services: AUTHN,
+    secret: false,
+    doc: 'Let addresses the provider does not mark verified (`email_verified`) satisfy address policies; off, they count as none (docs/email-policies.md). Changing it signs everyone in again.',
+  },
+  {
     key: 'cookie_name',
     group: 'Cookies',
     kind: {

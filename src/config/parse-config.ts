@@ -150,6 +150,7 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     ...optional('idp_client_secret'),
     ...optional('idp_scopes'),
     idp_request_params: values.get('idp_request_params') ?? {},
+    idp_trust_unverified_email: get('idp_trust_unverified_email'),
     ...optional('signing_key'),
     jwt_claims_headers: values.get('jwt_claims_headers') ?? {},
     ...optional('jwt_groups_filter'),

@@ -13,6 +13,7 @@ import {
   parseStringMatcher,
   parseStringOrList,
 } from './parse-policy-matchers.js';
+import { canonicalIdentityMatcher } from './parse-identity-values.js';
 import { findRemoved, removedMessage } from './removed-options.js';
 import { closestKey, describe, isPlainObject, type Reader } from './value-readers.js';
 
@@ -156,7 +157,12 @@ function parseCriterionData(
     return { kind: name as (typeof FLAG_CRITERIA)[number], path };
   }
   if ((STRING_CRITERIA as readonly string[]).includes(name)) {
-    const matcher = parseStringMatcher(reader, at, data, 'string');
+    const parsed = parseStringMatcher(reader, at, data, 'string');
+    // Addresses, domains and ids are stored in the form the evaluator compares (any case matches).
+    const matcher =
+      parsed !== undefined && (name === 'email' || name === 'domain' || name === 'user')
+        ? canonicalIdentityMatcher(reader, at, !isPlainObject(data), name, parsed)
+        : parsed;
     return matcher === undefined
       ? undefined
       : { kind: name as (typeof STRING_CRITERIA)[number], matcher, path };

@@ -1,3 +1,4 @@
+import { canonicalAllowedDomains, canonicalAllowedUsers } from './parse-identity-values.js';
 import { parsePolicy } from './parse-policy.js';
 import type { PolicyValue } from './policy-types.js';
 import { Secret } from './secret.js';
@@ -36,8 +37,8 @@ export function readAccess(
     raw[key] === undefined ? [] : (reader.stringList(at(key), raw[key]) ?? []);
   const isPublic = flag('allow_public_unauthenticated_access');
   const anyUser = flag('allow_any_authenticated_user');
-  const users = list('allowed_users');
-  const domains = list('allowed_domains');
+  const users = canonicalAllowedUsers(reader, at('allowed_users'), list('allowed_users'));
+  const domains = canonicalAllowedDomains(reader, at('allowed_domains'), list('allowed_domains'));
   const lists = users.length > 0 || domains.length > 0;
   if (isPublic) checkPublic(reader, path, raw);
   if (anyUser && lists) {

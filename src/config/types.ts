@@ -198,6 +198,8 @@ export interface Config {
   /** `idp_scopes` as set; undefined means the provider's defaults. */
   readonly idp_scopes?: readonly string[] | undefined;
   readonly idp_request_params: Readonly<Record<string, string>>;
+  /** Unverified addresses count for address policies (`idp_trust_unverified_email`). */
+  readonly idp_trust_unverified_email: boolean;
   readonly signing_key?: SigningKey;
   /** Header name -> claim name. */
   readonly jwt_claims_headers: Readonly<Record<string, string>>;

@@ -19,6 +19,8 @@ export function decodeSession(value: unknown, id: string): Session | undefined {
     id,
     userId,
     email: optionalString(value.email),
+    // Absent in sessions stored before it was recorded: undefined, never a guess (see Session).
+    emailVerified: typeof value.emailVerified === 'boolean' ? value.emailVerified : undefined,
     name: optionalString(value.name),
     groups: groups as string[],
     claims,

@@ -42,6 +42,7 @@ function providerConfig(settings: IdentityProviderSettings): ProviderConfig {
     clientSecret: settings.clientSecret.reveal(),
     scopes: settings.scopes,
     requestParams: settings.requestParams,
+    trustUnverifiedEmail: settings.trustUnverifiedEmail,
   };
 }
 

@@ -6,6 +6,14 @@ export interface Session {
   readonly id: string;
   readonly userId: string;
   readonly email: string | undefined;
+  /**
+   * Whether `email` counts for e-mail and domain policies: the provider said it is verified
+   * (`email_verified`), or the client trusts unverified addresses (`idp_trust_unverified_email`,
+   * part of the client's id, so a session never outlives a change of that setting). False: the
+   * address is shown but no policy sees it. Undefined: a session stored before this was recorded;
+   * policies on addresses ask it to sign in again, and sign-in does not reuse it.
+   */
+  readonly emailVerified: boolean | undefined;
   readonly name: string | undefined;
   /** Group ids or names as the identity provider sent them (the `groups` claim). */
   readonly groups: readonly string[];

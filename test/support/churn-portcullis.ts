@@ -20,6 +20,7 @@ export function churnSession(): Session {
     id: 'session-churn',
     userId: 'user-ada',
     email: CHURN_USER,
+    emailVerified: true,
     name: 'Ada',
     groups: [],
     claims: { email: CHURN_USER },

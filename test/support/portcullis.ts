@@ -281,6 +281,7 @@ export function adaSession(overrides: Partial<Session> = {}): Session {
     id: 'session-ada',
     userId: 'user-ada',
     email: 'ada@example.com',
+    emailVerified: true,
     name: 'Ada Lovelace',
     groups: [],
     claims: { email: 'ada@example.com' },

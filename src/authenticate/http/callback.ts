@@ -268,6 +268,7 @@ async function newSession(context: HandlerContext, idpId: string, result: SignIn
     id,
     userId: result.userId,
     email: text(claims.email),
+    emailVerified: result.emailVerified,
     name: text(claims.name),
     groups,
     claims,

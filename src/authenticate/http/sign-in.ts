@@ -99,14 +99,18 @@ async function destinationOf(
   return { target: { kind: 'url', url: url.href }, idpId: located.idpId };
 }
 
-/** The request's session when its handle verifies, the store has it, it is live and made by `idpId`. */
+/**
+ * The request's session when its handle verifies, the store has it, it is live and made by `idpId`.
+ * A session stored before e-mail verification was recorded (emailVerified undefined) is not
+ * reused: address policies send it here to be replaced by a fresh sign-in, so reusing it would loop.
+ */
 async function liveSession(
   request: OwnRequest,
   context: HandlerContext,
   idpId: string,
 ): Promise<Session | undefined> {
   const session = await sessionForHandle(request.sessionHandle, context);
-  return session?.idpId === idpId ? session : undefined;
+  return session?.idpId === idpId && session.emailVerified !== undefined ? session : undefined;
 }
 
 /** Starts one sign-in at the IdP: state, flow cookie, PKCE S256 and nonce. */

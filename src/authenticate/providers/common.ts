@@ -120,17 +120,22 @@ export function callbackAt(redirectUri: string, callback: URL): URL {
   return current;
 }
 
-/** A SignInResult from a token response and the user's merged claims (`oid` wins over `sub`). */
+/**
+ * A SignInResult from a token response and the user's merged claims (`oid` wins over `sub`);
+ * `emailVerified` as the caller decided it (providers/email-verified.ts).
+ */
 export function signInResult(
   tokens: TokenEndpointResponse,
   claims: Readonly<Record<string, unknown>>,
   idTokenExp: number | undefined,
   now: number,
+  emailVerified: boolean,
 ): SignInResult {
   const id = typeof claims['oid'] === 'string' ? claims['oid'] : claims['sub'];
   return {
     userId: typeof id === 'string' ? id : '',
     claims,
+    emailVerified,
     accessToken: tokens.access_token,
     refreshToken: tokens.refresh_token,
     idToken: tokens.id_token,

@@ -21,6 +21,7 @@ import { BUILTIN_PROVIDERS, providerBaseUrl, providerScopes } from './builtin.js
 import { authorizationParams, callbackAt, configure, signInResult } from './common.js';
 import type { ResolvedOptions } from './common.js';
 import { statusError, toIdpError } from './errors.js';
+import { emailVerifiedBy } from './email-verified.js';
 
 /** The REST API base: api.github.com for github.com, `<url>/api/v3/` for Enterprise Server. */
 export function githubApiBase(config: ProviderConfig): URL {
@@ -135,7 +136,7 @@ export class GithubProviderClient implements ProviderClient {
         ? orgs.map((org: { login?: unknown }) => text(org.login)).filter((g) => g !== undefined)
         : [],
     };
-    return signInResult(tokens, claims, undefined, this.options.now());
+    return signInResult(tokens, claims, undefined, this.options.now(), emailVerifiedBy(claims, this.config));
   }
 
   /** GET one API path as JSON; a failure of an optional one (missing scope) gives undefined. */

@@ -44,6 +44,7 @@ import {
 } from './common.js';
 import type { ResolvedOptions } from './common.js';
 import { DiscoveryCache } from './discovery.js';
+import { emailVerifiedBy } from './email-verified.js';
 import { toIdpError } from './errors.js';
 
 /**
@@ -253,6 +254,15 @@ export class OidcProviderClient implements ProviderClient {
       // Without an ID token (some refreshes) the access token itself came straight from the IdP.
       userinfo = await fetchUserInfo(config, tokens.access_token, idClaims?.sub ?? skipSubjectCheck);
     }
-    return signInResult(tokens, { ...extra, ...idClaims, ...userinfo }, idClaims?.exp, this.options.now());
+    // The claim set that supplied the address vouches for it: userinfo's address is never
+    // verified by the ID token's email_verified.
+    const addressClaims = typeof userinfo.email === 'string' ? userinfo : { ...extra, ...idClaims };
+    return signInResult(
+      tokens,
+      { ...extra, ...idClaims, ...userinfo },
+      idClaims?.exp,
+      this.options.now(),
+      emailVerifiedBy(addressClaims, this.config),
+    );
   }
 }

@@ -5,7 +5,8 @@ import type { RefreshResult } from '../types.js';
 /**
  * The session after a refresh: new tokens sealed (the old refresh and ID tokens kept when the
  * IdP returned none), the new claims merged over the old (email, name and groups follow them),
- * expiresAt unchanged. An ID token kept from before has already expired, so its expiry no
+ * expiresAt unchanged. `emailVerified` follows the refresh when it brought an address or a verdict
+ * (a new, unverified address must not inherit the old one's), else stays as it was. An ID token kept from before has already expired, so its expiry no
  * longer drives the schedule.
  */
 export async function refreshedSession(
@@ -30,6 +31,10 @@ export async function refreshedSession(
   return {
     ...session,
     email: text(claims.email, session.email),
+    emailVerified:
+      typeof result.claims.email === 'string' || result.claims.email_verified !== undefined
+        ? result.emailVerified
+        : session.emailVerified,
     name: text(claims.name, session.name),
     groups,
     claims,

@@ -1,5 +1,11 @@
 import { BlockList, isIP } from 'node:net';
-import type { Criterion } from '../../ir/policy.js';
+import type { Criterion, PolicyValue, StringMatcher } from '../../ir/policy.js';
+import {
+  canonicalDomain,
+  canonicalEmail,
+  canonicalUserId,
+  domainOfCanonical,
+} from '../../shared/email-address.js';
 import type { Session } from '../../session/session.js';
 import type { AuthorizeRequest } from '../decision.js';
 import { claimValues } from './claims.js';
@@ -43,12 +49,9 @@ export function compileCriterion(criterion: Criterion): CompiledCriterion {
     }
     case 'email':
     case 'domain':
-    case 'user': {
-      const test = compileStringMatcher(criterion.matcher);
-      const { ok, no } = results(criterion.kind);
-      const read = sessionField(criterion.kind);
-      return ({ session }) => (session === undefined ? UNAUTHENTICATED : test(read(session)) ? ok : no);
-    }
+      return compileAddressCriterion(criterion.kind, criterion.matcher);
+    case 'user':
+      return compileUserCriterion(criterion.matcher);
     case 'claim': {
       const test = compileListMatcher(criterion.matcher);
       const { ok, no } = results('claim');
@@ -94,13 +97,77 @@ export function compileCriterion(criterion: Criterion): CompiledCriterion {
   }
 }
 
-function sessionField(kind: 'email' | 'domain' | 'user'): (session: Session) => string | undefined {
-  if (kind === 'user') return (session) => session.userId;
-  if (kind === 'email') return (session) => session.email;
-  return (session) => {
-    const email = session.email;
-    const at = email?.lastIndexOf('@') ?? -1;
-    return email === undefined || at < 0 ? undefined : email.slice(at + 1);
+/**
+ * `email` and `domain`: the session's address in canonical form (shared/email-address.ts) against
+ * operands in the same form, so case never separates an address from a rule about it, allow or
+ * deny. An address the provider did not verify (Session.emailVerified false; see
+ * idp_trust_unverified_email), or one that does not parse as exactly one address, counts as no
+ * address: the criterion is false. A session stored before the verification was recorded
+ * (emailVerified undefined) cannot tell, so it is asked to sign in again (`user-unauthenticated`).
+ */
+function compileAddressCriterion(kind: 'email' | 'domain', matcher: StringMatcher): CompiledCriterion {
+  const canon = kind === 'email' ? canonicalEmail : canonicalDomain;
+  const test = compileStringMatcher(canonicalOperands(matcher, canon, (text) => text.toLowerCase()));
+  const { ok, no } = results(kind);
+  const read =
+    kind === 'email'
+      ? (address: string | undefined) => address
+      : (address: string | undefined) => (address === undefined ? undefined : domainOfCanonical(address));
+  return ({ session }) => {
+    if (session === undefined || session.emailVerified === undefined) return UNAUTHENTICATED;
+    const address = session.emailVerified ? canonicalEmail(session.email) : undefined;
+    return test(read(address)) ? ok : no;
+  };
+}
+
+/**
+ * `user`: the exact operators (is, not, in, not_in) compare canonicalUserId forms, so an id that is
+ * an address matches whatever its case; the fragment operators (contains, starts_with, ends_with)
+ * see the id as sent, as before, so no existing fragment rule stops matching. Both are AND-ed.
+ */
+function compileUserCriterion(matcher: StringMatcher): CompiledCriterion {
+  const { contains, starts_with, ends_with, ...exact } = matcher;
+  const fragments: StringMatcher = {
+    ...(contains === undefined ? {} : { contains }),
+    ...(starts_with === undefined ? {} : { starts_with }),
+    ...(ends_with === undefined ? {} : { ends_with }),
+  };
+  const exactTest =
+    Object.keys(exact).length === 0
+      ? undefined
+      : compileStringMatcher(canonicalOperands(exact, canonicalUserId, (text) => text));
+  const fragmentTest = Object.keys(fragments).length === 0 ? undefined : compileStringMatcher(fragments);
+  const { ok, no } = results('user');
+  return ({ session }) => {
+    if (session === undefined) return UNAUTHENTICATED;
+    const id = session.userId;
+    const holds =
+      (exactTest !== undefined || fragmentTest !== undefined) &&
+      (exactTest === undefined || exactTest(canonicalUserId(id))) &&
+      (fragmentTest === undefined || fragmentTest(id));
+    return holds ? ok : no;
+  };
+}
+
+/**
+ * `matcher` with its exact operands in canonical form (an operand that has none stays as written,
+ * and so never equals a canonical value) and its fragments through `fragment`. Validation already
+ * stores canonical values; doing it again here keeps the evaluator right whatever built the IR.
+ */
+function canonicalOperands(
+  matcher: StringMatcher,
+  canon: (text: string) => string | undefined,
+  fragment: (text: string) => string,
+): StringMatcher {
+  const exact = (value: PolicyValue): string => canon(String(value)) ?? String(value);
+  return {
+    ...(matcher.is === undefined ? {} : { is: exact(matcher.is) }),
+    ...(matcher.not === undefined ? {} : { not: exact(matcher.not) }),
+    ...(matcher.in === undefined ? {} : { in: matcher.in.map(exact) }),
+    ...(matcher.not_in === undefined ? {} : { not_in: matcher.not_in.map(exact) }),
+    ...(matcher.contains === undefined ? {} : { contains: fragment(matcher.contains) }),
+    ...(matcher.starts_with === undefined ? {} : { starts_with: fragment(matcher.starts_with) }),
+    ...(matcher.ends_with === undefined ? {} : { ends_with: fragment(matcher.ends_with) }),
   };
 }
 

@@ -47,6 +47,7 @@ test('the authorizer answers 400 for two sessions, on a route and on its own end
     id: 'victim',
     userId: 'ada',
     email: 'ada@example.com',
+    emailVerified: true,
     name: 'Ada',
     groups: [],
     claims: {},

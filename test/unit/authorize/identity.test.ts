@@ -20,6 +20,7 @@ const session: Session = {
   id: 'session-1',
   userId: 'user-1',
   email: 'ada@example.com',
+  emailVerified: true,
   name: 'Ada',
   groups: ['admins'],
   claims: { department: 'eng', groups: ['admins'] },

@@ -13,6 +13,7 @@ const ada: Session = {
   id: 's1',
   userId: 'user-ada',
   email: 'ada@example.com',
+  emailVerified: true,
   name: 'Ada',
   groups: ['admins', 'eng'],
   claims: {
@@ -120,10 +121,10 @@ const cases: Case[] = [
     expect: 'none',
   },
   {
-    name: 'email is case-sensitive',
+    name: 'email compares canonical addresses: any case matches (issue 33 item 6)',
     policy: { allow: { and: [{ email: { is: 'ADA@example.com' } }] } },
     session: ada,
-    expect: 'none',
+    expect: 'allow',
   },
   {
     name: 'email without a session asks to sign in',

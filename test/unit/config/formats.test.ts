@@ -122,7 +122,7 @@ test('problems carry the line of their key in YAML, and in TOML and properties',
   const yaml = loadConfigFile(
     write(
       'lines.yaml',
-      'insecure_server: true\nroutes:\n  - from: https://a.example.com\n    to: http://a:80\n    policy:\n      - allow:\n          and:\n            - email: a\n            - nope: 1\n',
+      'insecure_server: true\nroutes:\n  - from: https://a.example.com\n    to: http://a:80\n    policy:\n      - allow:\n          and:\n            - email: a@example.com\n            - nope: 1\n',
     ),
     {},
   );

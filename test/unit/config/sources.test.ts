@@ -207,6 +207,14 @@ const ROWS: readonly Row[] = [
     fromFile: { prompt: 'login' },
     fromEnv: { prompt: 'consent' },
   },
+  {
+    key: 'idp_trust_unverified_email',
+    file: true,
+    env: 'false',
+    read: (c) => c.idp_trust_unverified_email,
+    fromFile: true,
+    fromEnv: false,
+  },
   { key: 'cookie_name', file: '_a', env: '_b', read: (c) => c.cookie_name, fromFile: '_a', fromEnv: '_b' },
   {
     key: 'cookie_domain',

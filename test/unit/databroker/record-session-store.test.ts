@@ -56,6 +56,7 @@ function session(id: string, now: number, overrides: Partial<Session> = {}): Ses
     id,
     userId: `user-${id}`,
     email: undefined,
+    emailVerified: false,
     name: 'Ada',
     groups: ['eng'],
     claims: { department: 'research' },

@@ -101,6 +101,7 @@ export class FakeProvider implements ProviderClient {
     return {
       userId: 'alice',
       claims: this.claims,
+      emailVerified: true,
       accessToken: 'access',
       refreshToken: 'refresh',
       idToken: 'id-token',

@@ -175,6 +175,7 @@ test('the session handle comes from the ext_authz header, else the cookie', asyn
     id: 's1',
     userId: 'alice',
     email: undefined,
+    emailVerified: false,
     name: undefined,
     groups: [],
     claims: {},

@@ -364,3 +364,16 @@ test('a handoff for an origin Portcullis does not serve is refused whatever the 
   otherPort.port = '9443';
   assert.equal((await handoffHandler(ownRequest(otherPort.href), h.context)).status, 302);
 });
+
+test('a session stored before e-mail verification was recorded is not reused: the user signs in again (issue 33 item 7)', async () => {
+  const h = harness();
+  const started = await startSignIn(h);
+  const answered = await callback(h, started, { code: 'good-code' });
+  const handle = setCookies(answered).get('_portcullis')?.value ?? '';
+  const id = h.handles.verify(handle) ?? '';
+  const stored = await h.sessions.get(id);
+  assert.equal(typeof stored?.emailVerified, 'boolean', 'a new session records the verdict');
+  if (stored !== undefined) await h.sessions.put({ ...stored, emailVerified: undefined });
+  const again = await startSignIn(h, ORIGINAL, handle);
+  assert.equal(again.idpUrl.origin, 'https://idp.test', 'the old session went to the IdP, not to a handoff');
+});

@@ -31,6 +31,7 @@ async function signedIn(h: Harness): Promise<{ session: Session; handle: string 
     id: 'session-1',
     userId: 'alice',
     email: 'alice@example.com',
+    emailVerified: true,
     name: 'Alice',
     groups: [],
     claims: { sub: 'alice' },

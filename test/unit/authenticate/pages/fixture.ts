@@ -124,6 +124,7 @@ export async function storeSession(
     id,
     userId: 'user-1',
     email: 'ada@example.com',
+    emailVerified: true,
     name: 'Ada',
     groups: ['admins'],
     claims: { sub: 'user-1', email: 'ada@example.com' },
@@ -133,6 +134,7 @@ export async function storeSession(
     tokens: await sealTokens(f.sharedSecret, id, {
       userId: 'user-1',
       claims: {},
+      emailVerified: true,
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
       idToken: 'id-token-1',

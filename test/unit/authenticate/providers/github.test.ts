@@ -19,12 +19,14 @@ interface FakeGithub {
   readonly url: string;
   /** Status the API answers with instead of its data (0: normal). */
   apiStatus: number;
+  /** Whether /user/emails says the primary address is verified. */
+  primaryVerified: boolean;
   readonly server: Server;
 }
 
 async function startFakeGithub(): Promise<FakeGithub> {
   const challenges = new Map<string, string>();
-  const fake: FakeGithub = { url: '', apiStatus: 0, server: createServer() };
+  const fake: FakeGithub = { url: '', apiStatus: 0, primaryVerified: true, server: createServer() };
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
@@ -77,7 +79,7 @@ async function startFakeGithub(): Promise<FakeGithub> {
     if (url.pathname === '/api/v3/user/emails')
       return json(res, 200, [
         { email: 'old@example.com', primary: false, verified: true },
-        { email: 'octocat@example.com', primary: true, verified: true },
+        { email: 'octocat@example.com', primary: true, verified: fake.primaryVerified },
       ]);
     if (url.pathname === '/api/v3/user/orgs')
       return json(res, 200, [{ login: 'github' }, { login: 'octo-org' }]);
@@ -145,6 +147,28 @@ describe('GitHub provider client (against a fake GitHub)', () => {
       picture: 'https://a/o.png',
       groups: ['github', 'octo-org'],
     });
+  });
+
+  test('an unverified primary address is unverified unless the client trusts it (issue 33 item 7)', async (t) => {
+    t.after(() => {
+      github.primaryVerified = true;
+    });
+    const verified = flow();
+    const first = await client.exchangeCode((await authorize(verified)).callback, REDIRECT, verified);
+    assert.equal(first.emailVerified, true);
+    github.primaryVerified = false;
+    const checks = flow();
+    const result = await client.exchangeCode((await authorize(checks)).callback, REDIRECT, checks);
+    assert.equal(result.claims['email'], 'octocat@example.com');
+    assert.equal(result.emailVerified, false);
+    const trusting = createProviderClient(
+      { ...client.config, trustUnverifiedEmail: true },
+      { allowInsecureRequests: true, timeoutMs: 2_000 },
+    );
+    const again = flow();
+    const url = await trusting.authorizationUrl(REDIRECT, again);
+    const callback = new URL((await fetch(url, { redirect: 'manual' })).headers.get('location') ?? '');
+    assert.equal((await trusting.exchangeCode(callback, REDIRECT, again)).emailVerified, true);
   });
 
   test('a wrong state or verifier, and a replayed code, are refused', async () => {

@@ -128,6 +128,7 @@ describe('OIDC provider client against oidc-provider', () => {
     const result = await provider.exchangeCode(callback, REDIRECT, flow);
     assert.equal(result.userId, 'alice');
     assert.equal(result.claims['email'], 'alice@example.com');
+    assert.equal(result.emailVerified, true, 'the IdP says email_verified: true');
     assert.equal(result.claims['name'], 'Alice Example');
     assert.deepEqual(result.claims['groups'], ['admins', 'staff']);
     assert.equal(result.claims['nonce'], flow.nonce);

@@ -90,6 +90,7 @@ export function result(clock: FakeClock, overrides: Partial<RefreshResult> = {})
   return {
     userId: 'user-1',
     claims: { sub: 'user-1', groups: ['new-group'] },
+    emailVerified: true,
     accessToken: 'at-2',
     refreshToken: undefined,
     idToken: 'id-2',
@@ -143,6 +144,7 @@ export async function setup(
     id: 'session-1',
     userId: 'user-1',
     email: 'ada@example.com',
+    emailVerified: true,
     name: 'Ada',
     groups: ['old-group'],
     claims: { sub: 'user-1', email: 'ada@example.com', groups: ['old-group'] },
@@ -152,6 +154,7 @@ export async function setup(
     tokens: await sealTokens(secret, 'session-1', {
       userId: 'user-1',
       claims: {},
+      emailVerified: true,
       accessToken: 'at-1',
       refreshToken: 'rt-1',
       idToken: 'id-1',

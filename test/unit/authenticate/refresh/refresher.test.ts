@@ -162,6 +162,7 @@ test('sessions without a refresh token are not tracked; a replaced session is re
   const later = await sealTokens(secret, session.id, {
     userId: 'user-1',
     claims: {},
+    emailVerified: true,
     accessToken: 'at-x',
     refreshToken: 'rt-x',
     idToken: undefined,
