@@ -80,7 +80,7 @@ function routes(): Record<string, unknown>[] {
     },
     {
       allow_public_unauthenticated_access: true,
-      from: 'https://pre-*.rx.test', // a shape only the catch-all host's :authority regex matches
+      from: 'https://pre.*.rx.test', // a shape only the catch-all host's :authority regex matches
       to: up.g.url,
       set_request_headers: { 'X-Route': 'catch-all' },
     },
@@ -234,10 +234,10 @@ describe('through Envoy', () => {
       assert.equal(body.headers['x-forwarded-host'], host, 'Envoy no longer strips the port');
     }
     assert.equal((await echo('a.wild.test:8443', '/')).headers['x-route'], 'wildcard');
-    for (const host of ['pre-x.rx.test', 'pre-x.rx.test:8443']) {
+    for (const host of ['pre.x.rx.test', 'pre.x.rx.test:8443']) {
       assert.equal((await echo(host, '/')).headers['x-route'], 'catch-all', host);
     }
-    assert.equal((await proxyRequest(portcullis.proxyPort, 'pre-x.rx.test:84x', '/')).status, 404);
+    assert.equal((await proxyRequest(portcullis.proxyPort, 'pre.x.rx.test:84x', '/')).status, 404);
     assert.equal((await proxyRequest(portcullis.proxyPort, 'unknown.test:8443', '/')).status, 404);
   });
 

@@ -9,18 +9,22 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
 import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
 import { connectAds, type AdsMode } from '../support/ads-client.js';
 import { callCheck } from '../support/check-client.js';
-import { spawnPortcullis, type PortcullisProcess } from '../support/portcullis-process.js';
+import {
+  spawnPortcullis,
+  supervisedEnvoyCredential,
+  type PortcullisProcess,
+} from '../support/portcullis-process.js';
 import { proxyRequest } from '../support/portcullis.js';
 import { encodeFrames, FRAME, PREFACE, rssMiB, splitFrames, type RawFrame } from '../support/raw-http2.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 
 const SHARED_SECRET = Buffer.alloc(32, 9);
-const CREDENTIAL = deriveGrpcCredential(SHARED_SECRET);
+/** The all-in-one process's gRPC credential: random per start, read from its Envoy's bootstrap. */
+let CREDENTIAL: string;
 const SEED = Number(process.env['FUZZ_SEED'] ?? Date.now() % 0x7fffffff);
 const INPUTS = Number(process.env['FUZZ_INPUTS'] ?? 3000);
 /** Connections open at once while fuzzing. */
@@ -44,6 +48,7 @@ before(async () => {
       { from: 'https://protected.test', to: upstream.url, allowed_users: ['ada@example.com'] },
     ],
   });
+  CREDENTIAL = supervisedEnvoyCredential(portcullis.child.pid ?? -1);
 });
 
 after(async () => {

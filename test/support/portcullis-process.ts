@@ -1,9 +1,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { stringify } from 'yaml';
+import { GRPC_CREDENTIAL_SECRET_NAME } from '../../src/contract/grpc-credential.js';
 import { freePort, freePortPair } from './ports.js';
 import { SIGN_IN } from './sign-in-config.js';
 import { waitFor } from './wait.js';
@@ -92,4 +93,33 @@ export async function spawnPortcullis(
     throw err;
   }
   return running;
+}
+
+/**
+ * The gRPC credential of a spawned all-in-one Portcullis. It is random per start (issue 33 item
+ * 9) and held only by the process and its supervised Envoy, so a test that must speak to the gRPC
+ * port as Envoy does reads it from that Envoy's bootstrap file (named on its command line, in a
+ * directory only this user can read), found through /proc.
+ */
+export function supervisedEnvoyCredential(portcullisPid: number): string {
+  const children = readFileSync(`/proc/${portcullisPid}/task/${portcullisPid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/);
+  for (const pid of children) {
+    const argv = readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+    const flag = argv.findIndex((arg) => arg === '-c' || arg === '--config-path');
+    const path = argv[flag + 1];
+    if (flag === -1 || path === undefined) continue;
+    const bootstrap = JSON.parse(readFileSync(path, 'utf8')) as {
+      static_resources?: {
+        secrets?: { name: string; generic_secret?: { secret?: { inline_string?: string } } }[];
+      };
+    };
+    const secret = bootstrap.static_resources?.secrets?.find(
+      (entry) => entry.name === GRPC_CREDENTIAL_SECRET_NAME,
+    );
+    const value = secret?.generic_secret?.secret?.inline_string;
+    if (value !== undefined) return value.replace(/^Bearer /, '');
+  }
+  throw new Error(`no supervised Envoy of process ${portcullisPid} holds a gRPC credential`);
 }
