@@ -241,6 +241,13 @@ export class FileWatcher {
         nextLook = Math.min(nextLook, holdMs);
         continue;
       }
+      // The writer scan takes a while on a busy host, and a writer may have written and closed
+      // meanwhile: publish only bytes that are still what the file holds after the scan.
+      if (!renamed && settled && observe(file).print !== seen.print) {
+        this.settling.set(file, { state: seen.state, inode: seen.inode, since: performance.now() });
+        nextLook = Math.min(nextLook, settleMs);
+        continue;
+      }
       if (renamed || settled) {
         this.writerWait.delete(file);
         this.reported.set(file, { print: seen.print, inode: seen.inode });
