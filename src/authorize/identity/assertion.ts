@@ -14,6 +14,11 @@ export interface AssertionClaims {
   readonly sub: string;
   readonly user: string;
   readonly email: string;
+  /**
+   * Whether `email` counts as verified here (the IdP's `email_verified`, or the operator's
+   * `idp_trust_unverified_email`): an upstream must not trust an address for which it is false.
+   */
+  readonly email_verified: boolean;
   readonly groups: readonly string[];
   readonly name: string;
   readonly sid: string;
@@ -49,6 +54,7 @@ export function assertionClaims(
     sub: session.userId,
     user: session.userId,
     email: session.email ?? '',
+    email_verified: session.email !== undefined && session.emailVerified === true,
     groups:
       groupsFilter === undefined
         ? [...session.groups]

@@ -89,6 +89,17 @@ test('groups is always an array, even when the session has none', () => {
   assert.deepEqual(claims.groups, []);
 });
 
+test('email_verified says whether the address counts: an upstream must not trust an unverified one', () => {
+  assert.equal(assertionClaims({ ...session, emailVerified: true }, H, 0).email_verified, true);
+  assert.equal(assertionClaims({ ...session, emailVerified: false }, H, 0).email_verified, false);
+  assert.equal(assertionClaims({ ...session, emailVerified: undefined }, H, 0).email_verified, false);
+  assert.equal(
+    assertionClaims({ ...session, email: undefined, emailVerified: true }, H, 0).email_verified,
+    false,
+    'no address: nothing verified',
+  );
+});
+
 test('kid is the RFC 7638 thumbprint jose computes', async () => {
   for (const kind of accepted) {
     const key = loadSigningKey(kind.pem());
