@@ -12,13 +12,8 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, signInAtIdp, type Cleanup } from '../support/browser.js';
-import { sendToListener as send } from '../support/listener-request.js';
-import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
-import { startTestIdp, type TestIdp } from '../support/test-idp.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
-import { waitFor } from '../support/wait.js';
+import { startSignInRig, type SignInRig } from '../support/sign-in-envoy.js';
 
-const CLIENT = { clientId: 'portcullis-email-test', clientSecret: 'email-test-secret' };
 const MALLORY = {
   username: 'mallory',
   password: 'mallory-password',
@@ -28,9 +23,7 @@ const MALLORY = {
 const EVE = { username: 'eve', password: 'eve-password', email: 'Eve@Example.com' };
 
 describe('e-mail policies in a real browser through Envoy', () => {
-  let idp: TestIdp;
-  let upstream: EchoUpstream;
-  let portcullis: TestPortcullis;
+  let rig: SignInRig;
   let browser: Browser;
   let appOrigin: string;
   const cleanups: (() => unknown)[] = [];
@@ -39,44 +32,16 @@ describe('e-mail policies in a real browser through Envoy', () => {
   });
 
   before(async () => {
-    idp = await startTestIdp({ accounts: [MALLORY, EVE] });
-    cleanups.push(() => idp.close());
-    upstream = await startEchoUpstream({ id: 'app' });
-    cleanups.push(() => upstream.stop());
-    const config = (authenticateUrl: string): Record<string, unknown> => ({
-      authenticate_service_url: authenticateUrl,
-      idp_provider: 'oidc',
-      idp_provider_url: idp.issuer,
-      idp_client_id: CLIENT.clientId,
-      idp_client_secret: CLIENT.clientSecret,
-      routes: [
-        {
-          from: 'http://app.localhost',
-          to: upstream.url,
-          allowed_domains: ['example.com'],
-          allowed_users: ['eve'],
-          policy: [{ deny: { or: [{ email: 'eve@example.com' }] } }],
-        },
-      ],
-    });
-    portcullis = await startPortcullis(config('http://authenticate.localhost'));
-    cleanups.push(() => portcullis.stop());
-    const port = portcullis.proxyPort;
-    const appHost = `app.localhost:${port}`;
-    appOrigin = `http://${appHost}`;
-    const authenticateOrigin = `http://authenticate.localhost:${port}`;
-    idp.addClient({ ...CLIENT, redirectUris: [`${authenticateOrigin}/oauth2/callback`] });
-    portcullis.writeConfig(config(authenticateOrigin));
-    await waitFor(
-      async () => {
-        const answer = await send(port, appHost, '/', { headers: { accept: 'text/html' } });
-        const location = answer.headers.location ?? '';
-        if (!location.startsWith(authenticateOrigin)) throw new Error(`${answer.status} ${location}`);
-        return true;
+    rig = await startSignInRig({
+      idp: { accounts: [MALLORY, EVE] },
+      appRoute: {
+        allowed_domains: ['example.com'],
+        allowed_users: ['eve'],
+        policy: [{ deny: { or: [{ email: 'eve@example.com' }] } }],
       },
-      { what: 'the route to send browsers to the authenticate URL with its port', timeoutMs: 15_000 },
-    );
-    await portcullis.waitForEnvoyToApply('the config with the listener port');
+    });
+    cleanups.push(() => rig.stop());
+    appOrigin = rig.appOrigin;
     browser = await launchBrowser({ after: (fn) => cleanups.push(fn) });
   });
 
@@ -88,7 +53,7 @@ describe('e-mail policies in a real browser through Envoy', () => {
     const { page } = await openPage(browser, cleanup);
     const target = `${appOrigin}/page`;
     await page.goto(target);
-    assert.equal(new URL(page.url()).origin, idp.issuer, `the app led to ${page.url()}, not the IdP`);
+    assert.equal(new URL(page.url()).origin, rig.idp.issuer, `the app led to ${page.url()}, not the IdP`);
     const landed = page.waitForResponse((response) => response.url() === target);
     await signInAtIdp(page, user);
     const response = await landed;
@@ -96,7 +61,7 @@ describe('e-mail policies in a real browser through Envoy', () => {
   }
 
   test('a verified address in the allowed domain gets through (the control)', async (t) => {
-    const { status } = await statusAfterSignIn(t, idp.user);
+    const { status } = await statusAfterSignIn(t, rig.idp.user);
     assert.equal(status, 200);
   });
 

@@ -14,17 +14,11 @@ import { after, before, describe, test } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { launchBrowser, openPage, signInAtIdp } from '../support/browser.js';
 import { sendToListener as send } from '../support/listener-request.js';
-import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
-import { startTestIdp, type TestIdp } from '../support/test-idp.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
-import { waitFor } from '../support/wait.js';
-
-const CLIENT = { clientId: 'portcullis-origins-test', clientSecret: 'origins-test-secret' };
+import { startSignInRig } from '../support/sign-in-envoy.js';
+import type { TestIdp } from '../support/test-idp.js';
 
 describe('sign-in hands sessions only to origins Portcullis serves', () => {
   let idp: TestIdp;
-  let upstream: EchoUpstream;
-  let portcullis: TestPortcullis;
   let browser: Browser;
   let port: number;
   let appOrigin: string;
@@ -45,33 +39,9 @@ describe('sign-in hands sessions only to origins Portcullis serves', () => {
     await new Promise<void>((resolve) => rogue.listen(0, '127.0.0.1', resolve));
     cleanups.push(() => new Promise((resolve) => rogue.close(resolve)));
     roguePort = (rogue.address() as AddressInfo).port;
-    idp = await startTestIdp();
-    cleanups.push(() => idp.close());
-    upstream = await startEchoUpstream({ id: 'app' });
-    cleanups.push(() => upstream.stop());
-    const config = (authenticateUrl: string): Record<string, unknown> => ({
-      authenticate_service_url: authenticateUrl,
-      idp_provider: 'oidc',
-      idp_provider_url: idp.issuer,
-      idp_client_id: CLIENT.clientId,
-      idp_client_secret: CLIENT.clientSecret,
-      routes: [{ from: 'http://app.localhost', to: upstream.url, allowed_domains: ['example.com'] }],
-    });
-    portcullis = await startPortcullis(config('http://authenticate.localhost'));
-    cleanups.push(() => portcullis.stop());
-    port = portcullis.proxyPort;
-    appOrigin = `http://app.localhost:${port}`;
-    authenticateOrigin = `http://authenticate.localhost:${port}`;
-    idp.addClient({ ...CLIENT, redirectUris: [`${authenticateOrigin}/oauth2/callback`] });
-    portcullis.writeConfig(config(authenticateOrigin));
-    await waitFor(
-      async () => {
-        const answer = await send(port, `app.localhost:${port}`, '/', { headers: { accept: 'text/html' } });
-        return (answer.headers.location ?? '').startsWith(authenticateOrigin);
-      },
-      { what: 'the app to send browsers to the authenticate URL with its port', timeoutMs: 15_000 },
-    );
-    await portcullis.waitForEnvoyToApply('the config with the listener port');
+    const rig = await startSignInRig();
+    cleanups.push(() => rig.stop());
+    ({ idp, port, appOrigin, authenticateOrigin } = rig);
     browser = await launchBrowser({ after: (fn) => cleanups.push(fn) });
   });
 

@@ -148,6 +148,8 @@ export async function startSignInRig(
     idpTimeoutMs?: number;
     /** More options for the config (e.g. `databroker_storage_type: redis`). */
     extraConfig?: Record<string, unknown>;
+    /** Options of the app route instead of `allowed_domains: [example.com]` (a policy to test). */
+    appRoute?: Record<string, unknown>;
   } = {},
 ): Promise<SignInRig> {
   const cleanups: (() => Promise<void>)[] = [];
@@ -174,7 +176,11 @@ export async function startSignInRig(
       idp_client_id: CLIENT.clientId,
       idp_client_secret: CLIENT.clientSecret,
       routes: [
-        { from: 'http://app.localhost', to: upstream.url, allowed_domains: ['example.com'] },
+        {
+          from: 'http://app.localhost',
+          to: upstream.url,
+          ...(options.appRoute ?? { allowed_domains: ['example.com'] }),
+        },
         { from: 'http://public.localhost', to: upstream.url, allow_public_unauthenticated_access: true },
       ],
     });
