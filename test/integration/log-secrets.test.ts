@@ -13,13 +13,12 @@ import { after, before, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { launchBrowser, openPage, signInAtIdp } from '../support/browser.js';
 import { sendToListener as send } from '../support/listener-request.js';
-import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
-import { startTestIdp, type TestIdp } from '../support/test-idp.js';
-import { startEchoUpstream } from '../support/upstreams.js';
+import type { TestPortcullis } from '../support/portcullis.js';
+import { startSignInRig } from '../support/sign-in-envoy.js';
+import type { TestIdp } from '../support/test-idp.js';
 import { waitFor } from '../support/wait.js';
 import { SENSITIVE_ENVOY_COMPONENTS } from '../../src/envoy/log-lines.js';
 
-const CLIENT = { clientId: 'portcullis-log-test', clientSecret: 'log-test-secret' };
 const SECRET_PARAMS = ['code', 'state', 'portcullis_handoff', 'portcullis_jwt', 'portcullis_programmatic'];
 
 let idp: TestIdp;
@@ -28,7 +27,7 @@ let browser: Browser;
 let port: number;
 let appOrigin: string;
 let authenticateOrigin: string;
-let config: (authenticateUrl: string) => Record<string, unknown>;
+let config: Record<string, unknown>;
 const cleanups: (() => unknown)[] = [];
 /** Secret values seen on the wire, by kind (for the failure message). */
 const secrets = new Map<string, string>();
@@ -38,44 +37,20 @@ after(async () => {
 });
 
 before(async () => {
-  idp = await startTestIdp();
-  cleanups.push(() => idp.close());
-  const upstream = await startEchoUpstream({ id: 'app' });
-  cleanups.push(() => upstream.stop());
-  config = (authenticateUrl: string): Record<string, unknown> => ({
-    log_level: 'debug',
-    // Every Envoy logger at debug: redaction must hold on its own (the next test checks that
-    // without proxy_log_level, the secret-bearing loggers stay at info as well).
-    proxy_log_level: 'debug', // Envoy at debug through log_level, as an operator would have it
-    authenticate_service_url: authenticateUrl,
-    idp_provider: 'oidc',
-    idp_provider_url: idp.issuer,
-    idp_client_id: CLIENT.clientId,
-    idp_client_secret: CLIENT.clientSecret,
-    routes: [{ from: 'http://app.localhost', to: upstream.url, allowed_domains: ['example.com'] }],
-  });
-  portcullis = await startPortcullis(config('http://authenticate.localhost'));
-  cleanups.push(() => portcullis.stop());
-  port = portcullis.proxyPort;
-  appOrigin = `http://app.localhost:${port}`;
-  authenticateOrigin = `http://authenticate.localhost:${port}`;
-  idp.addClient({
-    ...CLIENT,
-    redirectUris: [`${authenticateOrigin}/oauth2/callback`],
-    postLogoutRedirectUris: [`${authenticateOrigin}/.portcullis/signed_out`],
-  });
-  portcullis.writeConfig(config(authenticateOrigin));
-  await waitFor(
-    async () => {
-      const answer = await send(port, `app.localhost:${port}`, '/', { headers: { accept: 'text/html' } });
-      if (!String(answer.headers.location ?? '').startsWith(authenticateOrigin)) throw new Error('not yet');
-      return true;
+  const rig = await startSignInRig({
+    extraConfig: {
+      log_level: 'debug',
+      // Every Envoy logger at debug: redaction must hold on its own (the last test checks that
+      // without proxy_log_level, the secret-bearing loggers stay at info as well).
+      proxy_log_level: 'debug',
     },
-    { what: 'the config with the listener port', timeoutMs: 15_000 },
-  );
-  await portcullis.waitForEnvoyToApply('the config with the listener port');
+  });
+  cleanups.push(() => rig.stop());
+  ({ idp, portcullis, port, appOrigin, authenticateOrigin, config } = rig);
   browser = await launchBrowser({ after: (fn) => cleanups.push(fn) });
   secrets.set('gRPC credential', portcullis.running.grpcCredential);
+  secrets.set('shared_secret', String(config['shared_secret']));
+  secrets.set('cookie_secret', String(config['cookie_secret']));
 });
 
 /** Records every secret a page's traffic to Portcullis carries: query values, cookies, form fields. */
@@ -175,7 +150,7 @@ test('a debug-level sign-in, programmatic login and sign-out log none of their s
 });
 
 test("at log_level debug without proxy_log_level, Envoy's secret-bearing loggers stay at info", async () => {
-  portcullis.writeConfig({ ...config(authenticateOrigin), proxy_log_level: undefined });
+  portcullis.writeConfig({ ...config, proxy_log_level: undefined });
   const levels = async (): Promise<Map<string, string>> => {
     const answer = await fetch(`${portcullis.adminUrl}/logging`, { method: 'POST' });
     const text = await answer.text();

@@ -194,7 +194,11 @@ export async function startSignInRig(
     const port = portcullis.proxyPort;
     const appOrigin = `http://app.localhost:${port}`;
     const authenticateOrigin = `http://authenticate.localhost:${port}`;
-    idp.addClient({ ...CLIENT, redirectUris: [`${authenticateOrigin}/oauth2/callback`] });
+    idp.addClient({
+      ...CLIENT,
+      redirectUris: [`${authenticateOrigin}/oauth2/callback`],
+      postLogoutRedirectUris: [`${authenticateOrigin}/.portcullis/signed_out`],
+    });
     const final = config(authenticateOrigin);
     portcullis.writeConfig(final);
     const probe = new EnvoyClient(port);
