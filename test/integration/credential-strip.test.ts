@@ -8,12 +8,13 @@
 // codec in test/unit/session/cookie-vectors.test.ts.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
-import { connect, constants, type ClientHttp2Session } from 'node:http2';
+import { createServer, type Server } from 'node:http';
+import { connect, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { parseCookie } from 'cookie';
 import { startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
+import { http1Fields, http2Fields, type Fields } from '../support/field-requests.js';
 import { COOKIE_VECTORS, HANDLE, SESSION_COOKIE_NAME } from '../support/cookie-vectors.js';
 import { splitSessionCookie } from '../../src/session/cookie.js';
 
@@ -64,9 +65,6 @@ after(async () => {
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
-/** One request's headers: flat [name, value, ...] pairs, so a name may repeat (several Cookie fields). */
-type Fields = readonly (readonly [string, string])[];
-
 interface Answer {
   readonly status: number;
   /** What the upstream saw, when the request reached it. */
@@ -79,49 +77,15 @@ function answer(status: number, body: string): Answer {
 }
 
 /** HTTP/1.1 to Envoy's listener; `host` undefined sends no Host header. */
-function http1(host: string | undefined, fields: Fields): Promise<Answer> {
-  const headers = [...(host === undefined ? [] : ['host', host]), ...fields.flat()];
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port: portcullis.proxyPort, path: '/', headers, setHost: false, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve(answer(res.statusCode ?? 0, body)));
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(new Error('HTTP/1.1 request timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+async function http1(host: string | undefined, fields: Fields): Promise<Answer> {
+  const { status, body } = await http1Fields(portcullis.proxyPort, host, '/', fields);
+  return answer(status, body);
 }
 
 /** HTTP/2 with prior knowledge (h2c) to Envoy's listener; each Cookie field is sent as its own crumb. */
-function http2(session: ClientHttp2Session, authority: string, fields: Fields): Promise<Answer> {
-  const headers: Record<string, string | string[]> = {
-    [constants.HTTP2_HEADER_METHOD]: 'GET',
-    [constants.HTTP2_HEADER_PATH]: '/',
-    [constants.HTTP2_HEADER_SCHEME]: 'http',
-    [constants.HTTP2_HEADER_AUTHORITY]: authority,
-  };
-  for (const [name, value] of fields) {
-    const key = name.toLowerCase();
-    const previous = headers[key];
-    headers[key] = previous === undefined ? value : [previous, value].flat();
-  }
-  return new Promise((resolve, reject) => {
-    const stream = session.request(headers);
-    let status = 0;
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.setTimeout(10_000, () => stream.close(constants.NGHTTP2_CANCEL));
-    stream.on('response', (response) => (status = Number(response[constants.HTTP2_HEADER_STATUS])));
-    stream.on('data', (chunk: string) => (body += chunk));
-    stream.on('end', () => resolve(answer(status, body)));
-    stream.on('error', reject);
-    stream.end();
-  });
+async function http2(session: ClientHttp2Session, authority: string, fields: Fields): Promise<Answer> {
+  const { status, body } = await http2Fields(session, authority, '/', fields);
+  return answer(status, body);
 }
 
 /** Credentials in the spellings the authorizer accepts, and client-forged identity headers. */

@@ -6,11 +6,12 @@
 // `pass_request_identity_headers` gets exactly the names it lists, as sent, and still loses the rest.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, request, type Server } from 'node:http';
-import { connect, constants, type ClientHttp2Session } from 'node:http2';
+import { createServer, type Server } from 'node:http';
+import { connect, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
+import { http1Fields, http2Fields, type Fields } from '../support/field-requests.js';
 import { isIdentityHeader } from '../../src/shared/identity-headers.js';
 
 const PUBLIC_HOST = 'pub.example.com';
@@ -66,9 +67,6 @@ after(async () => {
   await new Promise((resolve) => upstream?.close(resolve));
 });
 
-/** Flat [name, value] pairs, so a name may repeat. */
-type Fields = readonly (readonly [string, string])[];
-
 /** Every identity header a client might forge, in mixed letter cases, one of them twice. */
 const FORGED: Fields = [
   ['Impersonate-User', 'system:admin'],
@@ -101,59 +99,21 @@ function answer(status: number, body: string): Answer {
   return { status, seen: status === 200 ? (JSON.parse(body) as Record<string, string[]>) : undefined };
 }
 
-function http1(host: string, path: string, fields: Fields): Promise<Answer> {
-  const headers = ['host', host, ...fields.flat()];
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: '127.0.0.1', port: portcullis.proxyPort, path, headers, setHost: false, agent: false },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => (body += chunk));
-        res.on('end', () => resolve(answer(res.statusCode ?? 0, body)));
-      },
-    );
-    req.setTimeout(10_000, () => req.destroy(new Error('HTTP/1.1 request timed out')));
-    req.on('error', reject);
-    req.end();
-  });
+async function http1(host: string, path: string, fields: Fields): Promise<Answer> {
+  const { status, body } = await http1Fields(portcullis.proxyPort, host, path, fields);
+  return answer(status, body);
 }
 
-function http2(
+async function http2(
   session: ClientHttp2Session,
   authority: string,
   path: string,
   fields: Fields,
 ): Promise<Answer> {
-  const headers: Record<string, string | string[]> = {
-    [constants.HTTP2_HEADER_METHOD]: 'GET',
-    [constants.HTTP2_HEADER_PATH]: path,
-    [constants.HTTP2_HEADER_SCHEME]: 'http',
-    [constants.HTTP2_HEADER_AUTHORITY]: authority,
-  };
-  for (const [name, value] of fields) {
-    const key = name.toLowerCase();
-    const previous = headers[key];
-    headers[key] = previous === undefined ? value : [previous, value].flat();
-  }
-  return new Promise((resolve, reject) => {
-    const stream = session.request(headers);
-    let status = 0;
-    let body = '';
-    stream.setEncoding('utf8');
-    stream.setTimeout(10_000, () => stream.close(constants.NGHTTP2_CANCEL));
-    stream.on('response', (response) => (status = Number(response[constants.HTTP2_HEADER_STATUS])));
-    stream.on('data', (chunk: string) => (body += chunk));
-    stream.on('end', () => resolve(answer(status, body)));
-    stream.on('error', reject);
-    stream.end();
-  });
+  const { status, body } = await http2Fields(session, authority, path, fields);
+  return answer(status, body);
 }
 
-/**
- * The upstream saw no identity header but the `passed` ones, each with every value the client
- * sent under it (any letter case), and the ordinary header.
- */
 function assertStripped(
   seen: Record<string, string[]> | undefined,
   passed: readonly string[],
