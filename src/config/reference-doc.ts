@@ -1,3 +1,4 @@
+import { ERROR_CODES } from '../shared/error-codes.js';
 import {
   envName,
   GLOBAL_OPTIONS,
@@ -180,7 +181,7 @@ export function renderReference(): string {
   parts.push(
     `| Key | Type | Description |\n| --- | --- | --- |\n${ROUTE_OPTIONS.map((option) => `| \`${option.key}\` | ${option.type} | ${cell(describeOption(option.doc, option.support))} |`).join('\n')}\n`,
   );
-  parts.push(policyDocs(), notYetDocs(), removedDocs());
+  parts.push(policyDocs(), notYetDocs(), removedDocs(), errorCodeDocs());
   return parts.join('\n');
 }
 
@@ -260,5 +261,19 @@ These load with a warning and are ignored: ${PEER_ONLY_OPTIONS.map((key) => `\`$
 These are errors, because ignoring them would open access: ${Object.entries(PEER_ONLY_REFUSED)
     .map(([key, consequence]) => `\`${key}\` (${consequence})`)
     .join(', ')}.
+`;
+}
+
+/** The error codes a user can meet (src/shared/error-codes.ts), for matching in logs and scripts. */
+function errorCodeDocs(): string {
+  const rows = Object.entries(ERROR_CODES).map(([code, meaning]) => `| \`${code}\` | ${cell(meaning)} |`);
+  return `## Error codes
+
+Every error Portcullis reports carries one of these stable codes (\`code\` in JSON logs), so logs,
+scripts and alerts can match on it instead of on message text.
+
+| Code | Meaning |
+| --- | --- |
+${rows.join('\n')}
 `;
 }

@@ -1,13 +1,17 @@
+import type { ErrorCode } from './error-codes.js';
+
+export type { ErrorCode };
+
 /**
  * One error class for the whole project. Every failure a user can see carries a stable `code`
- * (documented in docs/errors.md) so that logs, tests and operators can match on it instead of
+ * (one of ERROR_CODES, error-codes.ts, listed in docs/reference.md) so that logs, tests and operators can match on it instead of
  * on message text, and an optional `cause` so the original error is never lost.
  */
 export class PortcullisError extends Error {
   /** Stable, machine-readable identifier such as `CONFIG_INVALID` or `ENVOY_NOT_FOUND`. */
-  readonly code: string;
+  readonly code: ErrorCode;
 
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'PortcullisError';
     this.code = code;
