@@ -12,9 +12,12 @@ import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
 import { assertionTarget, hostnameOf } from './request-host.js';
 import { isWellFormed } from './request-shape.js';
+import { OncePerKey } from './once-per-key.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
+/** How many sessions' large-assertion warnings are remembered before the memory is reset. */
+const LARGE_WARNED_SESSIONS = 4096;
 /** At most one "session store unavailable" warning per this interval (per authorizer). */
 const STORE_WARNING_INTERVAL_MS = 10_000;
 
@@ -37,8 +40,8 @@ export interface AuthorizerDeps {
 
 /** The authorizer's own state across requests: warnings it already gave. */
 interface Warnings {
-  /** Session ids whose large assertion was reported. */
-  readonly large: Set<string>;
+  /** Session ids whose large assertion was reported (bounded: LARGE_WARNED_SESSIONS). */
+  readonly large: OncePerKey;
   /** When the last store-outage warning was logged, and outages since then not logged. */
   storeWarnedAt: number;
   storeSuppressed: number;
@@ -59,7 +62,11 @@ interface Warnings {
 export function createAuthorizer(
   deps: AuthorizerDeps,
 ): (request: AuthorizeRequest) => Decision | Promise<Decision> {
-  const warnings: Warnings = { large: new Set(), storeWarnedAt: -Infinity, storeSuppressed: 0 };
+  const warnings: Warnings = {
+    large: new OncePerKey(LARGE_WARNED_SESSIONS),
+    storeWarnedAt: -Infinity,
+    storeSuppressed: 0,
+  };
   return (request) => {
     if (!isWellFormed(request)) return malformedRequest(request);
     const state = deps.state();
@@ -125,7 +132,7 @@ function decide(
   request: AuthorizeRequest,
   credentials: RequestCredentials,
   found: Session | undefined,
-  warnedLarge: Set<string>,
+  warnedLarge: OncePerKey,
 ): Decision | Promise<Decision> {
   // A session from another client (per-route idp_client_id) never opens this route.
   const otherIdp = found !== undefined && found.idpId !== route.idpId;
@@ -226,10 +233,9 @@ interface AllowedIdentity {
 }
 
 /** The allow decision carrying `token` as the identity assertion (warned about once when large). */
-function allowWithAssertion(allowed: AllowedIdentity, token: string, warnedLarge: Set<string>): Decision {
+function allowWithAssertion(allowed: AllowedIdentity, token: string, warnedLarge: OncePerKey): Decision {
   const { deps, session, setHeaders, removeHeaders } = allowed;
-  if (token.length > LARGE_ASSERTION_BYTES && !warnedLarge.has(session.id)) {
-    warnedLarge.add(session.id);
+  if (token.length > LARGE_ASSERTION_BYTES && warnedLarge.first(session.id)) {
     deps.logger.warn(
       { bytes: token.length, session: session.id },
       'identity assertion is over 8 KiB; consider jwt_groups_filter',
