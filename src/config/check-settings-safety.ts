@@ -1,6 +1,6 @@
 /**
  * Cross-checks of global settings whose silent acceptance would weaken security or never work:
- * each is an error naming its key (issue 33 item 14). Kept apart from the per-option readers
+ * each is an error naming its key. Kept apart from the per-option readers
  * because they need several options at once or a judgement an option row cannot express.
  */
 import * as tldts from 'tldts';

@@ -55,7 +55,7 @@ export type OptionGroup =
   | 'Databroker'
   | 'Routes';
 
-/** The issues that build what a not-yet-supported option asks for (`issues show N`). */
+/** The numbers of the issues that build what a not-yet-supported option asks for (shown to users). */
 export type SupportIssue = 24 | 25 | 26 | 27 | 28;
 
 /**

@@ -13,7 +13,7 @@ export interface IdentitySettings {
 }
 
 /**
- * Checks sign-in (spec section 5, issue 24). No hosted authenticate service exists, so every route
+ * Checks sign-in (spec section 5). No hosted authenticate service exists, so every route
  * that needs a user (any route that is not `allow_public_unauthenticated_access`) needs a complete
  * sign-in setup: `authenticate_service_url`, `idp_provider` or `idp_provider_url` (alone it means
  * `oidc`), and a client id and secret (the route's own, or the global ones). What is missing is

@@ -24,7 +24,7 @@ export const UNSUPPORTED_CRITERIA: readonly Criterion['kind'][] = [
   'device',
 ];
 
-/** The message for a marked option that is set: `is not supported yet (issue 26); nothing listens on it`. */
+/** The message for a marked option that is set: `is not supported yet (issue <n>); <what happens instead>`. */
 export function unsupportedMessage(mark: NotYetSupported): string {
   return `is not supported yet (issue ${mark.issue}); ${mark.effect}`;
 }

@@ -5,7 +5,7 @@
  * two clusters to Portcullis (ADS, authorize) writes it into each gRPC request's `authorization`
  * header; the ADS server and the Authorization service refuse a stream or call without it
  * (UNAUTHENTICATED, nothing answered). Not as gRPC `initial_metadata`: Envoy's admin `config_dump`
- * prints that in full, while it prints every secret `[redacted]` (issue 33 item 9). Without it any process that reaches
+ * prints that in full, while it prints every secret `[redacted]`. Without it any process that reaches
  * `grpc_address` could read every listener and cluster, private keys included, and ask Check.
  *
  * Why a static derived token and not a short-lived one: Envoy's `envoy_grpc` services take only

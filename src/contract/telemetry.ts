@@ -1,5 +1,5 @@
 /**
- * What the services report for metrics (issue 26), injected so the services stay free of any
+ * What the services report for metrics, injected so the services stay free of any
  * metrics library: the runtime passes a prom-client implementation, tests and tools `NO_TELEMETRY`.
  * Every method is cheap and never throws (a metric must never fail a request).
  */

@@ -50,7 +50,7 @@ function providerConfig(settings: IdentityProviderSettings): ProviderConfig {
  * Where Portcullis's own HTTP server listens (sign-in, callback, sign-out, user page), reached by
  * Envoy's `portcullis-http` cluster: the host of `grpc_address` and the next port (5444 beside the
  * default 5443). Derived from the config, never picked at random, so a restarted Portcullis
- * compiles the same cluster and a running Envoy rebuilds nothing when it reconnects (issue 28).
+ * compiles the same cluster and a running Envoy rebuilds nothing when it reconnects.
  * A `grpc_address` with port 0 (tests without Envoy) gives port 0: any free port.
  */
 export function ownHttpAddress(grpcAddress: { host: string; port: number }): { host: string; port: number } {

@@ -34,7 +34,7 @@ interface Pending {
 }
 
 /**
- * Waits for the connected Envoys' verdict on the latest build (issue 33 item 15), so the reload
+ * Waits for the connected Envoys' verdict on the latest build, so the reload
  * loop reports a build Envoy NACKed as a failed reload and puts the authorization state back to a
  * version Envoy took. Fed every ADS stream event (`AdsServer.onEvent`); `verdictOn` is asked once
  * per build, after its snapshot was published (make-before-break may publish intermediate steps

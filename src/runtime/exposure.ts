@@ -13,7 +13,7 @@ export interface NewlyPublic {
 }
 
 /**
- * The protected routes of `before` whose paths `after` answers publicly (issue 33 item 13): for
+ * The protected routes of `before` whose paths `after` answers publicly: for
  * each route of `before` that is not public, the first route of the same virtual host in `after`
  * (Envoy takes the first match) whose matcher covers every path of it; when that route is
  * public, the path went public. The reload loop logs each at warn, so a reload that opens

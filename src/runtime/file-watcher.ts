@@ -63,7 +63,7 @@ interface Observation {
  *   half-written. A file deleted and created again before anything looks counts as a rename.
  * - A settled in-place change is still held while a process has the file open for writing
  *   (`openWriters`, from /proc): a writer that pauses longer than `settleMs` mid-write keeps it
- *   open, and its first half must never be published (issue 33 item 13). The wait is bounded by
+ *   open, and its first half must never be published. The wait is bounded by
  *   `writerWaitMs` (then it is loaded, with a warning). Where the process table cannot be read,
  *   a change must instead stay the same for BLIND_SETTLE_FACTOR times `settleMs`.
  * - No change is reported while any watched file is still settling, since the reload reads them

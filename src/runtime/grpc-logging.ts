@@ -8,7 +8,7 @@ import { redactor } from '../shared/redact.js';
  * Sends grpc-js's own log lines through `logger` (component `grpc-js`), redacted
  * (shared/redact.ts), instead of grpc-js's default `console.error`: grpc-js prints an invalid
  * metadata entry whole, value included, so one stray character in a credential would write it to
- * stderr outside the logger (issue 33 item 8). Verbosity follows `logLevel`: grpc-js's info lines
+ * stderr outside the logger. Verbosity follows `logLevel`: grpc-js's info lines
  * at debug and trace, its errors otherwise. grpc-js keeps one logger per process, so this sets
  * process-wide state by necessity; the composition root calls it at start, the last call wins.
  */

@@ -50,7 +50,7 @@ export function logLevelSubscriber(
         log.info({ from, to: config.log_level }, 'log_level changed');
       }
       const level = envoyLogLevel(config);
-      // Envoy's secret-bearing loggers stay at info unless proxy_log_level asks (issue 33 item 8).
+      // Envoy's secret-bearing loggers stay at info unless proxy_log_level asks.
       const caps = config.proxy_log_level === undefined;
       if (envoy === undefined || (envoy.logLevel === level && envoy.capsSensitiveComponents === caps)) return;
       const from = envoy.logLevel;

@@ -19,8 +19,8 @@ export interface MakeBeforeBreakOptions {
 }
 
 /**
- * Publishes each build's snapshot so that Envoy never routes to a cluster it does not have (issue
- * 28): clusters a build adds reach every Envoy before routes use them, and clusters it drops stay
+ * Publishes each build's snapshot so that Envoy never routes to a cluster it does not have:
+ * clusters a build adds reach every Envoy before routes use them, and clusters it drops stay
  * until every ADS stream, SotW or delta, reported (`AdsServer.onEvent`) that its Envoy ACKed the
  * build's listeners, scopes and route configurations; then the build's own snapshot is published.
  * The policy is `Retirement`'s; this class wires it to the store and the ADS events.

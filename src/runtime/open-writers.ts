@@ -16,7 +16,7 @@ const O_RDWR = 0o2;
  * closed: renaming a complete file into place is the one safe way to change a config (README).
  *
  * Why: a writer that pauses longer than the settle time in the middle of a write must not get its
- * first half published (issue 33 item 13). A scan reads every process's descriptor table, a few
+ * first half published. A scan reads every process's descriptor table, a few
  * milliseconds; the file watcher runs it only once a changed file has otherwise settled.
  */
 export function openWriters(file: string, procRoot = '/proc'): number[] | undefined {

@@ -34,7 +34,7 @@ export interface ReloadStats {
  * has stopped changing for `settleMs` and no process has it open for writing; see FileWatcher).
  *
  * With `envoyVerdict` (where this process serves xDS), a published build is confirmed by Envoy
- * before the reload counts (issue 33 item 15): taken, it becomes the last taken build; NACKed, the
+ * before the reload counts: taken, it becomes the last taken build; NACKed, the
  * reload is logged with Envoy's error_detail and counted as failed, and the last taken build is
  * handed to every subscriber again, so the authorization state (and the snapshot) go back to the
  * version Envoy runs; superseded by a newer build, it is only logged. The next build is not held

@@ -1,5 +1,5 @@
 /**
- * Redaction of secrets in free log text (issue 33 item 8): Envoy's debug lines (header dumps,
+ * Redaction of secrets in free log text: Envoy's debug lines (header dumps,
  * paths, proto text of Check requests) and grpc-js's own messages, before either reaches
  * Portcullis's log. It masks the values of the named headers in the forms those lines use
  * (`'name', 'value'`, `"name": "value"`, `key: "name" value: "value"`, `name: value`) and of the

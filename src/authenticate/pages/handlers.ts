@@ -35,7 +35,7 @@ export function currentSession(request: OwnRequest, context: HandlerContext): Pr
 
 /**
  * What a sign-out request carries as its CSRF token: on POST, the form field (else the query);
- * on GET, nothing. A GET never signs out, token or not (issue 33): a link, an image or a prefetch
+ * on GET, nothing. A GET never signs out, token or not: a link, an image or a prefetch
  * must not end a session, and a token in a GET URL would travel in logs and Referer headers.
  */
 function presentedToken(request: OwnRequest): string | undefined {

@@ -1,5 +1,5 @@
 /**
- * Portcullis's own Prometheus series (issue 26), with `prom-client`: one `Registry` per process
+ * Portcullis's own Prometheus series, with `prom-client`: one `Registry` per process
  * (never the library's global default), so two processes started in one test runner, or a stop and
  * a start, never share or collide on a series. Every series carries the `service` label of the
  * process (`portcullis`, or `portcullis-<services>` when split), set once the first config says

@@ -23,7 +23,7 @@ export interface ReadinessOptions {
 }
 
 /**
- * Whether this process is ready to take traffic (issue 26): where it serves xDS, an Envoy has
+ * Whether this process is ready to take traffic: where it serves xDS, an Envoy has
  * ACKed the listeners and route configurations of a config (the first ACK latches: a later push
  * still being applied keeps the process ready, Envoy serving the config before it), and the
  * session store answers.

@@ -96,7 +96,7 @@ function hostScopedRoutes(): ProtoObject {
  * 0.1 that applies: normalized paths, merged slashes, escaped slashes rejected, underscores in
  * header names rejected, HTTP/1.0 refused, explicit XFF trust and internal addresses (loopback
  * only), the host's trailing dot stripped, bounded headers, HTTP/2 limits and timeouts. The port
- * the client sent is kept (issue 24, item 7): ext_authz sees it, so sign-in returns to it and the
+ * the client sent is kept: ext_authz sees it, so sign-in returns to it and the
  * assertion's `iss`/`aud` carry it; route tables match hosts ignoring it
  * (`ignore_port_in_host_matching`) and scopes key on the host part. The chain (names in
  * contract/names.ts):
@@ -112,7 +112,7 @@ function hostScopedRoutes(): ProtoObject {
  * 5. the router.
  *
  * The strips have no per-route config anywhere, so they run on every request that can reach an
- * upstream, whatever route, scope or host spelling it took (issue 23, item 3); public routes'
+ * upstream, whatever route, scope or host spelling it took; public routes'
  * `request_headers_to_remove` is a second line for the identity headers.
  */
 export function httpConnectionManager(
