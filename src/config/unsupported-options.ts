@@ -10,7 +10,7 @@ import { GLOBAL_OPTIONS, type NotYetSupported, type OptionSpec } from './option-
 import type { ParsedValues } from './parsed-values.js';
 import type { Criterion, PolicyRule } from './policy-types.js';
 import { readOption } from './read-option.js';
-import { ROUTE_OPTIONS } from './route-option-table.js';
+import { ROUTE_OPTIONS, type RouteOptionSpec } from './route-option-table.js';
 import type { RouteSettings } from './types.js';
 import { Reader } from './value-readers.js';
 
@@ -23,6 +23,15 @@ export const UNSUPPORTED_CRITERIA: readonly Criterion['kind'][] = [
   'invalid_client_certificate',
   'device',
 ];
+
+/**
+ * The option tables whose marks are reported: the real ones, or (in tests) tables with marks set,
+ * so the reporting is exercised even while no real option carries a mark.
+ */
+export interface OptionTables {
+  readonly global: readonly OptionSpec[];
+  readonly route: readonly RouteOptionSpec[];
+}
 
 /** The message for a marked option that is set: `is not supported yet (issue <n>); <what happens instead>`. */
 export function unsupportedMessage(mark: NotYetSupported): string {
@@ -41,15 +50,16 @@ export function reportUnsupported(
   reader: Reader,
   values: ParsedValues,
   routes: readonly RouteSettings[],
+  tables: OptionTables = { global: GLOBAL_OPTIONS, route: ROUTE_OPTIONS },
 ): void {
-  for (const option of GLOBAL_OPTIONS) {
+  for (const option of tables.global) {
     const mark = option.support;
     if (mark === undefined || mark.refusedBy !== undefined || !values.explicit(option.key)) continue;
     const value = values.get(option.key);
     if (value === undefined || isDefault(option, value) || mark.works?.(value) === true) continue;
     report(reader, values.path(option.key), mark);
   }
-  const routeMarks = ROUTE_OPTIONS.flatMap(({ key, support }) =>
+  const routeMarks = tables.route.flatMap(({ key, support }) =>
     support === undefined || support.refusedBy !== undefined ? [] : [{ key, mark: support }],
   );
   for (const route of routes) {
