@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load-file.js';
 import { translate } from '../../../src/translate/translate.js';
+import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
 import { compile } from '../../../src/xds/compile/compile.js';
 import { assertKnownFields } from '../../../src/xds/codec/codec.js';
 import { renderResources, toYaml } from '../../../src/xds/codec/render.js';
@@ -83,7 +84,16 @@ function translateCase(name: string): IR {
   const loaded = loadConfigFile(caseInput(name), {});
   assert.deepEqual(loaded.problems, [], `config case ${name} must be valid`);
   assert.ok(loaded.config);
-  const translated = translate(loaded.config, TRANSLATE_OPTIONS);
+  // A proxy run apart dials the service URLs: where Envoy reaches authorize and authenticate then
+  // comes from the config, as the runtime computes it (with the stand-in JWKS and own address).
+  const split = !loaded.config.all_in_one;
+  const internal = split
+    ? internalEndpoints(loaded.config, {
+        jwksJson: TRANSLATE_OPTIONS.internal.jwksJson,
+        ownHttp: TRANSLATE_OPTIONS.internal.http,
+      })
+    : TRANSLATE_OPTIONS.internal;
+  const translated = translate(loaded.config, { ...TRANSLATE_OPTIONS, internal });
   assert.deepEqual(translated.problems, []);
   assert.ok(translated.ir);
   return translated.ir;
