@@ -1,6 +1,6 @@
 import { CompactEncrypt, compactDecrypt } from 'jose';
 import type { OAuthTokens, SealedTokens } from '../session/session.js';
-import { deriveKey } from './keys.js';
+import { deriveKey } from '../shared/key-schedule.js';
 import type { SignInResult } from './types.js';
 
 /**

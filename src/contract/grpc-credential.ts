@@ -18,7 +18,8 @@
  * new with every process start (`randomGrpcCredential`): nothing else needs to know it. Comparison is constant-time over SHA-256 digests (equal
  * length whatever was presented). The token is a secret: never log it.
  */
-import { createHash, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from '../shared/key-schedule.js';
 
 /** The gRPC metadata key the credential travels in. */
 export const GRPC_CREDENTIAL_METADATA_KEY = 'authorization';
@@ -26,22 +27,16 @@ export const GRPC_CREDENTIAL_METADATA_KEY = 'authorization';
 /** Scheme of the metadata value: `Bearer <token>`. */
 const SCHEME = 'Bearer ';
 
-/** HKDF `info`: binds the derived key to this one use (and version, to allow a change of scheme). */
-const LABEL = 'portcullis grpc credential v1';
-
-/** Bytes of derived key material (base64url: 43 characters). */
+/** Bytes of a random credential (base64url: 43 characters), as many as a derived one has. */
 const TOKEN_BYTES = 32;
 
 /**
- * The token for `sharedSecret` (the decoded `shared_secret`): HKDF-SHA256, empty salt, the
- * purpose label as `info`, base64url. Deterministic, so an operator can compute the one a sidecar
+ * The token for `sharedSecret` (the decoded `shared_secret`): its key-schedule key, base64url. Deterministic, so an operator can compute the one a sidecar
  * Envoy must present (`portcullis grpc-credential`).
  */
 export function deriveGrpcCredential(sharedSecret: Uint8Array): string {
   if (sharedSecret.length === 0) throw new RangeError('shared secret is empty');
-  return Buffer.from(hkdfSync('sha256', sharedSecret, new Uint8Array(0), LABEL, TOKEN_BYTES)).toString(
-    'base64url',
-  );
+  return Buffer.from(deriveKey(sharedSecret, 'grpc-credential')).toString('base64url');
 }
 
 /**

@@ -12,7 +12,7 @@
  * refused by authorize), and requires `exp` and `iat` with a lifetime of at most five minutes, so
  * a leaked token is useless soon after. The token is a secret: never log it.
  */
-import { hkdfSync } from 'node:crypto';
+import { deriveKey } from '../shared/key-schedule.js';
 import { SignJWT, jwtVerify } from 'jose';
 
 /** The internal services a token can be minted for; each is its own audience. */
@@ -30,9 +30,6 @@ export const INTERNAL_TOKEN_LIFETIME_S = 5 * 60;
 /** Clock difference between instances that verification tolerates (seconds). */
 const CLOCK_TOLERANCE_S = 30;
 
-/** HKDF `info`: binds the derived key to internal tokens (and this version of the scheme). */
-const LABEL = 'portcullis internal token v1';
-
 /** The `aud` of tokens for `audience`. */
 export function internalTokenAudience(audience: InternalAudience): string {
   return `portcullis-${audience}`;
@@ -41,7 +38,7 @@ export function internalTokenAudience(audience: InternalAudience): string {
 /** The HMAC key for `sharedSecret`: HKDF-SHA256, empty salt, this module's label, 32 bytes. */
 function tokenKey(sharedSecret: Uint8Array): Uint8Array {
   if (sharedSecret.length === 0) throw new RangeError('shared secret is empty');
-  return new Uint8Array(hkdfSync('sha256', sharedSecret, new Uint8Array(0), LABEL, 32));
+  return deriveKey(sharedSecret, 'internal-token');
 }
 
 /**

@@ -1,4 +1,4 @@
-import { hkdfSync } from 'node:crypto';
+import { deriveKey } from '../shared/key-schedule.js';
 import { CompactEncrypt, compactDecrypt } from 'jose';
 import type { Logger } from '../shared/logger.js';
 import type { PutOptions, RecordBackend, RecordChange } from '../session/records.js';
@@ -17,8 +17,6 @@ export interface SealedRecordsOptions {
   readonly logger: Logger;
 }
 
-/** HKDF info of the records key: one purpose, one key, never shared with the authenticate keys. */
-const KEY_LABEL = 'portcullis databroker records v1';
 /** Distinct record ids whose failure to open is remembered (so each is logged once) before forgetting all. */
 const MAX_REMEMBERED_FAILURES = 10_000;
 
@@ -136,7 +134,7 @@ export class SealedRecords {
     if (this.derived?.secret !== secret) {
       this.derived = {
         secret,
-        key: new Uint8Array(hkdfSync('sha256', secret, new Uint8Array(0), KEY_LABEL, 32)),
+        key: deriveKey(secret, 'databroker-records'),
       };
     }
     return this.derived.key;

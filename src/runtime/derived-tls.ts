@@ -32,8 +32,6 @@ export interface DerivedTls {
   readonly serverName: string;
 }
 
-const CA_LABEL = 'portcullis tls_derive ca v1';
-const SERVICE_LABEL = 'portcullis tls_derive service v1';
 const CA_NAME = 'Portcullis derived CA';
 const SERVICE_NAME = 'Portcullis internal service';
 
@@ -56,8 +54,8 @@ function derive(sharedSecret: Uint8Array, serverName: string): DerivedTls {
   if (!DNS_NAME.test(serverName) || isIP(serverName) !== 0) {
     throw new RangeError(`tls_derive ${serverName} is not a lower-case DNS name`);
   }
-  const ca = deriveP256Key(sharedSecret, CA_LABEL);
-  const service = deriveP256Key(sharedSecret, SERVICE_LABEL);
+  const ca = deriveP256Key(sharedSecret, 'tls-derive-ca');
+  const service = deriveP256Key(sharedSecret, 'tls-derive-service');
   const caPem = issueCertificate({
     serial: 1,
     subject: CA_NAME,

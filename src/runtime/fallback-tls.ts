@@ -22,7 +22,6 @@ import {
   keyUsageExtension,
 } from './x509-build.js';
 
-const FALLBACK_LABEL = 'portcullis fallback tls v1';
 /** Subject and issuer; also the only name Envoy sees in it when it covers no host. */
 const FALLBACK_NAME = 'Portcullis self-signed fallback';
 
@@ -37,7 +36,7 @@ const FALLBACK_NAME = 'Portcullis self-signed fallback';
 export function fallbackCertificates(sharedSecret: Uint8Array): FallbackCertificate {
   if (sharedSecret.length === 0) throw new RangeError('shared secret is empty');
   return (hosts: readonly string[]): CertificatePair => {
-    const key = deriveP256Key(sharedSecret, FALLBACK_LABEL);
+    const key = deriveP256Key(sharedSecret, 'fallback-tls');
     const digest = createHash('sha256').update(JSON.stringify(hosts)).digest();
     const certPem = issueCertificate({
       // 48 bits of the hash: a positive safe integer; never 0 (RFC 5280 4.1.2.2).

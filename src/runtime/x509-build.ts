@@ -7,24 +7,18 @@
  * same resources. Synchronous: the public key's SPKI comes from node:crypto, so no WebCrypto (and
  * no promise) is needed, and translate can call a generator built on it.
  */
-import {
-  X509Certificate,
-  createECDH,
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  hkdfSync,
-} from 'node:crypto';
+import { X509Certificate, createHash, createPrivateKey, createPublicKey } from 'node:crypto';
 import { p256 } from '@noble/curves/nist.js';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { deriveP256 } from '../shared/key-schedule.js';
+
+/** The key-schedule purposes whose keys are P-256 certificate keys. */
+export type P256Purpose = Parameters<typeof deriveP256>[1];
 
 /** Fixed, so a certificate does not depend on when it was made. */
 const NOT_BEFORE = new Date(Date.UTC(2020, 0, 1));
 const NOT_AFTER = new Date(Date.UTC(2100, 0, 1));
-
-/** P-256 group order n: a private scalar lies in [1, n-1]. */
-const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
 
 /** ecdsa-with-SHA256 (RFC 5758 3.2): parameters absent. */
 const ECDSA_WITH_SHA256 = '1.2.840.10045.4.3.2';
@@ -57,17 +51,11 @@ export interface DerivedKey {
 }
 
 /**
- * A P-256 key pair from HKDF-SHA256(secret, label): 48 bytes reduced into [1, n-1] (FIPS 186-4
- * B.4.1: the 128 extra bits make the bias negligible), the public point from node:crypto's ECDH,
- * the SPKI and PKCS#8 from node:crypto's key export. Same secret and label, same key.
+ * The P-256 key pair of `purpose` from the key schedule (shared/key-schedule.ts), with the SPKI
+ * and PKCS#8 from node:crypto's key export. Same secret and purpose, same key.
  */
-export function deriveP256Key(secret: Uint8Array, label: string): DerivedKey {
-  const okm = Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), label, 48));
-  const scalar = (BigInt(`0x${okm.toString('hex')}`) % (P256_ORDER - 1n)) + 1n;
-  const d = Buffer.from(scalar.toString(16).padStart(64, '0'), 'hex');
-  const ecdh = createECDH('prime256v1');
-  ecdh.setPrivateKey(d);
-  const point = ecdh.getPublicKey();
+export function deriveP256Key(secret: Uint8Array, purpose: P256Purpose): DerivedKey {
+  const { d, point } = deriveP256(secret, purpose);
   const publicJwk = {
     kty: 'EC',
     crv: 'P-256',

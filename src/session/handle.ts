@@ -1,4 +1,5 @@
-import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveKey } from '../shared/key-schedule.js';
 
 /** Bound on remembered verified handles (about 200 bytes each). */
 const MAX_VERIFIED = 100_000;
@@ -19,7 +20,7 @@ export class SessionHandles {
   private readonly verified = new Map<string, string>();
 
   constructor(sharedSecret: Uint8Array) {
-    this.key = Buffer.from(hkdfSync('sha256', sharedSecret, 'portcullis/session-handle', 'hmac-sha256', 32));
+    this.key = Buffer.from(deriveKey(sharedSecret, 'session-handle'));
   }
 
   /** The handle for `sessionId`. */

@@ -5,7 +5,7 @@
  * opened as another is reported as such instead of as a bare decryption failure.
  */
 import { EncryptJWT, decodeProtectedHeader, errors, jwtDecrypt, type JWTPayload } from 'jose';
-import { deriveKey, type KeyPurpose } from '../keys.js';
+import { deriveKey, type KeyPurpose } from '../../shared/key-schedule.js';
 
 /** The purposes a flow value can be sealed for (a subset of the key purposes). */
 export type FlowPurpose = Extract<

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { deriveKey } from '../keys.js';
+import { deriveKey } from '../../shared/key-schedule.js';
 
 /**
  * The sign-out CSRF token of a session: base64url HMAC-SHA256 of the session id under a key

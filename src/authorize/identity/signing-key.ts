@@ -1,13 +1,7 @@
-import {
-  createECDH,
-  createHash,
-  createPrivateKey,
-  createPublicKey,
-  hkdfSync,
-  type KeyObject,
-} from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { PortcullisError } from '../../shared/errors.js';
+import { deriveIdentitySigningP256 } from '../../shared/key-schedule.js';
 
 /** A key that signs identity assertions, with its public JWK (including `kid`) for the JWKS. */
 export interface SigningKey {
@@ -50,35 +44,23 @@ export function loadSigningKey(pem: string): SigningKey {
   return withPublicJwk(alg, privateKey);
 }
 
-/** P-256 group order: a derived scalar must be in [1, n-1]. */
-const P256_ORDER = BigInt('0xffffffff00000000ffffffffffffffffbce6faada7179e84f3b9cac2fc632551');
-
 /**
  * Derives the ES256 signing key from `shared_secret` when no `signing_key` is configured, so every
- * replica signs with the same key and upstreams caching the JWKS keep verifying across restarts.
- * HKDF-SHA256 with a fixed, purpose-bound salt and info; retried with a counter in the
- * vanishingly rare case the scalar falls outside the curve order.
+ * replica signs with the same key and upstreams caching the JWKS keep verifying across restarts
+ * (the key schedule's identity-assertion key, shared/key-schedule.ts).
  */
 export function deriveSigningKey(sharedSecret: Uint8Array): SigningKey {
-  for (let counter = 0; counter < 16; counter++) {
-    const bytes = Buffer.from(
-      hkdfSync('sha256', sharedSecret, 'portcullis/identity-assertion', `es256/${counter}`, 32),
-    );
-    const scalar = BigInt(`0x${bytes.toString('hex')}`);
-    if (scalar === 0n || scalar >= P256_ORDER) continue;
-    const ecdh = createECDH('prime256v1');
-    ecdh.setPrivateKey(bytes);
-    const point = ecdh.getPublicKey();
-    const jwk = {
-      kty: 'EC',
-      crv: 'P-256',
-      d: bytes.toString('base64url'),
-      x: point.subarray(1, 33).toString('base64url'),
-      y: point.subarray(33, 65).toString('base64url'),
-    };
-    return withPublicJwk('ES256', createPrivateKey({ key: jwk, format: 'jwk' }));
-  }
-  throw new PortcullisError('SIGNING_KEY_INVALID', 'shared_secret: cannot derive a signing key');
+  const key = deriveIdentitySigningP256(sharedSecret);
+  if (key === undefined)
+    throw new PortcullisError('SIGNING_KEY_INVALID', 'shared_secret: cannot derive a signing key');
+  const jwk = {
+    kty: 'EC',
+    crv: 'P-256',
+    d: key.d.toString('base64url'),
+    x: key.point.subarray(1, 33).toString('base64url'),
+    y: key.point.subarray(33, 65).toString('base64url'),
+  };
+  return withPublicJwk('ES256', createPrivateKey({ key: jwk, format: 'jwk' }));
 }
 
 function withPublicJwk(alg: SigningKey['alg'], privateKey: KeyObject): SigningKey {

@@ -4,13 +4,13 @@
 // upgrade. The secret is a fixed test value; each vector is what today's code derives from it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { deriveKey, type KeyPurpose } from '../../../src/authenticate/keys.js';
+import { deriveKey, scheduleLabels, type AuthenticatePurpose } from '../../../src/shared/key-schedule.js';
 import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
 import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { MemoryBackend } from '../../../src/databroker/memory-backend.js';
 import { SealedRecords } from '../../../src/databroker/sealed-records.js';
-import { deriveP256Key } from '../../../src/runtime/x509-build.js';
+import { deriveP256Key, type P256Purpose } from '../../../src/runtime/x509-build.js';
 import { SessionHandles } from '../../../src/session/handle.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 
@@ -18,7 +18,7 @@ const SECRET = Buffer.alloc(32, 1);
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');
 
 test('authenticate keys (sealed sign-in state, flow cookie, handoff, programmatic request, session tokens, sign-out CSRF)', () => {
-  const expected: Record<KeyPurpose, string> = {
+  const expected: Record<AuthenticatePurpose, string> = {
     'sign-in-state': 'bb8e08a80953bb378bf83a314e6e6e7c77a8400d400388e4326f0159badb1723',
     'flow-cookie': 'aeca759553c2ea9553b848f2d15c6a02c0f9e5afd1d2e5bf5cfa2dfe1fa5506f',
     handoff: 'b1ac46c008928d6a3166003272ed08b1c322173abfcfc5faa5918f8c924b50a5',
@@ -27,7 +27,7 @@ test('authenticate keys (sealed sign-in state, flow cookie, handoff, programmati
     'sign-out-csrf': '10273b7da17025f5aa6dc05f294a055abf46b0d367869da7da9fd30bb792d290',
   };
   for (const [purpose, key] of Object.entries(expected))
-    assert.equal(hex(deriveKey(SECRET, purpose as KeyPurpose)), key, purpose);
+    assert.equal(hex(deriveKey(SECRET, purpose as AuthenticatePurpose)), key, purpose);
 });
 
 test('session handle, gRPC credential and internal token', async () => {
@@ -44,13 +44,13 @@ test('session handle, gRPC credential and internal token', async () => {
 
 test('identity-assertion signing key and the P-256 keys of the fallback and tls_derive certificates', () => {
   assert.equal(deriveSigningKey(SECRET).kid, '51CUbXDu6eWOvsARbOP2SSTUaemiDHEDCHcgmcvtpZ0');
-  // The labels as runtime/fallback-tls.ts and runtime/derived-tls.ts pass them.
-  const p256: Record<string, string> = {
-    'portcullis fallback tls v1': '1be99506fbffd48e7db8b5d45e7d7e2ab717686d0d20f32daa77e635d91fb6fb',
-    'portcullis tls_derive ca v1': '69f640b8defecc18b00763cabf3872c181181ca9d6aadc1be801f7e92daab3fc',
-    'portcullis tls_derive service v1': '35ed786806a32030bc7f5a1a14c6c073f4d6b9c619031c6c7e155199a9125246',
+  const p256: Record<P256Purpose, string> = {
+    'fallback-tls': '1be99506fbffd48e7db8b5d45e7d7e2ab717686d0d20f32daa77e635d91fb6fb',
+    'tls-derive-ca': '69f640b8defecc18b00763cabf3872c181181ca9d6aadc1be801f7e92daab3fc',
+    'tls-derive-service': '35ed786806a32030bc7f5a1a14c6c073f4d6b9c619031c6c7e155199a9125246',
   };
-  for (const [label, d] of Object.entries(p256)) assert.equal(hex(deriveP256Key(SECRET, label).d), d, label);
+  for (const [purpose, d] of Object.entries(p256))
+    assert.equal(hex(deriveP256Key(SECRET, purpose as P256Purpose).d), d, purpose);
 });
 
 test('a session record sealed at rest today still opens', async () => {
@@ -62,4 +62,9 @@ test('a session record sealed at rest today still opens', async () => {
   );
   const records = new SealedRecords(backend, { secret: () => SECRET, logger: silentLogger });
   assert.deepEqual((await records.get('session', 'vector-1'))?.value, { email: 'ada@example.com' });
+});
+
+test('every purpose of the key schedule has its own salt and info', () => {
+  const labels = scheduleLabels();
+  assert.equal(new Set(labels).size, labels.length, labels.join('\n'));
 });
