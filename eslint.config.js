@@ -7,7 +7,7 @@ import importX from 'eslint-plugin-import-x';
 import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescript';
 
 /** Layers from the bottom up: a file may import its own layer's folder and the layers below. */
-const FOUNDATION = ['config', 'ir', 'contract', 'session'];
+const FOUNDATION = ['config', 'ir', 'contract', 'session', 'proto'];
 const SERVICES = ['translate', 'xds', 'authorize', 'authenticate', 'databroker', 'envoy'];
 const TOP = ['runtime', 'cmd', 'cli'];
 const at = (dir) => `./src/${dir}`;
@@ -40,9 +40,7 @@ const IMPORT_ZONES = [
   ...upward(FOUNDATION, [...SERVICES, ...TOP]),
   ...peers(FOUNDATION, FOUNDATION),
   ...upward(SERVICES, TOP),
-  // The protobuf root (Envoy's types and our own databroker .proto) lives with the xDS codec;
-  // ext_authz decodes Check and the databroker service its messages with the same root.
-  ...peers(SERVICES, SERVICES, { 'authorize->xds': ['./codec'], 'databroker->xds': ['./codec'] }),
+  ...peers(SERVICES, SERVICES),
   ...upward(['runtime'], ['cmd', 'cli']),
   // Only translate reads Config: the ADS server, ext_authz and the rest see IR and contract types.
   ...SERVICES.filter((dir) => dir !== 'translate').map((dir) => ({
@@ -50,15 +48,10 @@ const IMPORT_ZONES = [
     from: at('config'),
     message: `${dir} must not import config: it sees IR and contract types (DESIGN.md)`,
   })),
-  // Within xds: compile -> codec, snapshot -> codec, server -> snapshot and codec.
+  // Within xds: server -> snapshot; compile stands alone (all three encode through src/proto).
   { target: at('xds/snapshot'), from: at('xds/compile'), message: 'the snapshot must not import compile' },
   { target: at('xds/snapshot'), from: at('xds/server'), message: 'the snapshot must not import the server' },
   { target: at('xds/server'), from: at('xds/compile'), message: 'the ADS server must not import compile' },
-  {
-    target: at('xds/codec'),
-    from: [at('xds/compile'), at('xds/snapshot'), at('xds/server')],
-    message: 'the codec is below compile, snapshot and server',
-  },
 ];
 
 export default tseslint.config(

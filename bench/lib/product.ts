@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** The checkout this benchmark lives in: the default product root. */
-export const BENCH_REPO = fileURLToPath(new URL('../../', import.meta.url));
+export const BENCH_REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 /**
  * The Portcullis checkout being measured (`--root`, default this one). The benchmark reaches it

@@ -23,7 +23,7 @@ function dryRunOptions(): Pick<BuildInput, 'translate' | 'prepare'> {
       translateOptionsFor(config, identities.resolve(config), fixed as FixedAtStart, caFile),
   };
 }
-import { renderResources, toYaml } from '../xds/codec/render.js';
+import { renderResources, toYaml } from '../proto/render.js';
 import { compile } from '../xds/compile/compile.js';
 
 /** Runs the pipeline as the runtime would and writes warnings and problems (with key paths) to `err`. */

@@ -6,7 +6,7 @@ import { isLoopbackIp } from '../shared/loopback.js';
 import { Reloader } from '../runtime/reloader.js';
 import { MakeBeforeBreak } from '../runtime/make-before-break.js';
 import { EnvoyVerdicts } from '../runtime/envoy-verdict.js';
-import type { CompiledResources } from '../xds/codec/compiled.js';
+import type { CompiledResources } from '../proto/compiled.js';
 import type { GoodBuild } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../runtime/system-ca.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';

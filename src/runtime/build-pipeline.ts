@@ -5,7 +5,7 @@ import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
 import { translate, type TranslateOptions } from '../translate/translate.js';
 import { compile } from '../xds/compile/compile.js';
-import type { CompiledResources } from '../xds/codec/compiled.js';
+import type { CompiledResources } from '../proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';
 import { checkConsistency } from '../xds/snapshot/consistency.js';
 import type { Snapshot } from '../xds/snapshot/types.js';

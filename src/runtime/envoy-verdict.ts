@@ -1,4 +1,4 @@
-import { RESOURCE_TYPES, SHORT_NAMES } from '../xds/codec/type-urls.js';
+import { RESOURCE_TYPES, SHORT_NAMES } from '../proto/type-urls.js';
 import type { AdsStreamEvent } from '../xds/server/events.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import { EnvoyHoldings } from './retirement.js';

@@ -10,7 +10,7 @@ import {
   type FailedBuild,
   type GoodBuild,
 } from './build-pipeline.js';
-import type { CompiledResources } from '../xds/codec/compiled.js';
+import type { CompiledResources } from '../proto/compiled.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
 import type { BuildSubscriber } from './subscribers.js';

@@ -5,7 +5,7 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
-} from '../xds/codec/type-urls.js';
+} from '../proto/type-urls.js';
 import type { AdsStreamEvent } from '../xds/server/events.js';
 import {
   addsClusters,

@@ -18,7 +18,7 @@ import { waitFor } from '../support/wait.js';
 import type { Session } from '../../src/session/session.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
 import { compile } from '../../src/xds/compile/compile.js';
-import { CLUSTER_TYPE } from '../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE } from '../../src/proto/type-urls.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { REDIRECT_URI_PARAM } from '../../src/contract/endpoints.js';
 import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';

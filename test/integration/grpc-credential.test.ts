@@ -17,7 +17,7 @@ import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { CLUSTER_TYPE, LISTENER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, LISTENER_TYPE, TYPE_PREFIX } from '../../src/proto/type-urls.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { connectAds } from '../support/ads-client.js';
 import { callCheck } from '../support/check-client.js';

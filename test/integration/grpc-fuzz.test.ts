@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/proto/type-urls.js';
 import { connectAds, type AdsMode } from '../support/ads-client.js';
 import { callCheck } from '../support/check-client.js';
 import {

@@ -19,7 +19,7 @@ import { stringify } from 'yaml';
 import { startAllInOne } from '../../src/cmd/all-in-one.js';
 import { PortcullisError } from '../../src/shared/errors.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, TYPE_PREFIX } from '../../src/proto/type-urls.js';
 import { SIGN_IN } from '../support/sign-in-config.js';
 import { connectAds } from '../support/ads-client.js';
 import { callCheck, CHECK_PATH } from '../support/check-client.js';

@@ -16,7 +16,7 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   typeUrl,
-} from '../../src/xds/codec/type-urls.js';
+} from '../../src/proto/type-urls.js';
 import type { Snapshot } from '../../src/xds/snapshot/types.js';
 
 const MODES: ReadonlyArray<{ readonly ads: 'GRPC' | 'DELTA_GRPC'; readonly fake: AdsMode }> = [

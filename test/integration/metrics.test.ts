@@ -15,7 +15,7 @@ import { stringify } from 'yaml';
 import { startAllInOne, type AllInOne } from '../../src/cmd/all-in-one.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { silentLogger } from '../../src/shared/logger.js';
-import { LISTENER_TYPE } from '../../src/xds/codec/type-urls.js';
+import { LISTENER_TYPE } from '../../src/proto/type-urls.js';
 import { startEnvoy, type RunningEnvoy } from '../support/envoy.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { freePort, freePortPair } from '../support/ports.js';

@@ -14,8 +14,8 @@ import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/p
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { editableCompiled } from '../support/editable-compiled.js';
-import type { CompiledResources } from '../../src/xds/codec/compiled.js';
-import { ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
+import type { CompiledResources } from '../../src/proto/compiled.js';
+import { ROUTE_CONFIGURATION_TYPE } from '../../src/proto/type-urls.js';
 
 const HOST = 'app.safety.test';
 const CREDENTIALS = 'prom:metrics-pass';

@@ -17,7 +17,7 @@ import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { compile } from '../../src/xds/compile/compile.js';
 import { buildSnapshot } from '../../src/xds/snapshot/build-snapshot.js';
-import { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../../src/xds/codec/type-urls.js';
+import { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../../src/proto/type-urls.js';
 import { editableCompiled } from '../support/editable-compiled.js';
 
 let upstream: EchoUpstream;

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { parseConfig } from '../../src/config/parse-config.js';
 import { translate } from '../../src/translate/translate.js';
 import { compile } from '../../src/xds/compile/compile.js';
-import { CLUSTER_TYPE, LISTENER_TYPE } from '../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, LISTENER_TYPE } from '../../src/proto/type-urls.js';
 import { buildBootstrap } from '../../src/envoy/bootstrap.js';
 import { locateEnvoy } from '../../src/envoy/locate.js';
 import { validateBootstrap } from '../../src/envoy/supervisor.js';

@@ -1,6 +1,6 @@
 import * as grpc from '@grpc/grpc-js';
-import { messageType } from '../../src/xds/codec/proto-root.js';
-import { CLUSTER_LOAD_ASSIGNMENT_TYPE, TYPE_PREFIX } from '../../src/xds/codec/type-urls.js';
+import { messageType } from '../../src/proto/proto-root.js';
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE, TYPE_PREFIX } from '../../src/proto/type-urls.js';
 import { ADS_SERVICE } from '../../src/xds/server/grpc-service.js';
 import { credentialMetadata } from './grpc-credential.js';
 import type { DeltaRequestInit, SotwRequestInit } from '../../src/xds/server/messages.js';

@@ -1,5 +1,5 @@
 import * as grpc from '@grpc/grpc-js';
-import { messageType } from '../../src/xds/codec/proto-root.js';
+import { messageType } from '../../src/proto/proto-root.js';
 import { credentialClientOptions } from './grpc-credential.js';
 
 /** The gRPC path of ext_authz Check. */

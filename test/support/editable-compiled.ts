@@ -1,5 +1,5 @@
-import type { CompiledResource, CompiledResources } from '../../src/xds/codec/compiled.js';
-import { RESOURCE_TYPES, type ResourceType } from '../../src/xds/codec/type-urls.js';
+import type { CompiledResource, CompiledResources } from '../../src/proto/compiled.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../src/proto/type-urls.js';
 
 /** Compiled resources whose lists and messages a test may edit. */
 export type EditableCompiled = Record<ResourceType, { name: string; message: Record<string, unknown> }[]>;

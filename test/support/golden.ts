@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 export const UPDATE_GOLDEN = process.env.UPDATE_GOLDEN === '1';
 
 /** Repository-relative folder of golden cases. */
-export const GOLDEN_DIR = new URL('../golden/', import.meta.url).pathname;
+export const GOLDEN_DIR = new URL('../golden', import.meta.url).pathname;
 
 /**
  * Compares `actual` with the golden file at `path`, or rewrites it when UPDATE_GOLDEN=1. A missing

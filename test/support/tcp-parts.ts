@@ -17,7 +17,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { waitFor } from './wait.js';
 
 /** The repository root (where `src/cmd/main.ts` is). */
-export const REPO_ROOT = new URL('../../', import.meta.url).pathname;
+export const REPO_ROOT = new URL('../..', import.meta.url).pathname;
 
 /** A TCP echo server on 127.0.0.1 that counts the connections it accepted and the bytes it read. */
 export interface CountingEcho {

@@ -1,6 +1,6 @@
 import { ACCESS_LOG_USER_KEYS } from '../../contract/access-log.js';
 import { decodeRouteContext } from '../../contract/authz.js';
-import { messageType } from '../../xds/codec/proto-root.js';
+import { messageType } from '../../proto/proto-root.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
 
 const OVERWRITE_IF_EXISTS_OR_ADD = 2;

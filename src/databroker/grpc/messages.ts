@@ -7,7 +7,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
-import { messageType } from '../../xds/codec/proto-root.js';
+import { messageType } from '../../proto/proto-root.js';
 
 /** Fully qualified name of the service. */
 export const DATABROKER_SERVICE_NAME = 'portcullis.databroker.v1.Databroker';

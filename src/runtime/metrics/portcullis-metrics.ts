@@ -20,7 +20,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DecisionOutcome, Telemetry } from '../../contract/telemetry.js';
-import { RESOURCE_TYPES, SHORT_NAMES, typeUrl } from '../../xds/codec/type-urls.js';
+import { RESOURCE_TYPES, SHORT_NAMES, typeUrl } from '../../proto/type-urls.js';
 import type { AdsStats } from '../../xds/server/metrics.js';
 import type { BuildResult } from '../build-pipeline.js';
 

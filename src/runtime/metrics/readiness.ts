@@ -1,6 +1,6 @@
 import { errorMessage } from '../../shared/errors.js';
 import type { RecordBackend } from '../../session/records.js';
-import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../xds/codec/type-urls.js';
+import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../proto/type-urls.js';
 import type { AdsStreamEvent } from '../../xds/server/events.js';
 
 /** How long `/readyz` waits for the session store's `ping` (ms). */

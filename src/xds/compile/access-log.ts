@@ -1,4 +1,4 @@
-import { typed, type ProtoObject } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../../proto/codec.js';
 import { HTTP_FILTER_EXT_AUTHZ } from '../../contract/names.js';
 import { ACCESS_LOG_MARKER, ACCESS_LOG_USER_KEYS } from '../../contract/access-log.js';
 

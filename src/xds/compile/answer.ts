@@ -1,5 +1,5 @@
 import type { IRAnswer, IRRedirect } from '../../ir/answer.js';
-import type { ProtoObject } from '../codec/codec.js';
+import type { ProtoObject } from '../../proto/codec.js';
 
 /** HTTP redirect codes -> Envoy's `RedirectAction.RedirectResponseCode` names. */
 const REDIRECT_CODE_NAMES: Readonly<Record<IRRedirect['code'], string>> = {

@@ -1,5 +1,5 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
 import { CONNECTION_BUFFER_LIMIT_BYTES, HTTP_PROTOCOL_OPTIONS_KEY } from '../../contract/names.js';
 import { compileEndpoints } from './endpoints.js';
 import { compileHealthCheck } from './health-check.js';

@@ -1,12 +1,12 @@
 import type { IR } from '../../ir/types.js';
-import type { CompiledResource, CompiledResources } from '../codec/compiled.js';
+import type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
-} from '../codec/type-urls.js';
+} from '../../proto/type-urls.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { compileCluster } from './cluster.js';
 import { compileEndpoints } from './endpoints.js';
@@ -18,7 +18,7 @@ import { TRACING_CLUSTER, tracingCluster } from './tracing.js';
 import { compileRouting } from './route-configuration.js';
 import { contentKeyOf } from './content-key.js';
 
-export type { CompiledResource, CompiledResources } from '../codec/compiled.js';
+export type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
 
 /**
  * IR -> Envoy resources: every resource's message, per type, in a list sorted by name. Pure: no

@@ -1,5 +1,5 @@
 import type { IRCluster } from '../../ir/types.js';
-import { wrapped, type ProtoObject } from '../codec/codec.js';
+import { wrapped, type ProtoObject } from '../../proto/codec.js';
 
 /**
  * IR endpoints -> Envoy `endpoint.v3.ClusterLoadAssignment`: one locality, weights as

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { IR, IRInternal, IRRoute } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
 import {
   AUTHORIZE_CLUSTER,
   CONNECTION_BUFFER_LIMIT_BYTES,

@@ -1,5 +1,5 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
+import { durationMs, wrapped, type ProtoObject } from '../../proto/codec.js';
 
 /** One health check of an IR cluster. */
 type HealthCheckSettings = IRCluster['healthChecks'][number];

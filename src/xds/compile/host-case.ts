@@ -1,4 +1,4 @@
-import { typed, type ProtoObject } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../../proto/codec.js';
 import { HTTP_FILTER_HOST_CASE } from '../../contract/names.js';
 
 const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';

@@ -1,4 +1,4 @@
-import { typed, type ProtoObject } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../../proto/codec.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
 import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
 import { IDENTITY_HEADER_NAMES, IDENTITY_HEADER_PREFIXES } from '../../shared/identity-headers.js';

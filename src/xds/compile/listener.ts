@@ -5,7 +5,7 @@ import { hostCaseFilter } from './host-case.js';
 import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
 import type { RouteScoping } from './route-scoping.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
   INGRESS_ROUTE_CONFIG,

@@ -1,6 +1,6 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
-import { messageType } from '../codec/proto-root.js';
+import { durationMs, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { messageType } from '../../proto/proto-root.js';
 
 /** An IR cluster's outlier detection settings (Envoy field names, `_ms` for durations). */
 type OutlierDetectionSettings = NonNullable<IRCluster['outlierDetection']>;

@@ -1,5 +1,5 @@
 import type { IR, IRInternal } from '../../ir/types.js';
-import { durationMs, type ProtoObject } from '../codec/codec.js';
+import { durationMs, type ProtoObject } from '../../proto/codec.js';
 import { OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { OWN_PATH_PREFIX } from '../../contract/endpoints.js';
 import { jwksRoute, portcullisCluster } from './ext-authz.js';

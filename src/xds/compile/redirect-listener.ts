@@ -1,6 +1,6 @@
 import { accessLogs } from './access-log.js';
 import type { IRHttpRedirect } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
   HTTP_FILTER_ROUTER,

@@ -1,6 +1,6 @@
 import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../codec/codec.js';
-import type { CompiledResource } from '../codec/compiled.js';
+import { durationMs, wrapped, type ProtoObject } from '../../proto/codec.js';
+import type { CompiledResource } from '../../proto/compiled.js';
 import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import { routeScoping, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';

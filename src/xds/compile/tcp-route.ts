@@ -1,5 +1,5 @@
 import type { IRRoute } from '../../ir/types.js';
-import { durationMs, type ProtoObject } from '../codec/codec.js';
+import { durationMs, type ProtoObject } from '../../proto/codec.js';
 
 /**
  * A TCP route (`route.tcpAuthority` set) -> an Envoy route that takes only a CONNECT naming

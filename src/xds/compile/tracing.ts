@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { IRTracing } from '../../ir/tracing.js';
-import { durationMs, typed, type ProtoObject } from '../codec/codec.js';
+import { durationMs, typed, type ProtoObject } from '../../proto/codec.js';
 import { TRANSPORT_SOCKET_TLS } from '../../contract/names.js';
 import { portcullisCluster } from './ext-authz.js';
 

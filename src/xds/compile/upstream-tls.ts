@@ -1,5 +1,5 @@
 import type { IRUpstreamTls } from '../../ir/types.js';
-import { typed, type ProtoObject } from '../codec/codec.js';
+import { typed, type ProtoObject } from '../../proto/codec.js';
 import { TRANSPORT_SOCKET_TLS } from '../../contract/names.js';
 import { isIP } from 'node:net';
 

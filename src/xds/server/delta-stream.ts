@@ -3,8 +3,8 @@ import {
   CLUSTER_TYPE,
   RESOURCE_TYPES,
   SHORT_NAMES,
-} from '../codec/type-urls.js';
-import type { ResourceType } from '../codec/type-urls.js';
+} from '../../proto/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 import { responseHeaderSize, splitBySize, stringFieldSize } from './chunking.js';
 import { DeltaTypeState } from './delta-state.js';
 import type { DeltaChunk, DeltaPlan } from './delta-state.js';

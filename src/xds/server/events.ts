@@ -1,4 +1,4 @@
-import type { ResourceType } from '../codec/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 
 /**
  * What an ADS stream tells the server's event listeners (`AdsServer.onEvent`), so a layer above

@@ -1,6 +1,6 @@
 import type protobuf from 'protobufjs';
 import { errorMessage } from '../../shared/errors.js';
-import { messageType } from '../codec/proto-root.js';
+import { messageType } from '../../proto/proto-root.js';
 
 /**
  * The discovery messages as the ADS server reads and writes them. Requests are decoded once at the

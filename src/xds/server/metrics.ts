@@ -1,5 +1,5 @@
-import { SHORT_NAMES } from '../codec/type-urls.js';
-import type { ResourceType } from '../codec/type-urls.js';
+import { SHORT_NAMES } from '../../proto/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 
 /** Short type names used as counter keys: `clusters`, `endpoints`, `listeners`, `routes`. */
 export type TypeName = (typeof SHORT_NAMES)[ResourceType];

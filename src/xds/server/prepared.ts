@@ -1,5 +1,10 @@
-import { CLUSTER_TYPE, LISTENER_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE, typeUrl } from '../codec/type-urls.js';
-import type { ResourceType } from '../codec/type-urls.js';
+import {
+  CLUSTER_TYPE,
+  LISTENER_TYPE,
+  SCOPED_ROUTE_CONFIGURATION_TYPE,
+  typeUrl,
+} from '../../proto/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 import type { EncodedResource, Snapshot } from '../snapshot/types.js';
 import { deltaResourceSize } from './chunking.js';
 import { encodeSotwResponse } from './messages.js';

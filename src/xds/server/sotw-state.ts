@@ -1,4 +1,4 @@
-import type { ResourceType } from '../codec/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 import { isFullSetType } from './prepared.js';
 import type { PreparedResource, PreparedType } from './prepared.js';
 import { sotwResourceSize, splitBySize } from './chunking.js';

@@ -3,8 +3,8 @@ import {
   CLUSTER_TYPE,
   RESOURCE_TYPES,
   SHORT_NAMES,
-} from '../codec/type-urls.js';
-import type { ResourceType } from '../codec/type-urls.js';
+} from '../../proto/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 import type { SotwCall } from './grpc-service.js';
 import { encodeSotwResponse, withNonce } from './messages.js';
 import { responseHeaderSize } from './chunking.js';

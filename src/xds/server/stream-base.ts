@@ -1,8 +1,8 @@
 import type * as grpc from '@grpc/grpc-js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
-import { RESOURCE_TYPES, resourceTypeOf } from '../codec/type-urls.js';
-import type { ResourceType } from '../codec/type-urls.js';
+import { RESOURCE_TYPES, resourceTypeOf } from '../../proto/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 import type { AdsStreamEvent } from './events.js';
 import type { AdsMetrics } from './metrics.js';
 import type { MalformedRequest } from './messages.js';

@@ -1,8 +1,8 @@
 import { hash } from 'node:crypto';
 import { shortHash } from '../../shared/hash.js';
-import { encodeMessage } from '../codec/codec.js';
-import type { CompiledResource, CompiledResources } from '../codec/compiled.js';
-import { RESOURCE_TYPES, type ResourceType } from '../codec/type-urls.js';
+import { encodeMessage } from '../../proto/codec.js';
+import type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../proto/type-urls.js';
 import type { EncodedResource, Snapshot } from './types.js';
 
 /**

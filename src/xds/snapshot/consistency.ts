@@ -1,6 +1,6 @@
 import type { Problem } from '../../shared/errors.js';
-import type { ProtoObject } from '../codec/codec.js';
-import type { CompiledResource, CompiledResources } from '../codec/compiled.js';
+import type { ProtoObject } from '../../proto/codec.js';
+import type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
@@ -9,7 +9,7 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   SHORT_NAMES,
-} from '../codec/type-urls.js';
+} from '../../proto/type-urls.js';
 
 /**
  * Checks that compiled resources are self-consistent before they are published: no two resources

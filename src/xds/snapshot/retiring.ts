@@ -1,4 +1,4 @@
-import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE, type ResourceType } from '../codec/type-urls.js';
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE, type ResourceType } from '../../proto/type-urls.js';
 import { snapshotOf } from './build-snapshot.js';
 import type { EncodedResource, Snapshot } from './types.js';
 

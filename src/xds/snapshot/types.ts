@@ -1,4 +1,4 @@
-import type { ResourceType } from '../codec/type-urls.js';
+import type { ResourceType } from '../../proto/type-urls.js';
 
 /**
  * One encoded xDS resource: its name, its wire bytes, and its version, a content hash of those

@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { registerAuthorizationService } from '../../../src/authorize/ext-authz/authorization-service.js';
-import { messageType } from '../../../src/xds/codec/proto-root.js';
+import { messageType } from '../../../src/proto/proto-root.js';
 import { decodeJwt, type JWTPayload } from 'jose';
 import {
   authzFixture,

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import * as grpc from '@grpc/grpc-js';
 import { registerAuthorizationService } from '../../../src/authorize/ext-authz/authorization-service.js';
 import { isWellFormed } from '../../../src/authorize/request-shape.js';
-import { messageType } from '../../../src/xds/codec/proto-root.js';
+import { messageType } from '../../../src/proto/proto-root.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { authzFixture, FIXTURE_ROUTE } from '../../support/authz-fixture.js';
 import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../support/grpc-credential.js';

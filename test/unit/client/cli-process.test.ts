@@ -16,7 +16,7 @@ import type { TestCertificate } from '../../support/test-certs.js';
 
 const ROUTE = 'ssh.example.test';
 const TARGET = `${ROUTE}:22`;
-const root = new URL('../../../', import.meta.url).pathname;
+const root = new URL('../../..', import.meta.url).pathname;
 
 describe('portcullis tcp --listen - in a child process', () => {
   let cert: TestCertificate;

@@ -17,7 +17,7 @@ import { SIGN_IN, SIGN_IN_YAML } from '../../support/sign-in-config.js';
 import { CERT_PEM, parse, SECRET_32 } from './helpers.js';
 import { wellFormedMarkProblems } from './option-support-marks.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
+const ROOT = new URL('../../..', import.meta.url).pathname;
 
 /** Every .ts file under src/, as absolute paths. */
 function sourceFiles(): string[] {

@@ -9,7 +9,7 @@ import {
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
-} from '../../../src/xds/codec/type-urls.js';
+} from '../../../src/proto/type-urls.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
 import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';

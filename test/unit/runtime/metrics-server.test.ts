@@ -11,7 +11,7 @@ import { PortcullisError } from '../../../src/shared/errors.js';
 import { startMetricsServer, type MetricsServer } from '../../../src/runtime/metrics/metrics-server.js';
 import { PortcullisMetrics } from '../../../src/runtime/metrics/portcullis-metrics.js';
 import { Readiness } from '../../../src/runtime/metrics/readiness.js';
-import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
 
 const ENVOY_TEXT = '# TYPE envoy_server_live gauge\nenvoy_server_live{} 1\n';

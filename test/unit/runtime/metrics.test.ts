@@ -9,7 +9,7 @@ import { PortcullisMetrics } from '../../../src/runtime/metrics/portcullis-metri
 import { Readiness } from '../../../src/runtime/metrics/readiness.js';
 import type { BuildResult } from '../../../src/runtime/build-pipeline.js';
 import type { RecordChange } from '../../../src/session/records.js';
-import { CLUSTER_TYPE, LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import { AdsMetrics } from '../../../src/xds/server/metrics.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
 import { outage } from '../authenticate/failing-store.js';

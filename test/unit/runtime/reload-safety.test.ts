@@ -18,7 +18,7 @@ import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 import { waitFor } from '../../support/wait.js';
-import { LISTENER_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { LISTENER_TYPE } from '../../../src/proto/type-urls.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 

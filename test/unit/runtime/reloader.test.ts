@@ -21,7 +21,7 @@ import { recordingLogger } from '../../../src/shared/logger.js';
 import { formatProblem, ValidationError } from '../../../src/shared/errors.js';
 import { SIGN_IN, SIGN_IN_YAML, signInLines } from '../../support/sign-in-config.js';
 import { waitFor } from '../../support/wait.js';
-import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 

@@ -9,7 +9,7 @@ import {
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
-} from '../../../src/xds/codec/type-urls.js';
+} from '../../../src/proto/type-urls.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
 import type { Snapshot } from '../../../src/xds/snapshot/types.js';
 import { Retirement } from '../../../src/runtime/retirement.js';

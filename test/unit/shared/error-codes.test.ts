@@ -7,7 +7,7 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { ERROR_CODES } from '../../../src/shared/error-codes.js';
 
-const SRC = new URL('../../../src/', import.meta.url).pathname;
+const SRC = new URL('../../../src', import.meta.url).pathname;
 
 function sources(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, relative } from 'node:path';
 
-const SRC = new URL('../../../src/', import.meta.url).pathname;
+const SRC = new URL('../../../src', import.meta.url).pathname;
 const TICKET = /\bissues? +show\b|\(issue[\s*]+\d+|, issue \d+\)|\bissue \d+ item \d+/;
 
 function files(dir: string): string[] {

@@ -10,7 +10,7 @@ import type { Config } from '../../../src/config/types.js';
 import { translate, type TranslateResult } from '../../../src/translate/translate.js';
 import type { IR } from '../../../src/ir/types.js';
 import { compile } from '../../../src/xds/compile/compile.js';
-import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import { createRouteLocator } from '../../../src/authenticate/route-locator.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 

@@ -10,9 +10,9 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import { translate } from '../../../src/translate/translate.js';
 import { translateAccessLog } from '../../../src/translate/access-log.js';
 import { compile } from '../../../src/xds/compile/compile.js';
-import { LISTENER_TYPE } from '../../../src/xds/codec/type-urls.js';
-import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/xds/codec/codec.js';
-import { toProto3Json } from '../../../src/xds/codec/proto3-json.js';
+import { LISTENER_TYPE } from '../../../src/proto/type-urls.js';
+import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/proto/codec.js';
+import { toProto3Json } from '../../../src/proto/proto3-json.js';
 import { ACCESS_LOG_MARKER } from '../../../src/contract/access-log.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 

@@ -8,8 +8,8 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import { translate } from '../../../src/translate/translate.js';
 import { compile } from '../../../src/xds/compile/compile.js';
 import { answerAction } from '../../../src/xds/compile/answer.js';
-import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/xds/codec/codec.js';
-import { ROUTE_CONFIGURATION_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/proto/codec.js';
+import { ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 

@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { seededRandom } from '../../support/seeded-random.js';
-import { RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from '../../../src/xds/codec/compiled.js';
+import { RESOURCE_TYPES, type ResourceType } from '../../../src/proto/type-urls.js';
+import type { CompiledResource, CompiledResources } from '../../../src/proto/compiled.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 
 const CDS = 'envoy.config.cluster.v3.Cluster';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { authorizeCluster } from '../../../src/xds/compile/ext-authz.js';
-import { assertKnownFields } from '../../../src/xds/codec/codec.js';
+import { assertKnownFields } from '../../../src/proto/codec.js';
 import type { IRInternal } from '../../../src/ir/types.js';
 
 const CA = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';

@@ -7,7 +7,7 @@ import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { translate } from '../../../src/translate/translate.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
 import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
-import { RESOURCE_TYPES } from '../../../src/xds/codec/type-urls.js';
+import { RESOURCE_TYPES } from '../../../src/proto/type-urls.js';
 
 function irOf(froms: readonly string[]): IR {
   const parsed = parseConfig({

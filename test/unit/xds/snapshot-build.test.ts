@@ -4,11 +4,11 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { CLUSTER_TYPE, RESOURCE_TYPES, type ResourceType } from '../../../src/xds/codec/type-urls.js';
-import type { CompiledResource, CompiledResources } from '../../../src/xds/codec/compiled.js';
+import { CLUSTER_TYPE, RESOURCE_TYPES, type ResourceType } from '../../../src/proto/type-urls.js';
+import type { CompiledResource, CompiledResources } from '../../../src/proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../../../src/xds/snapshot/build-snapshot.js';
-import { messageType } from '../../../src/xds/codec/proto-root.js';
-import type { ProtoObject } from '../../../src/xds/codec/codec.js';
+import { messageType } from '../../../src/proto/proto-root.js';
+import type { ProtoObject } from '../../../src/proto/codec.js';
 import { seededRandom } from '../../support/seeded-random.js';
 
 /** Compiled resources with the given clusters and nothing else. */

@@ -3,7 +3,7 @@
 // scratch with the same resources would be (a reconnecting Envoy sees no churn).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE } from '../../../src/xds/codec/type-urls.js';
+import { CLUSTER_LOAD_ASSIGNMENT_TYPE, CLUSTER_TYPE } from '../../../src/proto/type-urls.js';
 import { addsClusters, retiredBy, withClustersOf, withRetiring } from '../../../src/xds/snapshot/retiring.js';
 import { cluster, routedSnapshot } from './server/helpers.js';
 

@@ -8,8 +8,8 @@ import { test } from 'node:test';
 import { parseConfig } from '../../../src/config/parse-config.js';
 import { translate } from '../../../src/translate/translate.js';
 import { compile } from '../../../src/xds/compile/compile.js';
-import { CLUSTER_TYPE, LISTENER_TYPE } from '../../../src/xds/codec/type-urls.js';
-import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/xds/codec/codec.js';
+import { CLUSTER_TYPE, LISTENER_TYPE } from '../../../src/proto/type-urls.js';
+import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/proto/codec.js';
 import { OPENTELEMETRY_TRACER, TRACING_CLUSTER } from '../../../src/xds/compile/tracing.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 

@@ -12,7 +12,7 @@ import {
 import { createCheckCodec } from '../../../../src/authorize/ext-authz/check-codec.js';
 import type { Decision } from '../../../../src/authorize/decision.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
-import { messageType } from '../../../../src/xds/codec/proto-root.js';
+import { messageType } from '../../../../src/proto/proto-root.js';
 import { TEST_GRPC_CREDENTIAL, credentialClientOptions } from '../../../support/grpc-credential.js';
 
 const codec = createCheckCodec();

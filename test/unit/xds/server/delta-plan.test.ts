@@ -8,7 +8,7 @@ import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
   type ResourceType,
-} from '../../../../src/xds/codec/type-urls.js';
+} from '../../../../src/proto/type-urls.js';
 import { seededRandom } from '../../../support/seeded-random.js';
 
 /** A prepared type holding `entries` (name -> version), as fresh objects sorted by name. */

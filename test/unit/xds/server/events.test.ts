@@ -11,7 +11,7 @@ import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   typeUrl,
-} from '../../../../src/xds/codec/type-urls.js';
+} from '../../../../src/proto/type-urls.js';
 import {
   CDS,
   LDS,

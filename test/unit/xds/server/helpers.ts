@@ -2,8 +2,8 @@ import * as grpc from '@grpc/grpc-js';
 import { shortHash } from '../../../../src/shared/hash.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
 import type { Logger } from '../../../../src/shared/logger.js';
-import { durationMs, encodeMessage, typed } from '../../../../src/xds/codec/codec.js';
-import type { ProtoObject } from '../../../../src/xds/codec/codec.js';
+import { durationMs, encodeMessage, typed } from '../../../../src/proto/codec.js';
+import type { ProtoObject } from '../../../../src/proto/codec.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
@@ -12,8 +12,8 @@ import {
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   typeUrl,
-} from '../../../../src/xds/codec/type-urls.js';
-import type { ResourceType } from '../../../../src/xds/codec/type-urls.js';
+} from '../../../../src/proto/type-urls.js';
+import type { ResourceType } from '../../../../src/proto/type-urls.js';
 import { AdsServer } from '../../../../src/xds/server/ads-server.js';
 import type { EncodedResource, Snapshot, SnapshotSource } from '../../../../src/xds/snapshot/types.js';
 import { buildSnapshot as buildProductSnapshot } from '../../../../src/xds/snapshot/build-snapshot.js';

@@ -7,7 +7,7 @@ import protobuf from 'protobufjs';
  * snake_case, so code and golden files read like Envoy's API reference.
  */
 function loadRoot(): protobuf.Root {
-  const url = new URL('../../../proto/envoy.json', import.meta.url);
+  const url = new URL('../../proto/envoy.json', import.meta.url);
   const descriptor = JSON.parse(readFileSync(url, 'utf8')) as {
     nested: NonNullable<protobuf.INamespace['nested']>;
   };

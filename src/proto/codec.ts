@@ -1,5 +1,5 @@
 import type protobuf from 'protobufjs';
-import { PortcullisError } from '../../shared/errors.js';
+import { PortcullisError } from '../shared/errors.js';
 import { messageType } from './proto-root.js';
 import { TYPE_PREFIX } from './type-urls.js';
 

@@ -1,5 +1,5 @@
 import { stringify } from 'yaml';
-import { sortKeys } from '../../shared/canonical-json.js';
+import { sortKeys } from '../shared/canonical-json.js';
 import { decodeMessage, encodeMessage } from './codec.js';
 import { toProto3Json } from './proto3-json.js';
 import { RESOURCE_TYPES, SHORT_NAMES, type ResourceType } from './type-urls.js';
