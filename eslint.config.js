@@ -8,8 +8,11 @@ import { createTypeScriptImportResolver } from 'eslint-import-resolver-typescrip
 
 /** Layers from the bottom up: a file may import its own layer's folder and the layers below. */
 const FOUNDATION = ['config', 'ir', 'contract', 'session', 'proto'];
+/** Built on the foundation, used by the services: certificates and the internal gRPC transport. */
+const PLATFORM = ['pki', 'grpc'];
 const SERVICES = ['translate', 'xds', 'authorize', 'authenticate', 'databroker', 'envoy'];
-const TOP = ['runtime', 'cmd', 'cli'];
+/** Above the services: observability watches them and the reload loop; cmd wires everything. */
+const TOP = ['runtime', 'observability', 'cmd', 'cli'];
 const at = (dir) => `./src/${dir}`;
 
 /** Peers of one layer must not import each other (each sees the layers below only). */
@@ -36,22 +39,28 @@ const upward = (dirs, above) =>
   );
 
 const IMPORT_ZONES = [
-  ...upward(['shared'], [...FOUNDATION, ...SERVICES, ...TOP]),
-  ...upward(FOUNDATION, [...SERVICES, ...TOP]),
+  ...upward(['shared'], [...FOUNDATION, ...PLATFORM, ...SERVICES, ...TOP]),
+  ...upward(FOUNDATION, [...PLATFORM, ...SERVICES, ...TOP]),
   ...peers(FOUNDATION, FOUNDATION),
+  ...upward(PLATFORM, [...SERVICES, ...TOP]),
+  // The internal gRPC transport serves and dials with the derived TLS.
+  ...peers(PLATFORM, PLATFORM, { 'grpc->pki': ['./derived-tls.ts'] }),
   ...upward(SERVICES, TOP),
   ...peers(SERVICES, SERVICES),
-  ...upward(['runtime'], ['cmd', 'cli']),
+  ...upward(['runtime'], ['observability', 'cmd', 'cli']),
+  ...upward(['observability'], ['cmd', 'cli']),
   // Only translate reads Config: the ADS server, ext_authz and the rest see IR and contract types.
   ...SERVICES.filter((dir) => dir !== 'translate').map((dir) => ({
     target: at(dir),
     from: at('config'),
     message: `${dir} must not import config: it sees IR and contract types (DESIGN.md)`,
   })),
-  // Within xds: server -> snapshot; compile stands alone (all three encode through src/proto).
+  // Within xds: server and publish -> snapshot; compile stands alone (all encode through src/proto).
   { target: at('xds/snapshot'), from: at('xds/compile'), message: 'the snapshot must not import compile' },
   { target: at('xds/snapshot'), from: at('xds/server'), message: 'the snapshot must not import the server' },
   { target: at('xds/server'), from: at('xds/compile'), message: 'the ADS server must not import compile' },
+  { target: at('xds/snapshot'), from: at('xds/publish'), message: 'the snapshot must not import publish' },
+  { target: at('xds/server'), from: at('xds/publish'), message: 'the ADS server must not import publish' },
 ];
 
 export default tseslint.config(

@@ -9,7 +9,7 @@ import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state
  * ones, and a Check in that window names a route id the new config no longer has; it is judged
  * by the policy of the route Envoy actually matched, not answered 404. A changed policy on a kept
  * route id applies at once. The runtime calls `release` once every Envoy holds the routes of the
- * latest config (runtime/make-before-break.ts).
+ * latest config (xds/publish/make-before-break.ts).
  */
 export class AuthzStateHolder {
   private current: AuthzState | undefined;

@@ -1,6 +1,6 @@
 import { PortcullisError } from '../shared/errors.js';
 import type { Reloader } from '../runtime/reloader.js';
-import type { MakeBeforeBreak } from '../runtime/make-before-break.js';
+import type { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
 import type { AuthorizeService } from '../runtime/authorize-service.js';
 import type { AuthenticateService } from '../runtime/authenticate-service.js';
 import type { SessionStack } from '../runtime/session-stack.js';

@@ -1,6 +1,6 @@
 import { formatProblem } from '../shared/errors.js';
 import { buildYielding, type BuildInput, type BuildResult } from '../runtime/build-pipeline.js';
-import { systemCaFile } from '../runtime/system-ca.js';
+import { systemCaFile } from '../pki/system-ca.js';
 import { IdentityResolver } from '../runtime/identity.js';
 import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
 import { silentLogger } from '../shared/logger.js';

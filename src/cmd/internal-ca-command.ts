@@ -1,5 +1,5 @@
 import { loadConfigFile } from '../config/load-file.js';
-import { deriveInternalTls } from '../runtime/derived-tls.js';
+import { deriveInternalTls } from '../pki/derived-tls.js';
 import { formatProblem } from '../shared/errors.js';
 
 /**

@@ -4,26 +4,27 @@ import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { isLoopbackIp } from '../shared/loopback.js';
 import { Reloader } from '../runtime/reloader.js';
-import { MakeBeforeBreak } from '../runtime/make-before-break.js';
-import { EnvoyVerdicts } from '../runtime/envoy-verdict.js';
+import { snapshotSubscriber } from '../runtime/subscribers.js';
+import { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
+import { EnvoyVerdicts } from '../xds/publish/envoy-verdict.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import type { GoodBuild } from '../runtime/build-pipeline.js';
-import { systemCaFile } from '../runtime/system-ca.js';
+import { systemCaFile } from '../pki/system-ca.js';
 import { AuthorizeService } from '../runtime/authorize-service.js';
 import { AuthenticateService } from '../runtime/authenticate-service.js';
 import { IdentityResolver } from '../runtime/identity.js';
-import { splitHostPort } from '../runtime/address.js';
-import { grpcServerOptions } from '../runtime/grpc-limits.js';
-import { listenGrpc, type GrpcListener } from '../runtime/grpc-listener.js';
-import type { DerivedTls } from '../runtime/derived-tls.js';
+import { splitHostPort } from '../grpc/address.js';
+import { grpcServerOptions } from '../grpc/grpc-limits.js';
+import { listenGrpc, type GrpcListener } from '../grpc/grpc-listener.js';
+import type { DerivedTls } from '../pki/derived-tls.js';
 import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
-import { internalCallAuthorizer, internalServerCredentials } from '../runtime/internal-grpc.js';
-import { internalClient } from '../runtime/internal-client.js';
-import { registerHealth } from '../runtime/grpc-health.js';
-import { PortcullisMetrics } from '../runtime/metrics/portcullis-metrics.js';
-import { Readiness } from '../runtime/metrics/readiness.js';
-import { serveMetrics } from '../runtime/metrics/serve.js';
-import { PortcullisTracing } from '../runtime/tracing/tracing.js';
+import { internalCallAuthorizer, internalServerCredentials } from '../grpc/internal-grpc.js';
+import { internalClient } from '../grpc/internal-client.js';
+import { registerHealth } from '../grpc/grpc-health.js';
+import { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
+import { Readiness } from '../observability/metrics/readiness.js';
+import { serveMetrics } from '../observability/metrics/serve.js';
+import { PortcullisTracing } from '../observability/tracing/tracing.js';
 import { openSessionStack, type SessionStack } from '../runtime/session-stack.js';
 import { registerDatabrokerService } from '../databroker/grpc/service.js';
 import { RecordReplayGuard } from '../authenticate/flow/replay-guard.js';
@@ -34,8 +35,8 @@ import type { EnvoySupervisor } from '../envoy/supervisor.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
 import { servicePartsOf, serviceLabel, type ServiceParts } from './services.js';
 import { superviseEnvoy } from './supervise-envoy.js';
-import { envoyLogLevel, logLevelSubscriber } from '../runtime/log-levels.js';
-import { routeGrpcLogging } from '../runtime/grpc-logging.js';
+import { envoyLogLevel, logLevelSubscriber } from '../observability/log-levels.js';
+import { routeGrpcLogging } from '../grpc/grpc-logging.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
@@ -225,7 +226,7 @@ async function startParts(context: PartsContext): Promise<Running> {
   // The authorization state takes each config before Envoy can route by it, and so does sign-in.
   if (authorize !== undefined) reloader.subscribe(authorize.subscriber());
   if (authenticate !== undefined) reloader.subscribe(authenticate.subscriber());
-  if (publisher !== undefined) reloader.subscribe(publisher.subscriber());
+  if (publisher !== undefined) reloader.subscribe(snapshotSubscriber(publisher));
   const envoy = options.withoutEnvoy === true || !parts.proxy ? undefined : await locateEnvoy(options.env);
   if (options.withoutEnvoy === true && config.shared_secret === undefined) {
     throw new PortcullisError(

@@ -1,7 +1,7 @@
 /**
  * How Envoy verifies a Portcullis service it dials (ADS in the bootstrap, ext_authz Check in the
  * compiled clusters) when `tls_derive` is set: TLS 1.2 or later, trusting only the CA derived
- * from `shared_secret` (runtime/derived-tls.ts), with SNI and the certificate's DNS SAN both the
+ * from `shared_secret` (pki/derived-tls.ts), with SNI and the certificate's DNS SAN both the
  * `tls_derive` name, whatever address the cluster dials. ALPN offers h2 for gRPC (which gRPC
  * servers require) and http/1.1 for the HTTP endpoints. Shared here because the bootstrap (envoy/) and the compiler (xds/) emit the same one.
  */

@@ -1,6 +1,6 @@
 import type { Config } from '../config/types.js';
 import type { IRInternal } from '../ir/types.js';
-import { splitHostPort } from './address.js';
+import { splitHostPort } from '../grpc/address.js';
 import type { InternalTlsPeer } from '../contract/internal-tls.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { IR } from '../ir/types.js';
 import type { Logger } from '../shared/logger.js';
 import type { FailedBuild, GoodBuild } from './build-pipeline.js';
-import type { EnvoyVerdict } from './envoy-verdict.js';
+import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
 import { newlyPublic } from './exposure.js';
 
 /**

@@ -14,7 +14,7 @@ import type { CompiledResources } from '../proto/compiled.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
 import type { BuildSubscriber } from './subscribers.js';
-import type { EnvoyVerdict } from './envoy-verdict.js';
+import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
 import { logNewlyPublic, logVerdict, rejectedBuild } from './reload-log.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */

@@ -9,7 +9,7 @@ import { createDatabrokerClient } from '../databroker/grpc/client.js';
 import { SealedRecords } from '../databroker/sealed-records.js';
 import { RecordSessionStore } from '../databroker/record-session-store.js';
 import { serviceTarget } from './envoy-endpoints.js';
-import type { InternalClient } from './internal-client.js';
+import type { InternalClient } from '../grpc/internal-client.js';
 
 /**
  * The session store of one process, from the bottom up: the record backend (this process's

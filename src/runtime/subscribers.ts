@@ -1,4 +1,4 @@
-import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import type { Snapshot } from '../xds/snapshot/types.js';
 import type { GoodBuild } from './build-pipeline.js';
 
 /**
@@ -18,7 +18,10 @@ export interface BuildSubscriber {
   publish(build: GoodBuild): void;
 }
 
-/** The subscriber that hands each build's xDS snapshot to `store`, and so to every Envoy. */
-export function snapshotSubscriber(store: SnapshotStore): BuildSubscriber {
-  return { name: 'xds', publish: (build) => store.publish(build.snapshot) };
+/**
+ * The subscriber that hands each build's xDS snapshot to `target`, and so to every Envoy: the
+ * snapshot store itself, or make-before-break (xds/publish) in front of it.
+ */
+export function snapshotSubscriber(target: { publish(snapshot: Snapshot): void }): BuildSubscriber {
+  return { name: 'xds', publish: (build) => target.publish(build.snapshot) };
 }

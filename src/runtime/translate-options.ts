@@ -1,10 +1,10 @@
 import type { Config } from '../config/types.js';
 import type { TranslateOptions } from '../translate/translate.js';
 import { ownHttpAddress } from './authenticate-settings.js';
-import { splitHostPort } from './address.js';
-import { deriveInternalTls, type DerivedTls } from './derived-tls.js';
+import { splitHostPort } from '../grpc/address.js';
+import { deriveInternalTls, type DerivedTls } from '../pki/derived-tls.js';
 import { internalEndpoints } from './envoy-endpoints.js';
-import { fallbackCertificates } from './fallback-tls.js';
+import { fallbackCertificates } from '../pki/fallback-tls.js';
 import type { Identity } from './identity.js';
 import { randomGrpcCredential } from '../contract/grpc-credential.js';
 

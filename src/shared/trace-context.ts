@@ -21,7 +21,7 @@ export function traceParentContext(read: HeaderReader): Context {
 
 /**
  * The part of an OpenTelemetry `Tracer` the services use: spans started under an explicit parent
- * context. The runtime passes one that follows the current config (runtime/tracing); tests pass a
+ * context. The runtime passes one that follows the current config (observability/tracing); tests pass a
  * provider's tracer, and without one nothing is traced.
  */
 export type SpanStarter = Pick<Tracer, 'startSpan'>;

@@ -17,19 +17,7 @@ import type { Config } from '../config/types.js';
 import type { IRHttpRedirect } from '../ir/types.js';
 import { HTTP_REDIRECT_LISTENER } from '../contract/names.js';
 
-/** A certificate with its key, both PEM. */
-export interface CertificatePair {
-  readonly certPem: string;
-  readonly keyPem: string;
-}
-
-/**
- * Makes the self-signed fallback certificate for `hosts` (sorted, deduplicated DNS names, possibly
- * `*.` wildcards; possibly none). Synchronous and deterministic: the same hosts give the same
- * bytes, so an unchanged reload compiles the same listener. The runtime injects it
- * (runtime/fallback-tls.ts), so translate neither derives keys nor imports the runtime.
- */
-export type FallbackCertificate = (hosts: readonly string[]) => CertificatePair;
+import type { CertificatePair, FallbackCertificate } from '../pki/fallback-tls.js';
 
 /** subjectAltName and commonName. */
 const SAN_OID = '2.5.29.17';

@@ -1,5 +1,5 @@
 // The databroker as split mode runs it: the Databroker service behind `tls_derive` TLS and the
-// internal-token check (runtime/internal-grpc.ts, runtime/derived-tls.ts), called by a client from
+// internal-token check (grpc/internal-grpc.ts, pki/derived-tls.ts), called by a client from
 // another derivation of the same shared_secret. A client of another secret is refused: its TLS
 // handshake with derived TLS, its token without TLS. Also measures a Get round trip over loopback.
 import { test } from 'node:test';
@@ -8,13 +8,13 @@ import * as grpc from '@grpc/grpc-js';
 import { createDatabrokerClient } from '../../src/databroker/grpc/client.js';
 import { registerDatabrokerService } from '../../src/databroker/grpc/service.js';
 import { MemoryBackend } from '../../src/databroker/memory-backend.js';
-import { deriveInternalTls, type DerivedTls } from '../../src/runtime/derived-tls.js';
+import { deriveInternalTls, type DerivedTls } from '../../src/pki/derived-tls.js';
 import {
   internalCallAuthorizer,
   internalCallCredentials,
   internalChannelCredentials,
   internalServerCredentials,
-} from '../../src/runtime/internal-grpc.js';
+} from '../../src/grpc/internal-grpc.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { StoreUnavailableError, type RecordBackend, type RecordChange } from '../../src/session/records.js';
 import { waitFor } from '../support/wait.js';

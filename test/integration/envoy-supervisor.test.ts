@@ -20,7 +20,7 @@ import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 import { addStaticHttpRoute, startSlowUpstream } from './envoy-fixtures.js';
 import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
-import { deriveInternalTls } from '../../src/runtime/derived-tls.js';
+import { deriveInternalTls } from '../../src/pki/derived-tls.js';
 
 /** Where envoy/sidecar.yaml expects the derived CA (docker-compose mounts it there). */
 const SIDECAR_CA_PATH = '/etc/envoy/portcullis-ca.pem';

@@ -1,7 +1,7 @@
 // `certificate_authority` without `tls_derive`: an `https://` databroker_service_url is reached
 // over TLS verified against that CA and the URL's own host name (a TLS-terminating load balancer
 // or mesh in front of the databroker). The client is the one the runtime builds
-// (runtime/internal-client.ts); the server is a grpc-js databroker whose certificate a test CA
+// (grpc/internal-client.ts); the server is a grpc-js databroker whose certificate a test CA
 // signed. Another CA, or a certificate for another name, fails the handshake.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,8 +9,8 @@ import * as grpc from '@grpc/grpc-js';
 import { createDatabrokerClient } from '../../src/databroker/grpc/client.js';
 import { registerDatabrokerService } from '../../src/databroker/grpc/service.js';
 import { MemoryBackend } from '../../src/databroker/memory-backend.js';
-import { internalClient } from '../../src/runtime/internal-client.js';
-import { internalCallAuthorizer } from '../../src/runtime/internal-grpc.js';
+import { internalClient } from '../../src/grpc/internal-client.js';
+import { internalCallAuthorizer } from '../../src/grpc/internal-grpc.js';
 import { silentLogger } from '../../src/shared/logger.js';
 import { StoreUnavailableError, type RecordBackend } from '../../src/session/records.js';
 import { generateTestCa, issueTestCertificate, type TestCertificate } from '../support/test-certs.js';

@@ -10,15 +10,15 @@ import { after, before, test } from 'node:test';
 import net from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { service as HEALTH_SERVICE } from 'grpc-health-check';
-import { deriveInternalTls, type DerivedTls } from '../../src/runtime/derived-tls.js';
+import { deriveInternalTls, type DerivedTls } from '../../src/pki/derived-tls.js';
 import {
   internalCallCredentials,
   internalChannelCredentials,
   internalServerCredentials,
-} from '../../src/runtime/internal-grpc.js';
-import { grpcServerOptions } from '../../src/runtime/grpc-limits.js';
-import { listenGrpc, type GrpcListener } from '../../src/runtime/grpc-listener.js';
-import { registerHealth } from '../../src/runtime/grpc-health.js';
+} from '../../src/grpc/internal-grpc.js';
+import { grpcServerOptions } from '../../src/grpc/grpc-limits.js';
+import { listenGrpc, type GrpcListener } from '../../src/grpc/grpc-listener.js';
+import { registerHealth } from '../../src/grpc/grpc-health.js';
 import { deriveGrpcCredential } from '../../src/contract/grpc-credential.js';
 import { AdsServer } from '../../src/xds/server/ads-server.js';
 import { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';

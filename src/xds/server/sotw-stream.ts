@@ -31,7 +31,7 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  * - A stream alone cannot make-before-break a cluster removal (the CDS full set that drops a
  *   cluster would go before the RDS that stops using it); the runtime never publishes such a
  *   snapshot before every stream reported (`AdsStreamEvent`) that it holds routes without it
- *   (runtime/make-before-break.ts).
+ *   (xds/publish/make-before-break.ts).
  *
  * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-eventual-consistency-considerations
  */

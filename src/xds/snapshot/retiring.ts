@@ -5,7 +5,7 @@ import type { EncodedResource, Snapshot } from './types.js';
 /**
  * The types whose resources are kept a while after a build drops them: clusters and their
  * endpoints, which routes refer to by name. Envoy must not lose them before it holds routes that
- * no longer refer to them (make-before-break; runtime/make-before-break.ts decides when).
+ * no longer refer to them (make-before-break; xds/publish/make-before-break.ts decides when).
  */
 export const RETIRING_TYPES = [CLUSTER_TYPE, CLUSTER_LOAD_ASSIGNMENT_TYPE] as const;
 

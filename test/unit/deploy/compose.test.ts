@@ -21,8 +21,8 @@ import type { Config } from '../../../src/config/types.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER, XDS_CLUSTER } from '../../../src/contract/names.js';
 import { SIDECAR_CREDENTIAL_PLACEHOLDER } from '../../../src/envoy/bootstrap.js';
 import { MIN_ENVOY_VERSION, findRepoRoot } from '../../../src/envoy/locate.js';
-import { deriveInternalTls } from '../../../src/runtime/derived-tls.js';
-import { splitHostPort } from '../../../src/runtime/address.js';
+import { deriveInternalTls } from '../../../src/pki/derived-tls.js';
+import { splitHostPort } from '../../../src/grpc/address.js';
 
 interface Service {
   readonly image?: string;

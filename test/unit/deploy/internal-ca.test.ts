@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { runInternalCa } from '../../../src/cmd/internal-ca-command.js';
-import { deriveInternalTls } from '../../../src/runtime/derived-tls.js';
+import { deriveInternalTls } from '../../../src/pki/derived-tls.js';
 
 async function run(
   document: string,

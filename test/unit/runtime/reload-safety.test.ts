@@ -13,7 +13,7 @@ import { stringify } from 'yaml';
 import { FileWatcher } from '../../../src/runtime/file-watcher.js';
 import { isWriteMode, openWriters } from '../../../src/runtime/open-writers.js';
 import { Reloader } from '../../../src/runtime/reloader.js';
-import { EnvoyVerdicts, type EnvoyVerdict } from '../../../src/runtime/envoy-verdict.js';
+import { EnvoyVerdicts, type EnvoyVerdict } from '../../../src/xds/publish/envoy-verdict.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';

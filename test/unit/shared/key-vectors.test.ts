@@ -10,7 +10,7 @@ import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { MemoryBackend } from '../../../src/databroker/memory-backend.js';
 import { SealedRecords } from '../../../src/databroker/sealed-records.js';
-import { deriveP256Key, type P256Purpose } from '../../../src/runtime/x509-build.js';
+import { deriveP256Key, type P256Purpose } from '../../../src/pki/x509-build.js';
 import { SessionHandles } from '../../../src/session/handle.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 

@@ -5,8 +5,8 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
-} from '../proto/type-urls.js';
-import type { AdsStreamEvent } from '../xds/server/events.js';
+} from '../../proto/type-urls.js';
+import type { AdsStreamEvent } from '../server/events.js';
 import {
   addsClusters,
   isEmptyRetiring,
@@ -14,8 +14,8 @@ import {
   withClustersOf,
   withRetiring,
   type Retiring,
-} from '../xds/snapshot/retiring.js';
-import type { Snapshot } from '../xds/snapshot/types.js';
+} from '../snapshot/retiring.js';
+import type { Snapshot } from '../snapshot/types.js';
 
 /**
  * The types whose resources refer to clusters and carry route ids: listeners, scopes and route

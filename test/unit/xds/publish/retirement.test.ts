@@ -9,11 +9,11 @@ import {
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   type ResourceType,
-} from '../../../src/proto/type-urls.js';
-import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
-import type { Snapshot } from '../../../src/xds/snapshot/types.js';
-import { Retirement } from '../../../src/runtime/retirement.js';
-import { cluster, routedSnapshot } from '../xds/server/helpers.js';
+} from '../../../../src/proto/type-urls.js';
+import type { AdsStreamEvent } from '../../../../src/xds/server/events.js';
+import type { Snapshot } from '../../../../src/xds/snapshot/types.js';
+import { Retirement } from '../../../../src/xds/publish/retirement.js';
+import { cluster, routedSnapshot } from '../server/helpers.js';
 
 const snap = routedSnapshot;
 

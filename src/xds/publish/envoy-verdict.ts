@@ -1,6 +1,6 @@
-import { RESOURCE_TYPES, SHORT_NAMES } from '../proto/type-urls.js';
-import type { AdsStreamEvent } from '../xds/server/events.js';
-import type { Snapshot } from '../xds/snapshot/types.js';
+import { RESOURCE_TYPES, SHORT_NAMES } from '../../proto/type-urls.js';
+import type { AdsStreamEvent } from '../server/events.js';
+import type { Snapshot } from '../snapshot/types.js';
 import { EnvoyHoldings } from './retirement.js';
 
 /** How long a build waits for Envoy's verdict unless told otherwise. */

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/types.js';
 import { adminUrlFromAddress } from '../../envoy/admin.js';
 import type { Logger } from '../../shared/logger.js';
-import { splitHostPort } from '../address.js';
+import { splitHostPort } from '../../grpc/address.js';
 import { startMetricsServer, type MetricsServer } from './metrics-server.js';
 import type { PortcullisMetrics } from './portcullis-metrics.js';
 import type { Readiness } from './readiness.js';

@@ -2,7 +2,7 @@ import type { Config } from '../config/types.js';
 import { envoyLevelFor, type EnvoyLogLevel } from '../envoy/log-lines.js';
 import { errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { BuildSubscriber } from './subscribers.js';
+import type { BuildSubscriber } from '../runtime/subscribers.js';
 
 /** The process logger's settable level (pino's `level`; its children follow it); absent on test fakes. */
 export interface LevelledLogger {

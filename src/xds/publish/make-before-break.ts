@@ -1,9 +1,8 @@
-import type { Logger } from '../shared/logger.js';
-import type { AdsStreamEvent } from '../xds/server/events.js';
-import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
-import type { Snapshot } from '../xds/snapshot/types.js';
+import type { Logger } from '../../shared/logger.js';
+import type { AdsStreamEvent } from '../server/events.js';
+import type { SnapshotStore } from '../snapshot/snapshot-store.js';
+import type { Snapshot } from '../snapshot/types.js';
 import { Retirement } from './retirement.js';
-import type { BuildSubscriber } from './subscribers.js';
 
 /** Options of `MakeBeforeBreak`. */
 export interface MakeBeforeBreakOptions {
@@ -34,11 +33,6 @@ export class MakeBeforeBreak {
   private checkQueued = false;
 
   constructor(private readonly options: MakeBeforeBreakOptions) {}
-
-  /** The build subscriber that publishes each accepted build's snapshot this way. */
-  subscriber(): BuildSubscriber {
-    return { name: 'xds', publish: (build) => this.publish(build.snapshot) };
-  }
 
   /** Serves `next` (with what it retires, while any Envoy may still refer to that). */
   publish(next: Snapshot): void {

@@ -6,12 +6,12 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { SignJWT } from 'jose';
-import { grpcServerOptions, grpcMethodPolicy } from '../../../src/runtime/grpc-limits.js';
+import { grpcServerOptions, grpcMethodPolicy } from '../../../src/grpc/grpc-limits.js';
 import {
   INTERNAL_TOKEN_METADATA_KEY,
   internalCallAuthorizer,
   internalCallCredentials,
-} from '../../../src/runtime/internal-grpc.js';
+} from '../../../src/grpc/internal-grpc.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { deriveGrpcCredential, grpcCredentialValue } from '../../../src/contract/grpc-credential.js';
 import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';

@@ -12,7 +12,7 @@ import {
   verifyInternalTokenExpiry,
   type InternalAudience,
 } from '../contract/internal-token.js';
-import type { DerivedTls } from './derived-tls.js';
+import type { DerivedTls } from '../pki/derived-tls.js';
 
 /** The metadata key internal tokens travel in (the same one Envoy's static credential uses). */
 export const INTERNAL_TOKEN_METADATA_KEY = 'authorization';

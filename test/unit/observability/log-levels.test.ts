@@ -1,4 +1,4 @@
-// Log levels on reload (runtime/log-levels.ts): each accepted config sets the process logger's
+// Log levels on reload (observability/log-levels.ts): each accepted config sets the process logger's
 // level and Envoy's, through the supervisor's admin call; unchanged levels call nothing; an
 // unset proxy_log_level follows log_level in Envoy's words, except that info runs Envoy at warning
 // (its info start-up dump is hundreds of lines); a refused admin call is a warning, not a failure.
@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { EnvoyLogLevel } from '../../../src/envoy/log-lines.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
-import { envoyLogLevel, logLevelSubscriber } from '../../../src/runtime/log-levels.js';
+import { envoyLogLevel, logLevelSubscriber } from '../../../src/observability/log-levels.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import type { Config } from '../../../src/config/types.js';
 

@@ -1,5 +1,5 @@
 // `certificate_authority` without `tls_derive` (a TLS-terminating load balancer or mesh in front of
-// each service): what internal grpc-js clients trust (runtime/internal-client.ts), the TLS Envoy's
+// each service): what internal grpc-js clients trust (grpc/internal-client.ts), the TLS Envoy's
 // ext_authz and sign-in clusters get (runtime/envoy-endpoints.ts), and the dry run showing it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -12,8 +12,8 @@ import { runCompile } from '../../../src/cmd/compile-command.js';
 import type { Config } from '../../../src/config/types.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../../src/contract/names.js';
 import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
-import { internalClient, internalTrust } from '../../../src/runtime/internal-client.js';
-import { internalChannelCredentials } from '../../../src/runtime/internal-grpc.js';
+import { internalClient, internalTrust } from '../../../src/grpc/internal-client.js';
+import { internalChannelCredentials } from '../../../src/grpc/internal-grpc.js';
 import { formatProblem } from '../../../src/shared/errors.js';
 import { base, CERT_PEM, parse, SECRET_32, valid } from '../config/helpers.js';
 

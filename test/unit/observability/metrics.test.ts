@@ -5,8 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { register as globalRegistry } from 'prom-client';
-import { PortcullisMetrics } from '../../../src/runtime/metrics/portcullis-metrics.js';
-import { Readiness } from '../../../src/runtime/metrics/readiness.js';
+import { PortcullisMetrics } from '../../../src/observability/metrics/portcullis-metrics.js';
+import { Readiness } from '../../../src/observability/metrics/readiness.js';
 import type { BuildResult } from '../../../src/runtime/build-pipeline.js';
 import type { RecordChange } from '../../../src/session/records.js';
 import { CLUSTER_TYPE, LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';

@@ -1,7 +1,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { InternalAudience } from '../contract/internal-token.js';
 import { internalCallCredentials, internalChannelCredentials, type InternalTrust } from './internal-grpc.js';
-import type { DerivedTls } from './derived-tls.js';
+import type { DerivedTls } from '../pki/derived-tls.js';
 
 /**
  * How this process calls the other Portcullis services over gRPC: TLS verified against the CA

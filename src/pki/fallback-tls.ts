@@ -11,7 +11,6 @@
  */
 import { createHash } from 'node:crypto';
 import * as pkijs from 'pkijs';
-import type { CertificatePair, FallbackCertificate } from '../translate/edge-tls.js';
 import {
   KEY_USAGE,
   OID,
@@ -21,6 +20,20 @@ import {
   issueCertificate,
   keyUsageExtension,
 } from './x509-build.js';
+
+/** A certificate with its key, both PEM. */
+export interface CertificatePair {
+  readonly certPem: string;
+  readonly keyPem: string;
+}
+
+/**
+ * Makes the self-signed fallback certificate for `hosts` (sorted, deduplicated DNS names, possibly
+ * `*.` wildcards; possibly none). Synchronous and deterministic: the same hosts give the same
+ * bytes, so an unchanged reload compiles the same listener. Translate takes it from
+ * `fallbackCertificates` below, made from the secret by whoever builds the keys.
+ */
+export type FallbackCertificate = (hosts: readonly string[]) => CertificatePair;
 
 /** Subject and issuer; also the only name Envoy sees in it when it covers no host. */
 const FALLBACK_NAME = 'Portcullis self-signed fallback';

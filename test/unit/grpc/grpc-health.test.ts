@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
 import { service as HEALTH_SERVICE } from 'grpc-health-check';
-import { registerHealth, type HealthStatus } from '../../../src/runtime/grpc-health.js';
-import { grpcServerOptions } from '../../../src/runtime/grpc-limits.js';
+import { registerHealth, type HealthStatus } from '../../../src/grpc/grpc-health.js';
+import { grpcServerOptions } from '../../../src/grpc/grpc-limits.js';
 import { silentLogger } from '../../../src/shared/logger.js';
 import { waitFor } from '../../support/wait.js';
 

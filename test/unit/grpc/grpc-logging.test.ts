@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import * as grpc from '@grpc/grpc-js';
-import { routeGrpcLogging } from '../../../src/runtime/grpc-logging.js';
+import { routeGrpcLogging } from '../../../src/grpc/grpc-logging.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 
 test("grpc-js's own lines go through the logger, an invalid metadata value redacted (not to stderr)", (t) => {

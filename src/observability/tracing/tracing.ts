@@ -20,8 +20,8 @@ import { serviceLabel } from '../../config/service-label.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SpanStarter } from '../../shared/trace-context.js';
-import type { BuildResult } from '../build-pipeline.js';
-import type { BuildSubscriber } from '../subscribers.js';
+import type { BuildResult } from '../../runtime/build-pipeline.js';
+import type { BuildSubscriber } from '../../runtime/subscribers.js';
 import { otlpExporter } from './exporter.js';
 
 /** What Portcullis's own tracing follows from the config; undefined when nothing is traced. */

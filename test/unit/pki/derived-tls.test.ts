@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { deriveInternalTls } from '../../../src/runtime/derived-tls.js';
+import { deriveInternalTls } from '../../../src/pki/derived-tls.js';
 
 const SECRET = new Uint8Array(32).fill(11);
 const NAME = 'portcullis.internal';

@@ -8,9 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Secret } from '../../../src/config/secret.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
-import { startMetricsServer, type MetricsServer } from '../../../src/runtime/metrics/metrics-server.js';
-import { PortcullisMetrics } from '../../../src/runtime/metrics/portcullis-metrics.js';
-import { Readiness } from '../../../src/runtime/metrics/readiness.js';
+import { startMetricsServer, type MetricsServer } from '../../../src/observability/metrics/metrics-server.js';
+import { PortcullisMetrics } from '../../../src/observability/metrics/portcullis-metrics.js';
+import { Readiness } from '../../../src/observability/metrics/readiness.js';
 import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
 

@@ -1,4 +1,4 @@
-// Portcullis's own tracing (runtime/tracing): settings from the config, one tracer provider per
+// Portcullis's own tracing (observability/tracing): settings from the config, one tracer provider per
 // distinct settings (kept across unrelated reloads, replaced and flushed when they change),
 // ParentBased(TraceIdRatio) sampling, a span per reload, spans flushed to the OTLP collector on
 // close, and a failing collector logged once per outage.
@@ -12,8 +12,8 @@ import {
   PortcullisTracing,
   tracingSettings,
   type TracingSettings,
-} from '../../../src/runtime/tracing/tracing.js';
-import { ReportingExporter } from '../../../src/runtime/tracing/exporter.js';
+} from '../../../src/observability/tracing/tracing.js';
+import { ReportingExporter } from '../../../src/observability/tracing/exporter.js';
 import type { BuildResult } from '../../../src/runtime/build-pipeline.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 import { startOtlpReceiver, type OtlpReceiver } from '../../support/otlp-receiver.js';

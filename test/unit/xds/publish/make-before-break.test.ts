@@ -2,20 +2,20 @@
 // publishes, when, and when the state kept for older routes may go (onSettled).
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { recordingLogger } from '../../../src/shared/logger.js';
+import { recordingLogger } from '../../../../src/shared/logger.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
-} from '../../../src/proto/type-urls.js';
-import type { AdsStreamEvent } from '../../../src/xds/server/events.js';
-import { buildSnapshot } from '../../../src/xds/snapshot/build-snapshot.js';
-import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
-import type { Snapshot } from '../../../src/xds/snapshot/types.js';
-import { MakeBeforeBreak } from '../../../src/runtime/make-before-break.js';
-import { cluster, endpoints, listener, route } from '../xds/server/helpers.js';
+} from '../../../../src/proto/type-urls.js';
+import type { AdsStreamEvent } from '../../../../src/xds/server/events.js';
+import { buildSnapshot } from '../../../../src/xds/snapshot/build-snapshot.js';
+import { SnapshotStore } from '../../../../src/xds/snapshot/snapshot-store.js';
+import type { Snapshot } from '../../../../src/xds/snapshot/types.js';
+import { MakeBeforeBreak } from '../../../../src/xds/publish/make-before-break.js';
+import { cluster, endpoints, listener, route } from '../server/helpers.js';
 
 function snap(clusters: readonly string[], target: string): Snapshot {
   return buildSnapshot({

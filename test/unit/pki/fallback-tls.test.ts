@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer } from 'node:tls';
 import { test } from 'node:test';
-import { fallbackCertificates } from '../../../src/runtime/fallback-tls.js';
+import { fallbackCertificates } from '../../../src/pki/fallback-tls.js';
 
 const SECRET = new Uint8Array(32).fill(3);
 const HOSTS = ['*.wild.test', 'app.test'];
