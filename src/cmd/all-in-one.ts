@@ -1,9 +1,9 @@
 import { PortcullisError } from '../shared/errors.js';
 import type { Reloader } from '../runtime/reloader.js';
 import type { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
-import type { AuthorizeService } from '../runtime/authorize-service.js';
-import type { AuthenticateService } from '../runtime/authenticate-service.js';
-import type { SessionStack } from '../runtime/session-stack.js';
+import type { AuthorizeService } from '../authorize/service.js';
+import type { AuthenticateService } from '../authenticate/service.js';
+import type { SessionStack } from '../databroker/stack.js';
 import type { RecordSessionStore } from '../databroker/record-session-store.js';
 import type { AdsServer } from '../xds/server/ads-server.js';
 import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';

@@ -1,28 +1,7 @@
 import { formatProblem } from '../shared/errors.js';
-import { buildYielding, type BuildInput, type BuildResult } from '../runtime/build-pipeline.js';
+import { buildYielding, type BuildResult } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../pki/system-ca.js';
-import { IdentityResolver } from '../runtime/identity.js';
-import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
-import { silentLogger } from '../shared/logger.js';
-import type { Config } from '../config/types.js';
-import type { TranslateOptions } from '../translate/translate.js';
 
-/**
- * The translate options the runtime would use, so a dry run prints what Envoy gets: `prepare`
- * fixes what the first config fixes (the derived TLS when `tls_derive` is set), as the runtime does.
- */
-function dryRunOptions(): Pick<BuildInput, 'translate' | 'prepare'> {
-  const identities = new IdentityResolver(silentLogger);
-  const caFile = systemCaFile();
-  let fixed: FixedAtStart | undefined;
-  return {
-    prepare: async (config) => {
-      fixed = await fixAtStart(config, identities.resolve(config));
-    },
-    translate: (config: Config): TranslateOptions =>
-      translateOptionsFor(config, identities.resolve(config), fixed as FixedAtStart, caFile),
-  };
-}
 import { renderResources, toYaml } from '../proto/render.js';
 import { compile } from '../xds/compile/compile.js';
 
@@ -33,7 +12,9 @@ async function buildAndReport(
   withStage: boolean,
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<BuildResult> {
-  const result = await buildYielding({ configPath, env, ...dryRunOptions() });
+  // As the runtime builds it (the internal TLS and endpoints of this very config), so a dry run
+  // prints what Envoy gets; secrets the config does not set are generated for this run.
+  const result = await buildYielding({ configPath, env, translate: { systemCaFile: systemCaFile() } });
   for (const warning of result.warnings) err.write(`warning: ${formatProblem(warning)}\n`);
   if (!result.ok) {
     err.write(`${configPath}: invalid configuration${withStage ? ` (${result.stage})` : ''}:\n`);
@@ -73,7 +54,7 @@ export async function runValidate(
   const result = await buildAndReport(configPath, err, false);
   if (!result.ok) return 1;
   out.write(
-    `${configPath}: valid (${result.config.routes.length} routes, version ${result.snapshot.version})\n`,
+    `${configPath}: valid (${result.ir.process.routeCount} routes, version ${result.snapshot.version})\n`,
   );
   return 0;
 }

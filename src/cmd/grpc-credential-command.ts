@@ -1,5 +1,4 @@
-import { loadConfigFile } from '../config/load-file.js';
-import { deriveGrpcCredential } from '../contract/grpc-credential.js';
+import { keysOfFile } from '../translate/from-file.js';
 import { formatProblem } from '../shared/errors.js';
 
 /**
@@ -16,19 +15,18 @@ export function runGrpcCredential(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): number {
-  const loaded = loadConfigFile(configPath, env);
-  if (loaded.config === undefined) {
+  const { keys, problems } = keysOfFile({ configPath, env });
+  if (keys === undefined) {
     err.write(`${configPath}: invalid configuration:\n`);
-    for (const problem of loaded.problems) err.write(`  - ${formatProblem(problem)}\n`);
+    for (const problem of problems) err.write(`  - ${formatProblem(problem)}\n`);
     return 1;
   }
-  const secret = loaded.config.shared_secret;
-  if (secret === undefined) {
+  if (keys.generated.sharedSecret) {
     err.write(
       `${configPath}: shared_secret is not set: the credential is derived from it; set it (file or SHARED_SECRET) for Portcullis and for this command\n`,
     );
     return 1;
   }
-  out.write(`${deriveGrpcCredential(secret.reveal())}\n`);
+  out.write(`${keys.grpcCredential}\n`);
   return 0;
 }

@@ -1,5 +1,4 @@
-import { loadConfigFile } from '../config/load-file.js';
-import { deriveInternalTls } from '../pki/derived-tls.js';
+import { keysOfFile } from '../translate/from-file.js';
 import { formatProblem } from '../shared/errors.js';
 
 /**
@@ -16,23 +15,22 @@ export async function runInternalCa(
   out: NodeJS.WritableStream,
   err: NodeJS.WritableStream,
 ): Promise<number> {
-  const loaded = loadConfigFile(configPath, env);
-  if (loaded.config === undefined) {
+  const { keys, problems } = keysOfFile({ configPath, env });
+  if (keys === undefined) {
     err.write(`${configPath}: invalid configuration:\n`);
-    for (const problem of loaded.problems) err.write(`  - ${formatProblem(problem)}\n`);
+    for (const problem of problems) err.write(`  - ${formatProblem(problem)}\n`);
     return 1;
   }
-  const { shared_secret: secret, tls_derive: serverName } = loaded.config;
-  if (serverName === undefined) {
+  if (keys.tlsDerive === undefined) {
     err.write(`${configPath}: tls_derive is not set: internal connections have no derived CA\n`);
     return 1;
   }
-  if (secret === undefined) {
+  if (keys.generated.sharedSecret || keys.internalTls === undefined) {
     err.write(
       `${configPath}: shared_secret is not set: the CA is derived from it; set it (file or SHARED_SECRET) for Portcullis and for this command\n`,
     );
     return 1;
   }
-  out.write((await deriveInternalTls(secret.reveal(), serverName)).caPem);
+  out.write(keys.internalTls.caPem);
   return 0;
 }

@@ -1,4 +1,4 @@
-import type { ServiceName } from '../config/types.js';
+import type { ServiceName } from '../shared/service-names.js';
 
 /**
  * The parts one process runs, read from `services` (spec section 1): the composition root starts
@@ -25,6 +25,3 @@ export function servicePartsOf(services: readonly ServiceName[]): ServiceParts {
     authenticate: services.includes('authenticate'),
   };
 }
-
-/** The `service` label of this process (its rule lives in config, beside the service names). */
-export { serviceLabel } from '../config/service-label.js';

@@ -1,42 +1,37 @@
 import * as grpc from '@grpc/grpc-js';
-import type { Config } from '../config/types.js';
-import { PortcullisError, errorMessage } from '../shared/errors.js';
+import { randomGrpcCredential } from '../contract/grpc-credential.js';
+import { PortcullisError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import { isLoopbackIp } from '../shared/loopback.js';
 import { Reloader } from '../runtime/reloader.js';
-import { snapshotSubscriber } from '../runtime/subscribers.js';
-import { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
-import { EnvoyVerdicts } from '../xds/publish/envoy-verdict.js';
-import type { CompiledResources } from '../proto/compiled.js';
 import type { GoodBuild } from '../runtime/build-pipeline.js';
+import type { CompiledResources } from '../proto/compiled.js';
 import { systemCaFile } from '../pki/system-ca.js';
-import { AuthorizeService } from '../runtime/authorize-service.js';
-import { AuthenticateService } from '../runtime/authenticate-service.js';
-import { IdentityResolver } from '../runtime/identity.js';
-import { splitHostPort } from '../grpc/address.js';
+import type { PinnedAtStart } from '../translate/from-file.js';
 import { grpcServerOptions } from '../grpc/grpc-limits.js';
-import { listenGrpc, type GrpcListener } from '../grpc/grpc-listener.js';
-import type { DerivedTls } from '../pki/derived-tls.js';
-import { fixAtStart, translateOptionsFor, type FixedAtStart } from '../runtime/translate-options.js';
-import { internalCallAuthorizer, internalServerCredentials } from '../grpc/internal-grpc.js';
 import { internalClient } from '../grpc/internal-client.js';
 import { registerHealth } from '../grpc/grpc-health.js';
-import { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
-import { Readiness } from '../observability/metrics/readiness.js';
-import { serveMetrics } from '../observability/metrics/serve.js';
-import { PortcullisTracing } from '../observability/tracing/tracing.js';
-import { openSessionStack, type SessionStack } from '../runtime/session-stack.js';
-import { registerDatabrokerService } from '../databroker/grpc/service.js';
-import { RecordReplayGuard } from '../authenticate/flow/replay-guard.js';
-import { AdsServer } from '../xds/server/ads-server.js';
+import { routeGrpcLogging } from '../grpc/grpc-logging.js';
+import { EnvoyVerdicts } from '../xds/publish/envoy-verdict.js';
+import type { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
+import type { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
-import { locateEnvoy } from '../envoy/locate.js';
+import type { AuthorizeService } from '../authorize/service.js';
+import type { AuthenticateService } from '../authenticate/service.js';
+import { openSessionStack, type SessionStack } from '../databroker/stack.js';
 import type { EnvoySupervisor } from '../envoy/supervisor.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
-import { servicePartsOf, serviceLabel, type ServiceParts } from './services.js';
-import { superviseEnvoy } from './supervise-envoy.js';
-import { envoyLogLevel, logLevelSubscriber } from '../observability/log-levels.js';
-import { routeGrpcLogging } from '../grpc/grpc-logging.js';
+import { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
+import { PortcullisTracing } from '../observability/tracing/tracing.js';
+import { servicePartsOf, type ServiceParts } from './services.js';
+import {
+  SERVICE_STARTS,
+  START_ORDER,
+  type Closer,
+  type FixedAtStart,
+  type ProcessParts,
+} from './service-table.js';
+import { listenAndSupervise } from './listen.js';
+import { shutdownGrpc } from './grpc-server.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
@@ -79,10 +74,11 @@ export interface Running {
 
 /**
  * Starts Portcullis as `services` says: loads and validates the config (an invalid first config
- * throws: there is nothing to keep serving), then starts each listed service and subscribes it to
- * the reload loop:
+ * throws: there is nothing to keep serving), then starts each listed service from the table in
+ * service-table.ts, each subscribed to the reload loop (which hands it every build's IR and key
+ * ring, never the config):
  * - databroker: the record store (memory or Redis), served over gRPC to the other processes;
- * - authorize: the authorization state and ext_authz Check, with the gRPC health service;
+ * - authorize: the authorization state and ext_authz Check;
  * - authenticate: the HTTP endpoints (sign-in, sign-out, user page) and the session refresher;
  * - proxy: the xDS snapshot, ADS and (unless sidecar) the supervised Envoy.
  * Services in this process share one session store and one gRPC server on `grpc_address`;
@@ -91,30 +87,19 @@ export interface Running {
  */
 export async function startServices(options: StartOptions): Promise<Running> {
   const { logger } = options;
-  const store = new SnapshotStore();
   const metrics = new PortcullisMetrics();
   // Follows each build's tracing settings: a subscriber from the first load on, so it is set up
   // before anything is served and the first load is traced too; closed last (below).
   const tracing = new PortcullisTracing(logger);
-  const identities = new IdentityResolver(logger);
-  let first: FixedAtStart | undefined;
   // Envoy's verdict on each reload (ADS events feed it once ADS runs; without ADS: no Envoy).
   const verdicts = new EnvoyVerdicts();
   const caFile = systemCaFile(options.env);
+  let pinned: PinnedAtStart | undefined;
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
-    translate: (config) => {
-      const identity = identities.resolve(config);
-      const fixed = first as FixedAtStart; // set by `prepare` before the first translate
-      if (fixed.credentialDerived && identity.grpcCredential !== fixed.credential) {
-        logger.warn(
-          {},
-          'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
-        );
-      }
-      return translateOptionsFor(config, identity, fixed, caFile);
-    },
+    // The reload loop generates the secrets a config does not set, once for the process's life.
+    translate: () => ({ systemCaFile: caFile, ...(pinned === undefined ? {} : { pinned }) }),
     logger,
     ...(options.reloadSettleMs === undefined ? {} : { settleMs: options.reloadSettleMs }),
     subscribers: [tracing.subscriber()],
@@ -125,285 +110,166 @@ export async function startServices(options: StartOptions): Promise<Running> {
       tracing.reloaded(result, seconds);
     },
   });
-  // Fixed by the first config (see the doc comment); the translate hook reads them.
-  const initial = await reloader.loadInitialPrepared(async (config) => {
-    const runs = servicePartsOf(config.services);
-    const selfContained = options.withoutEnvoy !== true && runs.proxy && runs.authorize;
-    first ??= await fixAtStart(config, identities.resolve(config), selfContained);
-  });
-  const config = initial.config;
-  const parts = servicePartsOf(config.services);
-  const service = serviceLabel(config.services);
-  const log = logger.child({ service });
-  metrics.setService(service);
-  if (logger.level !== undefined) logger.level = config.log_level;
-  routeGrpcLogging(logger, config.log_level);
   const closers: Closer[] = [() => tracing.close(), () => reloader.close(), () => verdicts.close()];
   try {
-    return await startParts({
-      options,
-      log,
-      reloader,
-      identities,
-      store,
-      initial,
-      parts,
-      service,
-      metrics,
-      tracing,
-      verdicts,
-      first: first!,
-      closers,
-    });
+    const initial = reloader.loadInitial();
+    pinned = { ownHttp: initial.ir.process.ownHttp, internalTls: initial.keys.internalTls };
+    return await startParts(options, { reloader, initial, metrics, tracing, verdicts, closers });
   } catch (err) {
     await closeAll(closers, 0);
     throw err;
   }
 }
 
-interface PartsContext {
-  readonly options: StartOptions;
-  readonly log: Logger;
+/** What `startServices` made before the services start. */
+interface Prepared {
   readonly reloader: Reloader;
-  readonly identities: IdentityResolver;
-  readonly store: SnapshotStore;
   readonly initial: GoodBuild;
-  readonly parts: ServiceParts;
-  readonly service: string;
-  /** The process's series and its Telemetry (the services report through it). */
   readonly metrics: PortcullisMetrics;
-  /** Portcullis's spans (Check, sign-in callback, reload); its tracer follows the current config. */
   readonly tracing: PortcullisTracing;
-  /** Envoy's verdict on each reload, fed by ADS events. */
   readonly verdicts: EnvoyVerdicts;
-  readonly first: FixedAtStart;
-  /** Stops what was started, in reverse order (on a failed start and in `stop`). */
   readonly closers: Closer[];
 }
-
-/** Stops one started part; `graceMs` is how long in-flight work may take. */
-type Closer = (graceMs: number) => Promise<void> | void;
 
 /** Runs `closers` last first (each failure is ignored: stopping goes on). */
 async function closeAll(closers: readonly Closer[], graceMs: number): Promise<void> {
   for (const close of [...closers].reverse()) await Promise.resolve(close(graceMs)).catch(() => undefined);
 }
 
-async function startParts(context: PartsContext): Promise<Running> {
-  const { options, log, reloader, identities, store, initial, parts, first, closers } = context;
-  const { metrics, tracing } = context;
-  const config = initial.config;
-  const sharedSecret = identities.resolve(config).sharedSecret;
-  const client = internalClient(sharedSecret, first.tls, config.certificate_authority_pem);
-  const usesSessions = parts.authorize || parts.authenticate || parts.databroker;
-  const stack = usesSessions
-    ? await openSessionStack({
-        config,
-        runsDatabroker: parts.databroker,
-        sharedSecret,
-        internal: client,
-        logger: log,
-        telemetry: metrics,
-      })
-    : undefined;
-  if (stack !== undefined) closers.push(() => stack.close());
-  const authorize = parts.authorize ? new AuthorizeService(stack!.sessions, log, identities) : undefined;
-  const authenticate = parts.authenticate
-    ? new AuthenticateService(stack!.sessions, identities, log, {
-        ...(options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs }),
-        replay: new RecordReplayGuard(stack!.backend, Date.now),
-        lease: stack!.backend,
-        telemetry: metrics,
-        tracer: tracing.tracer,
-        ...(first.tls === undefined ? {} : { tls: { certPem: first.tls.certPem, keyPem: first.tls.keyPem } }),
-      })
-    : undefined;
-  if (authenticate !== undefined) closers.push(() => authenticate.close());
-  // Dropped clusters and route ids stay until every Envoy has ACKed the routes that no longer use them.
-  const publisher = parts.proxy
-    ? new MakeBeforeBreak({ store, logger: log, onSettled: () => authorize?.releaseRetiredRoutes() })
-    : undefined;
-  // The authorization state takes each config before Envoy can route by it, and so does sign-in.
-  if (authorize !== undefined) reloader.subscribe(authorize.subscriber());
-  if (authenticate !== undefined) reloader.subscribe(authenticate.subscriber());
-  if (publisher !== undefined) reloader.subscribe(snapshotSubscriber(publisher));
-  const envoy = options.withoutEnvoy === true || !parts.proxy ? undefined : await locateEnvoy(options.env);
-  if (options.withoutEnvoy === true && config.shared_secret === undefined) {
+async function startParts(options: StartOptions, prepared: Prepared): Promise<Running> {
+  const { reloader, initial, metrics, tracing, closers } = prepared;
+  const { process: processIr, observability } = initial.ir;
+  const parts = servicePartsOf(processIr.services);
+  const service = processIr.serviceLabel;
+  const log = options.logger.child({ service });
+  metrics.setService(service);
+  if (options.logger.level !== undefined) options.logger.level = observability.logLevel;
+  routeGrpcLogging(options.logger, observability.logLevel);
+  const keys = initial.keys;
+  warnGeneratedSecrets(keys.generated, parts, log);
+  if (options.withoutEnvoy === true && keys.generated.sharedSecret) {
     throw new PortcullisError(
       'SHARED_SECRET_REQUIRED',
       'sidecar mode (--without-envoy) needs shared_secret: the sidecar Envoy presents a gRPC credential derived from it (portcullis grpc-credential --config <file>), and a generated secret would refuse every Envoy',
     );
   }
-  const ads = parts.proxy
-    ? new AdsServer({ source: store, logger: log, credential: first.credential })
-    : undefined;
-  ads?.onEvent((event) => publisher?.observe(event));
-  ads?.onEvent((event) => context.verdicts.observe(event));
-  // Ready once an Envoy ACKed a config (where this process serves xDS) and the session store answers.
-  const readiness = new Readiness({
-    envoy: parts.proxy,
-    ...(stack === undefined ? {} : { store: stack.backend }),
-  });
-  closers.push(() => readiness.close());
-  ads?.onEvent((event) => readiness.observe(event));
-  if (ads !== undefined) metrics.watchAds(() => ads.stats());
-  const { host, port } = splitHostPort(config.grpc_address);
-  let grpcPort = 0;
-  if (parts.proxy || parts.authorize || parts.databroker) {
-    const server = new grpc.Server(
-      grpcServerOptions({
-        envoyCredential: first.credential,
-        internalSecret: () => sharedSecret,
-        logger: log,
-      }),
-    );
-    const health = registerHealth(server);
-    if (ads !== undefined) ads.register(server);
-    if (authorize !== undefined) authorize.register(server, first.credential, metrics, tracing.tracer);
-    const databroker =
-      parts.databroker && stack !== undefined
-        ? registerDatabrokerService(server, stack.backend, {
-            authorize: internalCallAuthorizer(() => sharedSecret, 'databroker'),
+  const fixed = fixAtStart(initial, options.withoutEnvoy !== true && parts.proxy && parts.authorize);
+  if (fixed.credentialDerived) reloader.subscribe(credentialWatch(fixed.credential, log));
+  const client = internalClient(keys.sharedSecret, fixed.tls, processIr.certificateAuthorityPem);
+  const stack =
+    parts.authorize || parts.authenticate || parts.databroker
+      ? await openSessionStack({
+          databroker: processIr.databroker,
+          connection: keys.databrokerConnection,
+          clientTimeoutMs: processIr.grpcClientTimeoutMs,
+          runsDatabroker: parts.databroker,
+          sharedSecret: keys.sharedSecret,
+          internal: client,
+          logger: log,
+          telemetry: metrics,
+        })
+      : undefined;
+  if (stack !== undefined) closers.push(() => stack.close());
+  const grpcServer =
+    parts.proxy || parts.authorize || parts.databroker
+      ? new grpc.Server(
+          grpcServerOptions({
+            envoyCredential: fixed.credential,
+            internalSecret: () => keys.sharedSecret,
             logger: log,
-          })
-        : undefined;
-    warnInsecureGrpc(config, host, log);
-    // Closed last-pushed first: ADS and Watch streams never end by themselves, so they are ended
-    // before the server drains its calls.
-    closers.push((graceMs) => shutdownGrpc(server, graceMs));
-    closers.push(() => ads?.close());
-    closers.push(() => databroker?.close());
-    const listener = await bindGrpc(server, host, port, first.tls, log);
-    // Before everything above: no new connection once stopping begins.
-    closers.push(() => listener.close());
-    grpcPort = listener.port;
-    health.set('', readiness.serving);
-    readiness.onChange((serving) => health.set('', serving));
-    log.info(
-      {
-        grpc_address: `${host}:${grpcPort}`,
-        tls: first.tls === undefined ? 'none' : `derived (${first.tls.serverName})`,
-        serves: [
-          ...(parts.proxy ? ['ADS'] : []),
-          ...(parts.authorize ? ['ext_authz Check'] : []),
-          ...(parts.databroker ? ['databroker'] : []),
-          'health',
-        ],
-        routes: config.routes.length,
-        version: initial.snapshot.version,
-      },
-      `gRPC listening on ${host.includes(':') ? `[${host}]` : host}:${grpcPort}`,
-    );
-  }
-  if (authenticate !== undefined) {
-    // After gRPC, so a taken grpc_address is reported as such.
-    const bound = await authenticate.listen(first.ownHttp.host, first.ownHttp.port);
-    const url = `${first.tls === undefined ? 'http' : 'https'}://${bound.host}:${bound.port}`;
-    log.info(
-      {
-        reached: 'through Envoy on the authenticate host and /.portcullis/ of every route host',
-        ...(config.authenticate_service_url === undefined
-          ? {}
-          : { authenticate_service_url: config.authenticate_service_url.origin }),
-      },
-      `sign-in endpoints listening on ${url}`,
-    );
-  }
-  let supervisor: EnvoySupervisor | undefined;
-  if (envoy !== undefined) {
-    supervisor = await superviseEnvoy(envoy, {
-      ads: {
-        address: host === '0.0.0.0' || host === '' ? '127.0.0.1' : host,
-        port: grpcPort,
-        credential: first.credential,
-        ...(first.tls === undefined
-          ? {}
-          : { tls: { caPem: first.tls.caPem, serverName: first.tls.serverName } }),
-      },
-      adsApiType: options.adsApiType ?? 'DELTA_GRPC',
-      adminAddress: config.envoy_admin_address,
-      logLevel: envoyLogLevel(config),
-      capSensitiveComponents: config.proxy_log_level === undefined,
-      logger: log,
-    });
-    const started = supervisor;
-    closers.push((graceMs) => started.stop({ graceMs }));
-  }
-  reloader.subscribe(logLevelSubscriber(options.logger, supervisor, log));
-  const metricsServer = await serveMetrics({
-    config,
-    current: () => reloader.lastGoodBuild()?.config ?? config,
+          }),
+        )
+      : undefined;
+  const health = grpcServer === undefined ? undefined : registerHealth(grpcServer);
+  // Pushed before the services' own closers, so ADS and Watch streams end before the server drains.
+  if (grpcServer !== undefined) closers.push((graceMs) => shutdownGrpc(grpcServer, graceMs));
+  const processParts: ProcessParts = {
+    log,
+    reloader,
+    fixed,
+    sharedSecret: keys.sharedSecret,
     metrics,
-    readiness,
-    proxy: parts.proxy,
-    envoyAdminUrl: () => supervisor?.adminUrl,
-    logger: log,
+    tracing,
+    store: new SnapshotStore(),
+    stack,
+    grpcServer,
+    idpTimeoutMs: options.idpTimeoutMs,
+    closers,
+    started: {},
+  };
+  for (const name of START_ORDER) if (processIr.services.includes(name)) SERVICE_STARTS[name](processParts);
+  const listening = await listenAndSupervise(options, {
+    ...prepared,
+    process: processParts,
+    parts,
+    health,
   });
-  if (metricsServer !== undefined) closers.push(() => metricsServer.close());
+  const { started } = processParts;
   return {
     parts,
-    service: context.service,
+    service,
     log,
-    store,
+    store: processParts.store,
     reloader,
-    grpcCredential: first.credential,
-    grpcPort,
+    grpcCredential: fixed.credential,
+    grpcPort: listening.grpcPort,
     stack,
-    authorize,
-    authenticate,
-    ads,
-    publisher,
-    supervisor,
+    authorize: started.authorize,
+    authenticate: started.authenticate?.service,
+    ads: started.xds?.ads,
+    publisher: started.xds?.publisher,
+    supervisor: listening.supervisor,
     async stop(stopOptions = {}) {
       await closeAll(closers, stopOptions.graceMs ?? 0);
     },
   };
 }
 
-function warnInsecureGrpc(config: Config, host: string, logger: Logger): void {
-  if (
-    config.grpc_insecure &&
-    config.tls_derive === undefined &&
-    !isLoopbackIp(host) &&
-    host !== 'localhost'
-  ) {
-    logger.warn(
-      { grpc_address: config.grpc_address },
-      'grpc_insecure: gRPC is served without TLS off loopback; keep the port on a private network (or set tls_derive)',
-    );
-  }
-}
-
 /**
- * Listens on `host:port` (0 picks a free port) for `server` through grpc-listener.ts (connections
- * bounded per peer and overall), with the derived TLS when `tls_derive` is set; a failure is
- * GRPC_BIND_FAILED naming the address, so a taken `grpc_address` says which option to change.
+ * What the first build fixes. `selfContained`: this process both checks the gRPC credential
+ * (authorize and proxy) and starts the only Envoy that presents it (all-in-one), so the credential
+ * is random, new with every start, rather than derived from `shared_secret` (which a sidecar Envoy
+ * or another process must share).
  */
-async function bindGrpc(
-  server: grpc.Server,
-  host: string,
-  port: number,
-  tls: DerivedTls | undefined,
-  logger: Logger,
-): Promise<GrpcListener> {
-  const target = host.includes(':') ? `[${host}]:${port}` : `${host}:${port}`;
-  try {
-    return await listenGrpc(server, { host, port, credentials: internalServerCredentials(tls), logger });
-  } catch (err) {
-    throw new PortcullisError(
-      'GRPC_BIND_FAILED',
-      `cannot listen on grpc_address ${target}: ${errorMessage(err)}`,
+function fixAtStart(initial: GoodBuild, selfContained: boolean): FixedAtStart {
+  return {
+    credential: selfContained ? randomGrpcCredential() : initial.keys.grpcCredential,
+    credentialDerived: !selfContained,
+    ownHttp: initial.ir.process.ownHttp,
+    tls: initial.keys.internalTls,
+  };
+}
+
+/** Warns once, at start, about secrets the process generated because the config sets none. */
+function warnGeneratedSecrets(
+  generated: GoodBuild['keys']['generated'],
+  parts: ServiceParts,
+  log: Logger,
+): void {
+  if (generated.sharedSecret) {
+    log.warn(
+      {},
+      'shared_secret is not set: generated one for this process; sessions and identity-assertion keys change on restart',
+    );
+  }
+  if (generated.cookieSecret && parts.authenticate) {
+    log.warn(
+      {},
+      'cookie_secret is not set: generated one for this process; sign-ins in progress fail after a restart',
     );
   }
 }
 
-/** Stops `server`: in-flight calls get `graceMs` to finish, then every connection is closed. */
-function shutdownGrpc(server: grpc.Server, graceMs: number): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const force = setTimeout(() => server.forceShutdown(), graceMs);
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      resolve();
-    });
-  });
+/** Warns when a reload changes the shared secret a derived Envoy credential came from. */
+function credentialWatch(credential: string, log: Logger): Parameters<Reloader['subscribe']>[0] {
+  return {
+    name: 'grpc-credential',
+    publish: (build) => {
+      if (build.keys.grpcCredential === credential) return;
+      log.warn(
+        {},
+        'shared_secret changed: Envoy keeps the gRPC credential derived at start; restart Portcullis (and a sidecar Envoy) to change it',
+      );
+    },
+  };
 }

@@ -1,5 +1,5 @@
 import type { Logger } from '../shared/logger.js';
-import { splitHostPort } from '../grpc/address.js';
+import { splitHostPort } from '../shared/address.js';
 import { buildBootstrap, type AdsApiType, type BootstrapOptions } from '../envoy/bootstrap.js';
 import type { LocatedEnvoy } from '../envoy/locate.js';
 import { EnvoySupervisor } from '../envoy/supervisor.js';

@@ -1,6 +1,6 @@
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
-import type { Secret } from './secret.js';
+import type { Secret } from '../shared/secret.js';
 import type { Config, IdpProvider, RouteSettings } from './types.js';
 
 /**

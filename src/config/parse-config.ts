@@ -6,7 +6,7 @@ import { fullHash } from '../shared/hash.js';
 import { canonicalHostName } from './host-name.js';
 import { checkServices, type ServicePlan } from './parse-services.js';
 import { checkObservability } from './parse-observability.js';
-import type { Secret } from './secret.js';
+import type { Secret } from '../shared/secret.js';
 import { readCertificates, type CertificatePair } from './parse-tls.js';
 import { ParsedValues } from './parsed-values.js';
 import { envName, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS } from './option-table.js';

@@ -1,6 +1,6 @@
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { certificateProblem, readPrivateKey } from './pem-check.js';
-import { Secret } from './secret.js';
+import { Secret } from '../shared/secret.js';
 import type { SigningKey } from './types.js';
 import type { Reader } from './value-readers.js';
 

@@ -1,5 +1,5 @@
 import type { ParsedValues } from './parsed-values.js';
-import { Secret } from './secret.js';
+import { Secret } from '../shared/secret.js';
 import type { Reader } from './value-readers.js';
 
 /**

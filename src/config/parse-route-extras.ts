@@ -1,7 +1,7 @@
 import { canonicalAllowedDomains, canonicalAllowedUsers } from './parse-identity-values.js';
 import { parsePolicy } from './parse-policy.js';
 import type { PolicyValue } from './policy-types.js';
-import { Secret } from './secret.js';
+import { Secret } from '../shared/secret.js';
 import type { RouteSettings } from './types.js';
 import { describe, isPlainObject, type Reader } from './value-readers.js';
 

@@ -3,7 +3,7 @@ import type { OptionSpec } from './option-table.js';
 import { findRemoved, removedMessage } from './removed-options.js';
 import { readClaimsHeaders } from './parse-claims-headers.js';
 import { readBytes32, readPem, readSigningKey } from './parse-keys.js';
-import { Secret } from './secret.js';
+import { Secret } from '../shared/secret.js';
 import { readFileOption, type RawValue, type ReadText } from './sources.js';
 import { describe, type Reader } from './value-readers.js';
 

@@ -5,7 +5,7 @@
  */
 import type { LogLevel } from '../shared/logger.js';
 import type { PolicyRule, PolicyValue } from './policy-types.js';
-import type { Secret } from './secret.js';
+import type { Secret } from '../shared/secret.js';
 
 export const LB_POLICIES = ['ROUND_ROBIN', 'LEAST_REQUEST', 'RING_HASH', 'RANDOM', 'MAGLEV'] as const;
 export type LoadBalancingPolicy = (typeof LB_POLICIES)[number];
@@ -133,25 +133,11 @@ export interface RouteSettings {
   readonly source_path: string;
 }
 
-/** The logical services a process can run (`services`); `all` expands to every one. */
-export const SERVICE_NAMES = ['authenticate', 'authorize', 'proxy', 'databroker'] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
+export { SERVICE_NAMES, type ServiceName } from '../shared/service-names.js';
+import type { ServiceName } from '../shared/service-names.js';
 
-/** Built-in identity providers selected by `idp_provider`. */
-export const IDP_PROVIDERS = [
-  'oidc',
-  'google',
-  'azure',
-  'okta',
-  'auth0',
-  'cognito',
-  'gitlab',
-  'onelogin',
-  'ping',
-  'apple',
-  'github',
-] as const;
-export type IdpProvider = (typeof IDP_PROVIDERS)[number];
+export { IDP_PROVIDERS, type IdpProvider } from '../shared/idp-providers.js';
+import type { IdpProvider } from '../shared/idp-providers.js';
 
 /** A validated identity-assertion signing key: PEM text (first block signs) and its JWS algorithm. */
 export interface SigningKey {

@@ -8,6 +8,7 @@ import type { PolicyRule } from './policy.js';
 import type { IRAnswer } from './answer.js';
 import type { IRTracing } from './tracing.js';
 import type { HealthCheckSettings, LoadBalancingPolicy, OutlierDetectionSettings } from './upstream.js';
+import type { IRObservability, IRProcess, IRSignIn } from './services.js';
 
 export interface IR {
   readonly listener: IRListener;
@@ -22,6 +23,12 @@ export interface IR {
   readonly internal: IRInternal | undefined;
   /** `http_redirect_addr`: the plain-HTTP listener that redirects every request to HTTPS. */
   readonly httpRedirect?: IRHttpRedirect;
+  /** How this process runs its services (services.ts); compile does not read it. */
+  readonly process: IRProcess;
+  /** Logs, metrics and Portcullis's own traces; compile does not read it. */
+  readonly observability: IRObservability;
+  /** Sign-in settings; absent without `authenticate_service_url`. Compile does not read it. */
+  readonly signIn: IRSignIn | undefined;
 }
 
 /** A plain-HTTP listener whose every answer is a 301 to `https://<host>[:httpsPort]<path>?<query>`. */
@@ -61,7 +68,7 @@ export interface IRInternal {
   };
 }
 
-/** What the authorize service needs beyond each route's policy; no secrets (those stay in Config). */
+/** What the authorize service needs beyond each route's policy; no secrets (those are in the key ring). */
 export interface IRAuthorize {
   /** Request header -> session claim, for `jwt_claims_headers`. */
   readonly claimHeaders: Readonly<Record<string, string>>;
@@ -71,6 +78,8 @@ export interface IRAuthorize {
   readonly cookieName: string;
   /** `jwt_issuer_format`: the assertion's `iss` is the host (with a non-default port) or `https://host/`. */
   readonly issuerFormat: 'host_only' | 'uri';
+  /** `jwt_groups_filter`: the groups an assertion may name; absent: every group. */
+  readonly groupsFilter: readonly string[] | undefined;
 }
 
 export interface IRListener {

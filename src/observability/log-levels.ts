@@ -1,4 +1,4 @@
-import type { Config } from '../config/types.js';
+import type { IRObservability } from '../ir/services.js';
 import { envoyLevelFor, type EnvoyLogLevel } from '../envoy/log-lines.js';
 import { errorMessage } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
@@ -23,9 +23,9 @@ export interface EnvoyLevel {
  * extension list, header maps, runtime layers) that would bury Portcullis's own start-up lines;
  * `proxy_log_level: info` asks for them explicitly. Pure.
  */
-export function envoyLogLevel(config: Pick<Config, 'log_level' | 'proxy_log_level'>): EnvoyLogLevel {
-  if (config.proxy_log_level !== undefined) return envoyLevelFor(config.proxy_log_level);
-  return config.log_level === 'info' ? 'warning' : envoyLevelFor(config.log_level);
+export function envoyLogLevel(levels: Pick<IRObservability, 'logLevel' | 'proxyLogLevel'>): EnvoyLogLevel {
+  if (levels.proxyLogLevel !== undefined) return envoyLevelFor(levels.proxyLogLevel);
+  return levels.logLevel === 'info' ? 'warning' : envoyLevelFor(levels.logLevel);
 }
 
 /**
@@ -43,15 +43,16 @@ export function logLevelSubscriber(
 ): BuildSubscriber {
   return {
     name: 'log-levels',
-    publish: ({ config }) => {
-      if (root.level !== undefined && root.level !== config.log_level) {
+    publish: ({ ir }) => {
+      const levels = ir.observability;
+      if (root.level !== undefined && root.level !== levels.logLevel) {
         const from = root.level;
-        root.level = config.log_level;
-        log.info({ from, to: config.log_level }, 'log_level changed');
+        root.level = levels.logLevel;
+        log.info({ from, to: levels.logLevel }, 'log_level changed');
       }
-      const level = envoyLogLevel(config);
+      const level = envoyLogLevel(levels);
       // Envoy's secret-bearing loggers stay at info unless proxy_log_level asks.
-      const caps = config.proxy_log_level === undefined;
+      const caps = levels.proxyLogLevel === undefined;
       if (envoy === undefined || (envoy.logLevel === level && envoy.capsSensitiveComponents === caps)) return;
       const from = envoy.logLevel;
       envoy.setLogLevel(level, caps).then(

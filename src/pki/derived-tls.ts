@@ -46,10 +46,11 @@ const DNS_NAME = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)(\.[a-z0-9](
  * address is not one: it would give no SNI).
  */
 export function deriveInternalTls(sharedSecret: Uint8Array, serverName: string): Promise<DerivedTls> {
-  return Promise.resolve().then(() => derive(sharedSecret, serverName));
+  return Promise.resolve().then(() => deriveInternalTlsSync(sharedSecret, serverName));
 }
 
-function derive(sharedSecret: Uint8Array, serverName: string): DerivedTls {
+/** `deriveInternalTls`, synchronously: the key ring builds it inside one synchronous build pass. */
+export function deriveInternalTlsSync(sharedSecret: Uint8Array, serverName: string): DerivedTls {
   if (sharedSecret.length === 0) throw new RangeError('shared secret is empty');
   if (!DNS_NAME.test(serverName) || isIP(serverName) !== 0) {
     throw new RangeError(`tls_derive ${serverName} is not a lower-case DNS name`);

@@ -1,9 +1,7 @@
 import { errorMessage, type Problem } from '../shared/errors.js';
-import { loadConfigFile } from '../config/load-file.js';
-import type { RouteCache } from '../config/parse-config.js';
-import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
-import { translate, type TranslateOptions } from '../translate/translate.js';
+import type { KeyRing } from '../keys/key-ring.js';
+import { translateFile, type TranslateExternals, type TranslateMemo } from '../translate/from-file.js';
 import { compile } from '../xds/compile/compile.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';
@@ -14,16 +12,10 @@ import type { Snapshot } from '../xds/snapshot/types.js';
 export interface BuildInput {
   readonly configPath: string;
   readonly env: Readonly<Record<string, string | undefined>>;
-  /** Translate's inputs from the outside world, or how to derive them from the parsed config. */
-  readonly translate: TranslateOptions | ((config: Config) => TranslateOptions);
+  /** Translate's inputs from outside the file, or how to get them for each pass. */
+  readonly translate: TranslateExternals | (() => TranslateExternals);
   /** Bytes the caller already read (absolute path -> bytes): parsed instead of read again. */
   readonly read?: ReadonlyMap<string, Buffer>;
-  /**
-   * Awaited by `buildYielding` between parse and translate, with the parsed config: the first
-   * load uses it to make what translate needs from the config itself asynchronously (the TLS that
-   * `tls_derive` derives). A rejection fails the pass at translate. `build` (synchronous) ignores it.
-   */
-  readonly prepare?: (config: Config) => Promise<void>;
   /**
    * Test seam at the compile stage: rewrites the compiled resources before the consistency check
    * (tests make a resource Envoy rejects that validation lets through). Never set in production.
@@ -34,14 +26,15 @@ export interface BuildInput {
 /** A pass in which every stage succeeded: what it made, and what the next pass may reuse. */
 export interface GoodBuild {
   readonly ok: true;
-  readonly config: Config;
   /** The IR the snapshot was compiled from (compile is pure: `compile(ir)` gives its messages again). */
   readonly ir: IR;
+  /** Every key and secret the services use for this config (keys/key-ring.ts). */
+  readonly keys: KeyRing;
   readonly snapshot: Snapshot;
   /** The snapshot's encodings by content, handed to the next pass (see `EncodeCache`). */
   readonly encodeCache: EncodeCache;
-  /** The validated routes by content, handed to the next pass's parse (see `RouteCache`). */
-  readonly routeCache: RouteCache;
+  /** What the next pass's parse and translate may reuse (validated routes, the key ring). */
+  readonly memo: TranslateMemo;
   readonly warnings: readonly Problem[];
   readonly filesRead: readonly string[];
   /** Milliseconds spent per stage, for the reload log line and benchmarks. */
@@ -95,17 +88,10 @@ export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
  */
 export async function buildYielding(input: BuildInput, previous?: GoodBuild): Promise<BuildResult> {
   const stages = buildStages(input, previous);
-  let prepared: unknown;
   for (;;) {
-    const step = stages.next(prepared);
+    const step = stages.next();
     if (step.done === true) return step.value;
-    prepared = undefined;
-    if (step.value !== undefined && input.prepare !== undefined) {
-      prepared = await input.prepare(step.value).then(
-        () => undefined,
-        (err: unknown) => err ?? new Error('prepare failed'),
-      );
-    } else await new Promise<void>((resolve) => setImmediate(resolve));
+    await new Promise<void>((resolve) => setImmediate(resolve));
   }
 }
 
@@ -113,16 +99,23 @@ export async function buildYielding(input: BuildInput, previous?: GoodBuild): Pr
 function* buildStages(
   input: BuildInput,
   previous: GoodBuild | undefined,
-): Generator<Config | undefined, BuildResult, unknown> {
+): Generator<void, BuildResult, void> {
   let stageStart = performance.now();
   const took = (): number => span(stageStart, performance.now());
-  const { config, problems, warnings, filesRead, routeCache } = loadConfigFile(
-    input.configPath,
-    input.env,
-    input.read,
-    previous?.routeCache,
-  );
+  const externals = typeof input.translate === 'function' ? input.translate() : input.translate;
+  const file = translateFile(input, externals, previous?.memo);
+  let step = file.next();
   const parse = took();
+  if (step.done !== true) {
+    yield;
+    stageStart = performance.now();
+    step = file.next();
+  }
+  // translateFile pauses once, after parse; a second pause would be a bug there.
+  if (step.done !== true) throw new Error('translateFile paused twice');
+  const translated = step.value;
+  const translateMs = step.value.ok || step.value.stage === 'translate' ? took() : 0;
+  const { warnings, filesRead } = translated;
   const fail = (stage: FailedBuild['stage'], found: readonly Problem[]): FailedBuild => ({
     ok: false,
     stage,
@@ -130,25 +123,9 @@ function* buildStages(
     warnings,
     filesRead,
   });
-  if (config === undefined) return fail('parse', problems);
-  // The caller may prepare for this config here (buildYielding's `prepare`); it sends back its error.
-  const prepareError = yield config;
-  if (prepareError !== undefined)
-    return fail('translate', [{ path: '', message: errorMessage(prepareError) }]);
-  stageStart = performance.now();
-  let translated: ReturnType<typeof translate>;
-  try {
-    translated = translate(
-      config,
-      typeof input.translate === 'function' ? input.translate(config) : input.translate,
-    );
-  } catch (err) {
-    return fail('translate', [{ path: '', message: errorMessage(err) }]);
-  }
-  const translateMs = took();
-  const ir = translated.ir;
-  if (ir === undefined) return fail('translate', translated.problems);
-  yield undefined;
+  if (!translated.ok) return fail(translated.stage, translated.problems);
+  const { ir, keys, memo } = translated;
+  yield;
   try {
     stageStart = performance.now();
     const compiled = input.afterCompile === undefined ? compile(ir) : input.afterCompile(compile(ir));
@@ -162,11 +139,11 @@ function* buildStages(
     const { snapshot, cache } = buildSnapshot(compiled, previous?.encodeCache);
     return {
       ok: true,
-      config,
       ir,
+      keys,
+      memo,
       snapshot,
       encodeCache: cache,
-      routeCache,
       warnings,
       filesRead,
       timingsMs: { parse, translate: translateMs, compile: compileMs, check, snapshot: took() },

@@ -30,7 +30,7 @@ export function logVerdict(logger: Logger, result: GoodBuild, outcome: Outcome):
   const { changed, publishMs, verdict } = outcome;
   const fields = {
     version: result.snapshot.version,
-    routes: result.config.routes.length,
+    routes: result.ir.process.routeCount,
     changed,
     ms: { ...result.timingsMs, publish: publishMs },
     ...(verdict === undefined ? {} : { envoy: verdict.kind }),

@@ -1,7 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { errorMessage, formatProblem, ValidationError, type Problem } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
-import type { TranslateOptions } from '../translate/translate.js';
-import type { Config } from '../config/types.js';
+import type { TranslateExternals } from '../translate/from-file.js';
 import {
   build,
   buildYielding,
@@ -56,12 +56,18 @@ export class Reloader {
   /** The background reloads, one after another (see reloadInBackground). */
   private queue: Promise<unknown> = Promise.resolve();
   private closed = false;
+  /**
+   * Used where the config sets no shared_secret or cookie_secret and the caller passes none: one
+   * pair for the loop's life, so keys stay across reloads.
+   */
+  private readonly generatedSecrets = { sharedSecret: randomBytes(32), cookieSecret: randomBytes(32) };
 
   constructor(
     private readonly options: {
       readonly configPath: string;
       readonly env: Readonly<Record<string, string | undefined>>;
-      readonly translate: TranslateOptions | ((config: Config) => TranslateOptions);
+      /** Translate's inputs from outside the file, or how to get them for each pass. */
+      readonly translate: TranslateExternals | (() => TranslateExternals);
       /**
        * Who receives each good build, in this order (authorization state before the xDS snapshot);
        * more can join with `subscribe` once the first config says which services run.
@@ -92,16 +98,6 @@ export class Reloader {
   loadInitial(): GoodBuild {
     const started = performance.now();
     return this.takeInitial(build(this.input()), started);
-  }
-
-  /**
-   * `loadInitial`, with `prepare` awaited between parse and translate (see BuildInput's
-   * `prepare`): the start-up path when translate needs something made asynchronously from the
-   * config itself, such as the TLS `tls_derive` derives.
-   */
-  async loadInitialPrepared(prepare: (config: Config) => Promise<void>): Promise<GoodBuild> {
-    const started = performance.now();
-    return this.takeInitial(await buildYielding({ ...this.input(), prepare }), started);
   }
 
   /** Publishes the first build and starts watching its files; throws when it failed. */
@@ -257,7 +253,10 @@ export class Reloader {
     return {
       configPath,
       env,
-      translate,
+      translate: () => ({
+        generatedSecrets: this.generatedSecrets,
+        ...(typeof translate === 'function' ? translate() : translate),
+      }),
       ...(read === undefined ? {} : { read }),
       ...(afterCompile === undefined ? {} : { afterCompile }),
     };

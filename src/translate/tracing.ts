@@ -1,5 +1,5 @@
 import type { Config } from '../config/types.js';
-import { serviceLabel } from '../config/service-label.js';
+import { serviceLabel } from '../shared/service-names.js';
 import type { IRTracing } from '../ir/tracing.js';
 
 /**

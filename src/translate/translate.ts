@@ -22,6 +22,7 @@ import type { FallbackCertificate } from '../pki/fallback-tls.js';
 import { tcpShadowed, translateTcpRoute } from './tcp-routes.js';
 import { createShadowIndex, type Shadowing } from './shadowing.js';
 import { connectAuthority } from '../config/parse-url.js';
+import { translateObservability, translateProcess, translateSignIn } from './services.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -102,11 +103,15 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
         authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
         cookieName: config.cookie_name,
         issuerFormat: config.jwt_issuer_format,
+        groupsFilter: config.jwt_groups_filter,
       },
       internal: options.internal,
       ...(config.http_redirect_addr === undefined
         ? {}
         : { httpRedirect: httpRedirect(config.http_redirect_addr, config.address) }),
+      process: translateProcess(config),
+      observability: translateObservability(config),
+      signIn: translateSignIn(config),
     },
     problems: [],
   };

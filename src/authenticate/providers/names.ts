@@ -1,13 +1,4 @@
-/** Built-in identity providers selected by `idp_provider` (the same list as config's IDP_PROVIDERS). */
-export type IdpProviderName =
-  | 'oidc'
-  | 'google'
-  | 'azure'
-  | 'okta'
-  | 'auth0'
-  | 'cognito'
-  | 'gitlab'
-  | 'onelogin'
-  | 'ping'
-  | 'apple'
-  | 'github';
+import type { IdpProvider } from '../../shared/idp-providers.js';
+
+/** Built-in identity providers selected by `idp_provider` (shared/idp-providers.ts). */
+export type IdpProviderName = IdpProvider;

@@ -1,6 +1,6 @@
 import type { Session } from '../../session/session.js';
 import { assertionClaims, signAssertion, ASSERTION_LIFETIME_S } from './assertion.js';
-import type { SigningKey } from './signing-key.js';
+import type { SigningKey } from '../../keys/signing-key.js';
 import type { AssertionTarget } from '../request-host.js';
 
 /** Re-sign this long before an assertion expires, so upstreams never receive one about to lapse. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose';
 import type { Session } from '../../session/session.js';
-import type { SigningKey } from './signing-key.js';
+import type { SigningKey } from '../../keys/signing-key.js';
 import type { AssertionTarget } from '../request-host.js';
 
 /** Lifetime of an identity assertion (the spec's peer: iat + 5 minutes). */

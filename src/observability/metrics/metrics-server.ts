@@ -2,7 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import parseBasicAuth from 'basic-auth';
-import type { Secret } from '../../config/secret.js';
+import type { Secret } from '../../shared/secret.js';
 import { adminRequest } from '../../envoy/admin.js';
 import { PortcullisError, errorMessage } from '../../shared/errors.js';
 import type { PortcullisMetrics } from './portcullis-metrics.js';

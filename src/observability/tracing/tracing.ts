@@ -15,8 +15,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { resourceFromAttributes } from '@opentelemetry/resources';
-import type { Config } from '../../config/types.js';
-import { serviceLabel } from '../../config/service-label.js';
+import type { IRServiceTracing } from '../../ir/services.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SpanStarter } from '../../shared/trace-context.js';
@@ -24,28 +23,8 @@ import type { BuildResult } from '../../runtime/build-pipeline.js';
 import type { BuildSubscriber } from '../../runtime/subscribers.js';
 import { otlpExporter } from './exporter.js';
 
-/** What Portcullis's own tracing follows from the config; undefined when nothing is traced. */
-export interface TracingSettings {
-  /** `otel_exporter_otlp_endpoint` (an origin). */
-  readonly endpoint: string;
-  readonly protocol: 'grpc' | 'http/protobuf';
-  /** `tracing_sampling_rate` (0..1): the share of traces Portcullis starts itself. */
-  readonly samplingRate: number;
-  /** `service.name` of every span: the process's `service` label. */
-  readonly serviceName: string;
-}
-
-/** The tracing settings of `config`: undefined without `otel_exporter_otlp_endpoint`. */
-export function tracingSettings(config: Config): TracingSettings | undefined {
-  const endpoint = config.otel_exporter_otlp_endpoint;
-  if (endpoint === undefined) return undefined;
-  return {
-    endpoint: endpoint.origin,
-    protocol: config.otel_exporter_otlp_protocol,
-    samplingRate: config.tracing_sampling_rate,
-    serviceName: serviceLabel(config.services),
-  };
-}
+/** What Portcullis's own tracing follows (the IR's); undefined when nothing is traced. */
+export type TracingSettings = IRServiceTracing;
 
 /**
  * A tracer provider for `settings`, registered nowhere (no global provider, propagator or context
@@ -90,7 +69,7 @@ export class PortcullisTracing {
 
   /** Follows each accepted build's settings (a reload subscriber; it never refuses a build). */
   subscriber(): BuildSubscriber {
-    return { name: 'tracing', publish: (build) => this.install(tracingSettings(build.config)) };
+    return { name: 'tracing', publish: (build) => this.install(build.ir.observability.tracing) };
   }
 
   /** Makes the provider for `settings` unless the current one was made for the same. */
@@ -128,7 +107,7 @@ export class PortcullisTracing {
         attributes: result.ok
           ? {
               'portcullis.config.version': result.snapshot.version,
-              'portcullis.config.routes': result.config.routes.length,
+              'portcullis.config.routes': result.ir.process.routeCount,
             }
           : { 'portcullis.reload.stage': result.stage, 'portcullis.reload.problems': result.problems.length },
       },

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { calculateJwkThumbprint, createLocalJWKSet, jwtVerify, decodeProtectedHeader } from 'jose';
-import { deriveSigningKey, jwksOf, loadSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import { deriveSigningKey, jwksOf, loadSigningKey } from '../../../src/keys/signing-key.js';
 import {
   assertionClaims,
   signAssertion,

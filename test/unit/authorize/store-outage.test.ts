@@ -8,7 +8,7 @@ import { createAuthorizer } from '../../../src/authorize/authorizer.js';
 import { buildAuthzState } from '../../../src/authorize/authz-state.js';
 import type { AuthorizeRequest, Decision } from '../../../src/authorize/decision.js';
 import { AssertionSigner } from '../../../src/authorize/identity/assertion-cache.js';
-import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import { deriveSigningKey } from '../../../src/keys/signing-key.js';
 import type { IR } from '../../../src/ir/types.js';
 import { SessionHandles } from '../../../src/session/handle.js';
 import type { Session } from '../../../src/session/session.js';

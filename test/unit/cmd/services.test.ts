@@ -2,7 +2,8 @@
 // its logs and metrics (spec section 9, 0.8.0).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { serviceLabel, servicePartsOf } from '../../../src/cmd/services.js';
+import { servicePartsOf } from '../../../src/cmd/services.js';
+import { serviceLabel } from '../../../src/shared/service-names.js';
 import { SERVICE_NAMES } from '../../../src/config/types.js';
 
 test('every service runs every part', () => {

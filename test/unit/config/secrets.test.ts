@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { inspect } from 'node:util';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/shared/secret.js';
 import { GLOBAL_OPTIONS } from '../../../src/config/option-table.js';
 import {
   assertProblem,

@@ -9,7 +9,7 @@ import {
   verifyInternalToken,
   verifyInternalTokenExpiry,
 } from '../../../src/contract/internal-token.js';
-import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import { deriveSigningKey } from '../../../src/keys/signing-key.js';
 import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 
 const SECRET = new Uint8Array(32).fill(7);

@@ -22,7 +22,7 @@ import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER, XDS_CLUSTER } from '../../../src/c
 import { SIDECAR_CREDENTIAL_PLACEHOLDER } from '../../../src/envoy/bootstrap.js';
 import { MIN_ENVOY_VERSION, findRepoRoot } from '../../../src/envoy/locate.js';
 import { deriveInternalTls } from '../../../src/pki/derived-tls.js';
-import { splitHostPort } from '../../../src/grpc/address.js';
+import { splitHostPort } from '../../../src/shared/address.js';
 
 interface Service {
   readonly image?: string;

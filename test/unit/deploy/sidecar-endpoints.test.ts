@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatProblem } from '../../../src/shared/errors.js';
-import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
+import { internalEndpoints } from '../../../src/translate/internal-endpoints.js';
 import type { Config } from '../../../src/config/types.js';
 import { base, parse, SECRET_32, valid } from '../config/helpers.js';
 

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { parse } from 'yaml';
 import { loadConfigFile } from '../../../src/config/load-file.js';
 import { translate } from '../../../src/translate/translate.js';
-import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
+import { internalEndpoints } from '../../../src/translate/internal-endpoints.js';
 import { compile } from '../../../src/xds/compile/compile.js';
 import { assertKnownFields } from '../../../src/proto/codec.js';
 import { renderResources, toYaml } from '../../../src/proto/render.js';

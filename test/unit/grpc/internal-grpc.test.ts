@@ -14,7 +14,7 @@ import {
 } from '../../../src/grpc/internal-grpc.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { deriveGrpcCredential, grpcCredentialValue } from '../../../src/contract/grpc-credential.js';
-import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import { deriveSigningKey } from '../../../src/keys/signing-key.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
 
 const SECRET = new Uint8Array(32).fill(5);

@@ -8,10 +8,19 @@ import type { EnvoyLogLevel } from '../../../src/envoy/log-lines.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 import { envoyLogLevel, logLevelSubscriber } from '../../../src/observability/log-levels.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
-import type { Config } from '../../../src/config/types.js';
+import type { IRObservability } from '../../../src/ir/services.js';
 
-type Levels = Pick<Config, 'log_level' | 'proxy_log_level'>;
-const build = (levels: Levels): GoodBuild => ({ config: levels }) as unknown as GoodBuild;
+/** The config's `log_level` and `proxy_log_level`, as the IR carries them. */
+interface Levels {
+  readonly log_level: IRObservability['logLevel'];
+  readonly proxy_log_level?: NonNullable<IRObservability['proxyLogLevel']>;
+}
+const observability = (levels: Levels): Pick<IRObservability, 'logLevel' | 'proxyLogLevel'> => ({
+  logLevel: levels.log_level,
+  proxyLogLevel: levels.proxy_log_level,
+});
+const build = (levels: Levels): GoodBuild =>
+  ({ ir: { observability: observability(levels) } }) as unknown as GoodBuild;
 
 /** A supervisor stand-in that records each level it is asked for. */
 function fakeEnvoy(
@@ -38,15 +47,15 @@ function fakeEnvoy(
 }
 
 test("Envoy's level: proxy_log_level, else log_level in Envoy's words, info as warning", () => {
-  assert.equal(envoyLogLevel({ log_level: 'info' }), 'warning');
-  assert.equal(envoyLogLevel({ log_level: 'debug' }), 'debug');
-  assert.equal(envoyLogLevel({ log_level: 'trace' }), 'trace');
-  assert.equal(envoyLogLevel({ log_level: 'warn' }), 'warning');
-  assert.equal(envoyLogLevel({ log_level: 'fatal' }), 'critical');
-  assert.equal(envoyLogLevel({ log_level: 'silent' }), 'off');
-  assert.equal(envoyLogLevel({ log_level: 'info', proxy_log_level: 'info' }), 'info');
-  assert.equal(envoyLogLevel({ log_level: 'debug', proxy_log_level: 'warn' }), 'warning');
-  assert.equal(envoyLogLevel({ log_level: 'error', proxy_log_level: 'trace' }), 'trace');
+  assert.equal(envoyLogLevel(observability({ log_level: 'info' })), 'warning');
+  assert.equal(envoyLogLevel(observability({ log_level: 'debug' })), 'debug');
+  assert.equal(envoyLogLevel(observability({ log_level: 'trace' })), 'trace');
+  assert.equal(envoyLogLevel(observability({ log_level: 'warn' })), 'warning');
+  assert.equal(envoyLogLevel(observability({ log_level: 'fatal' })), 'critical');
+  assert.equal(envoyLogLevel(observability({ log_level: 'silent' })), 'off');
+  assert.equal(envoyLogLevel(observability({ log_level: 'info', proxy_log_level: 'info' })), 'info');
+  assert.equal(envoyLogLevel(observability({ log_level: 'debug', proxy_log_level: 'warn' })), 'warning');
+  assert.equal(envoyLogLevel(observability({ log_level: 'error', proxy_log_level: 'trace' })), 'trace');
 });
 
 test('each config sets both levels once; an unchanged level calls nothing', async () => {

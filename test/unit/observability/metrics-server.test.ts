@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
-import { Secret } from '../../../src/config/secret.js';
+import { Secret } from '../../../src/shared/secret.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
 import { startMetricsServer, type MetricsServer } from '../../../src/observability/metrics/metrics-server.js';
 import { PortcullisMetrics } from '../../../src/observability/metrics/portcullis-metrics.js';

@@ -8,11 +8,8 @@ import { ROOT_CONTEXT, TraceFlags, trace } from '@opentelemetry/api';
 import { ExportResultCode, type ExportResult } from '@opentelemetry/core';
 import type { ReadableSpan, SpanExporter } from '@opentelemetry/sdk-trace-base';
 import { parseConfig } from '../../../src/config/parse-config.js';
-import {
-  PortcullisTracing,
-  tracingSettings,
-  type TracingSettings,
-} from '../../../src/observability/tracing/tracing.js';
+import { translateObservability } from '../../../src/translate/services.js';
+import { PortcullisTracing, type TracingSettings } from '../../../src/observability/tracing/tracing.js';
 import { ReportingExporter } from '../../../src/observability/tracing/exporter.js';
 import type { BuildResult } from '../../../src/runtime/build-pipeline.js';
 import { recordingLogger } from '../../../src/shared/logger.js';
@@ -63,7 +60,7 @@ test('settings come from the config: none without an endpoint; the service label
       readText: () => '',
     });
     assert.ok(parsed.config, JSON.stringify(parsed.problems));
-    return tracingSettings(parsed.config);
+    return translateObservability(parsed.config).tracing;
   };
   assert.equal(parse({ tracing_sampling_rate: 1 }), undefined);
   assert.deepEqual(

@@ -11,7 +11,7 @@ import { parse as parseYaml } from 'yaml';
 import { runCompile } from '../../../src/cmd/compile-command.js';
 import type { Config } from '../../../src/config/types.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../../src/contract/names.js';
-import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
+import { internalEndpoints } from '../../../src/translate/internal-endpoints.js';
 import { internalClient, internalTrust } from '../../../src/grpc/internal-client.js';
 import { internalChannelCredentials } from '../../../src/grpc/internal-grpc.js';
 import { formatProblem } from '../../../src/shared/errors.js';

@@ -3,7 +3,7 @@
 // test/integration/authorize-timeout.test.ts.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { internalEndpoints } from '../../../src/runtime/envoy-endpoints.js';
+import { internalEndpoints } from '../../../src/translate/internal-endpoints.js';
 import { parse } from '../config/helpers.js';
 
 function timeoutFor(document: Record<string, unknown>): number {

@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deriveKey, scheduleLabels, type AuthenticatePurpose } from '../../../src/shared/key-schedule.js';
-import { deriveSigningKey } from '../../../src/authorize/identity/signing-key.js';
+import { deriveSigningKey } from '../../../src/keys/signing-key.js';
 import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { MemoryBackend } from '../../../src/databroker/memory-backend.js';

@@ -1,14 +1,15 @@
-import type { Config } from '../config/types.js';
+import type { IRDatabroker } from '../ir/services.js';
+import type { Secret } from '../shared/secret.js';
 import type { RecordBackend } from '../session/records.js';
 import type { Logger } from '../shared/logger.js';
 import type { Telemetry } from '../contract/telemetry.js';
 import { errorMessage } from '../shared/errors.js';
-import { MemoryBackend } from '../databroker/memory-backend.js';
-import { createRedisBackend } from '../databroker/redis/redis-backend.js';
-import { createDatabrokerClient } from '../databroker/grpc/client.js';
-import { SealedRecords } from '../databroker/sealed-records.js';
-import { RecordSessionStore } from '../databroker/record-session-store.js';
-import { serviceTarget } from './envoy-endpoints.js';
+import { MemoryBackend } from './memory-backend.js';
+import { createRedisBackend } from './redis/redis-backend.js';
+import { createDatabrokerClient } from './grpc/client.js';
+import { SealedRecords } from './sealed-records.js';
+import { RecordSessionStore } from './record-session-store.js';
+import { serviceTarget } from '../shared/address.js';
 import type { InternalClient } from '../grpc/internal-client.js';
 
 /**
@@ -25,14 +26,18 @@ export interface SessionStack {
 }
 
 /**
- * Opens the stack for `config`: `runsDatabroker` picks this process's own backend (memory, or Redis
- * per `databroker_storage_type`), otherwise the gRPC client of `databroker_service_url`. Redis that
+ * Opens the stack for `databroker` (the IR's): `runsDatabroker` picks this process's own backend
+ * (memory, or Redis at `connection`), otherwise the gRPC client of `databroker_service_url`. Redis that
  * cannot be reached at start is logged, not fatal: the client keeps reconnecting, public routes
  * serve, and requests that need a session get 503 until it answers. The sealing key is the first
  * config's `shared_secret` (records sealed under one secret cannot be opened under another).
  */
 export async function openSessionStack(options: {
-  readonly config: Config;
+  readonly databroker: IRDatabroker;
+  /** `databroker_storage_connection_string` (the key ring's), for Redis. */
+  readonly connection: Secret<string> | undefined;
+  /** `grpc_client_timeout`: the deadline of each call to a remote databroker, ms. */
+  readonly clientTimeoutMs: number;
   readonly runsDatabroker: boolean;
   readonly sharedSecret: Uint8Array;
   /** How this process reaches the other services (credentials, TLS), for a remote databroker. */
@@ -41,14 +46,14 @@ export async function openSessionStack(options: {
   /** Where session store errors are counted (metrics); default none. */
   readonly telemetry?: Telemetry;
 }): Promise<SessionStack> {
-  const { config, logger } = options;
+  const { databroker, logger } = options;
   const backend = await openBackend(options);
   const records = new SealedRecords(backend, {
     secret: () => options.sharedSecret,
     logger: logger.child({ component: 'records' }),
   });
   const sessions = new RecordSessionStore(records, {
-    outageGraceMs: config.databroker_outage_grace_ms,
+    outageGraceMs: databroker.outageGraceMs,
     logger: logger.child({ component: 'sessions' }),
     ...(options.telemetry === undefined ? {} : { telemetry: options.telemetry }),
   });
@@ -64,32 +69,35 @@ export async function openSessionStack(options: {
 }
 
 async function openBackend(options: {
-  readonly config: Config;
+  readonly databroker: IRDatabroker;
+  readonly connection: Secret<string> | undefined;
+  readonly clientTimeoutMs: number;
   readonly runsDatabroker: boolean;
   readonly internal: InternalClient;
   readonly logger: Logger;
 }): Promise<RecordBackend> {
-  const { config, logger } = options;
+  const { databroker, logger } = options;
   if (!options.runsDatabroker) {
     // Validation requires databroker_service_url wherever sessions are used without a databroker.
-    const url = config.databroker_service_url;
-    if (url === undefined) throw new Error('databroker_service_url is unset (validation requires it)');
+    if (databroker.serviceUrl === undefined)
+      throw new Error('databroker_service_url is unset (validation requires it)');
+    const url = new URL(databroker.serviceUrl);
     const target = serviceTarget(url);
     return createDatabrokerClient({
       address: `${target.host.includes(':') ? `[${target.host}]` : target.host}:${target.port}`,
       ...options.internal.channel('databroker', url),
-      timeoutMs: config.grpc_client_timeout_ms,
+      timeoutMs: options.clientTimeoutMs,
       logger: logger.child({ component: 'databroker-client' }),
     });
   }
-  if (config.databroker_storage_type === 'memory') {
+  if (databroker.storage === 'memory') {
     logger.warn(
       { databroker_storage_type: 'memory' },
       'sessions are kept in this process only: they are lost on restart and not shared with other instances (set databroker_storage_type: redis to run several)',
     );
     return new MemoryBackend();
   }
-  const url = config.databroker_storage_connection_string?.reveal();
+  const url = options.connection?.reveal();
   if (url === undefined)
     throw new Error('databroker_storage_connection_string is unset (validation requires it)');
   const redis = createRedisBackend({ url, logger: logger.child({ component: 'redis' }) });

@@ -2,26 +2,20 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Server as TlsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
-import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
+import type { KeyRing } from '../keys/key-ring.js';
 import type { Session, SessionStore } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
 import type { SpanStarter } from '../shared/trace-context.js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
-import type { AuthenticateSettings } from '../authenticate/types.js';
-import type { HandlerContext, ReplayGuard, RouteLocator } from '../authenticate/http/types.js';
-import { createOwnServer } from '../authenticate/http/server.js';
-import { createRouteLocator } from '../authenticate/route-locator.js';
-import { ProviderRegistry } from '../authenticate/providers/registry.js';
-import {
-  SessionRefresher,
-  type RefreshLease,
-  type RefreshOutcome,
-} from '../authenticate/refresh/refresher.js';
-import { authenticateSettings } from './authenticate-settings.js';
-import type { IdentityResolver } from './identity.js';
-import type { BuildSubscriber } from './subscribers.js';
+import type { AuthenticateSettings } from './types.js';
+import type { HandlerContext, ReplayGuard, RouteLocator } from './http/types.js';
+import { createOwnServer } from './http/server.js';
+import { createRouteLocator } from './route-locator.js';
+import { ProviderRegistry } from './providers/registry.js';
+import { SessionRefresher, type RefreshLease, type RefreshOutcome } from './refresh/refresher.js';
+import { signInSettings } from './settings.js';
 
 /** Deadline of each call to an identity provider (discovery, JWKS, token, userinfo, revocation). */
 export const IDP_TIMEOUT_MS = 10_000;
@@ -35,7 +29,7 @@ interface Installed {
 }
 
 /**
- * The authenticate service as the runtime runs it: Portcullis's own HTTP server (sign-in, IdP
+ * The authenticate service: Portcullis's own HTTP server (sign-in, IdP
  * callback, handoff, sign-out, user page, programmatic login; src/authenticate/http), the
  * identity-provider clients of the current config (kept across reloads when unchanged), and the
  * refresher that renews sessions before their tokens expire. Each accepted build replaces the
@@ -54,7 +48,6 @@ export class AuthenticateService {
 
   constructor(
     private readonly sessions: SessionStore,
-    private readonly identities: IdentityResolver,
     private readonly logger: Logger,
     options: {
       /** Single use of sign-in states and handoffs, across every instance that shares the store. */
@@ -99,25 +92,16 @@ export class AuthenticateService {
    * Installs an accepted config: its settings, routes and identity-provider clients. Throws (the
    * reload then fails and the last good config keeps serving) when a client cannot be built.
    */
-  install(config: Config, ir: IR): void {
-    const identity = this.identities.resolve(config);
-    const settings = authenticateSettings(config, {
-      sharedSecret: identity.sharedSecret,
-      cookieSecret: this.identities.cookieSecret(config),
-    });
-    if (settings === undefined) {
+  install(ir: IR, keys: KeyRing): void {
+    if (ir.signIn === undefined) {
       this.installed = undefined;
       this.providers.update(new Map());
       return;
     }
+    const settings = signInSettings(ir.signIn, keys);
     // Validation refuses http:// identity providers that are not on this machine.
     this.providers.update(settings.providers);
-    this.installed = { settings, ir, locator: createRouteLocator(ir), handles: identity.handles };
-  }
-
-  /** This service as a build subscriber. */
-  subscriber(): BuildSubscriber {
-    return { name: 'authenticate', publish: (build) => this.install(build.config, build.ir) };
+    this.installed = { settings, ir, locator: createRouteLocator(ir), handles: keys.handles };
   }
 
   /**

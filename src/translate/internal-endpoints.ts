@@ -1,6 +1,6 @@
 import type { Config } from '../config/types.js';
 import type { IRInternal } from '../ir/types.js';
-import { splitHostPort } from '../grpc/address.js';
+import { serviceTarget, splitHostPort } from '../shared/address.js';
 import type { InternalTlsPeer } from '../contract/internal-tls.js';
 
 /**
@@ -25,7 +25,7 @@ export interface EnvoyTarget {
  * with (peerTls); the Check timeout and the JWKS to publish. (The credential ext_authz presents
  * is not here: it lives in Envoy's bootstrap, contract/grpc-credential.ts.)
  * Listeners on every interface become loopback.
- * The runtime and the dry run both use it, so `portcullis compile` prints what Envoy receives.
+ * The build and the dry run both use it (from-file.ts), so `portcullis compile` prints what Envoy receives.
  */
 export function internalEndpoints(
   config: Config,
@@ -67,15 +67,6 @@ function peerTls(
   const caPem = config.certificate_authority_pem;
   if (url?.protocol !== 'https:' || caPem === undefined) return {};
   return { tls: { caPem, serverName: url.hostname } };
-}
-
-/**
- * The host and port of a service URL (`authorize_service_url`, `authenticate_internal_service_url`,
- * `databroker_service_url`; validated origins), the scheme's port when it names none.
- */
-export function serviceTarget(url: URL): EnvoyTarget {
-  const port = url.port === '' ? (url.protocol === 'https:' ? 443 : 80) : Number(url.port);
-  return { host: url.hostname.replace(/^\[|\]$/g, ''), port };
 }
 
 /** The address Envoy dials for a listener of Portcullis's: all interfaces become loopback. */

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
-import { PortcullisError } from '../../shared/errors.js';
-import { deriveIdentitySigningP256 } from '../../shared/key-schedule.js';
+import { PortcullisError } from '../shared/errors.js';
+import { deriveIdentitySigningP256 } from '../shared/key-schedule.js';
 
 /** A key that signs identity assertions, with its public JWK (including `kid`) for the JWKS. */
 export interface SigningKey {

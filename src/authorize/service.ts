@@ -1,60 +1,53 @@
 import type * as grpc from '@grpc/grpc-js';
-import type { Config } from '../config/types.js';
 import type { IR } from '../ir/types.js';
+import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../shared/logger.js';
-import { AuthzStateHolder } from '../authorize/authz-state-holder.js';
-import { createAuthorizer } from '../authorize/authorizer.js';
-import {
-  registerAuthorizationService,
-  type Authorizer,
-} from '../authorize/ext-authz/authorization-service.js';
-import { AssertionSigner } from '../authorize/identity/assertion-cache.js';
+import { AuthzStateHolder } from './authz-state-holder.js';
+import { createAuthorizer } from './authorizer.js';
+import { registerAuthorizationService, type Authorizer } from './ext-authz/authorization-service.js';
+import { AssertionSigner } from './identity/assertion-cache.js';
 import type { SessionStore } from '../session/session.js';
 import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
 import type { SpanStarter } from '../shared/trace-context.js';
-import { IdentityResolver, type Identity } from './identity.js';
-import type { BuildSubscriber } from './subscribers.js';
 
 /**
- * The authorize service as the runtime runs it: derives keys from each config, installs each
- * accepted config's policies before Envoy sees its routes, and registers the ext_authz Check service that answers
- * with its authorizer on the gRPC server (`register`).
+ * The authorize service: installs each accepted build's policies (before Envoy sees its routes) and
+ * keys, and registers the ext_authz Check service that answers with its authorizer on the gRPC
+ * server (`register`). It reads the IR and the key ring, never the config.
  */
 export class AuthorizeService {
-  private readonly identities: IdentityResolver;
   private readonly holder = new AuthzStateHolder();
-  private identity: Identity | undefined;
+  private keys: KeyRing | undefined;
   private signer: AssertionSigner | undefined;
 
   constructor(
     private readonly sessions: SessionStore,
     private readonly logger: Logger,
-    /** Shared with the authenticate service, so both derive the same keys from one secret. */
-    identities?: IdentityResolver,
   ) {
-    this.identities = identities ?? new IdentityResolver(logger);
     sessions.onInvalidate((id) => this.signer?.invalidate(id));
   }
 
-  /** Installs an accepted config: its policies, keys and claim headers. */
-  install(config: Config, ir: IR): void {
-    const identity = this.identities.resolve(config);
-    const claimNames = Object.values(config.jwt_claims_headers);
-    const groups = config.jwt_groups_filter;
+  /**
+   * Installs an accepted build: its policies, claim headers and keys. The assertion signer (and
+   * its cache of signed assertions) is kept while the signing key, claims and groups filter stay.
+   */
+  install(ir: IR, keys: KeyRing): void {
+    const claimNames = Object.values(ir.authorize.claimHeaders);
+    const groups = ir.authorize.groupsFilter;
     const sameSigner =
       this.signer !== undefined &&
-      this.identity === identity &&
+      this.keys?.signingKey === keys.signingKey &&
       sameList(this.signer.claimNames, claimNames) &&
       sameList([...(this.signer.groupsFilter ?? [])], groups ?? []) &&
       (this.signer.groupsFilter === undefined) === (groups === undefined);
     if (!sameSigner) {
       this.signer = new AssertionSigner(
-        identity.signingKey,
+        keys.signingKey,
         claimNames,
         groups === undefined ? undefined : new Set(groups),
       );
     }
-    this.identity = identity;
+    this.keys = keys;
     this.holder.install(ir);
   }
 
@@ -67,15 +60,10 @@ export class AuthorizeService {
     this.holder.release();
   }
 
-  /** This service as a build subscriber: each accepted build's policies and keys, before Envoy's. */
-  subscriber(): BuildSubscriber {
-    return { name: 'authorize', publish: (build) => this.install(build.config, build.ir) };
-  }
-
   /** The handles of the current config (tests and the authenticate service issue sessions with it). */
-  handles(): Identity['handles'] {
-    if (this.identity === undefined) throw new Error('no config installed yet');
-    return this.identity.handles;
+  handles(): KeyRing['handles'] {
+    if (this.keys === undefined) throw new Error('no config installed yet');
+    return this.keys.handles;
   }
 
   /**
@@ -103,7 +91,7 @@ export class AuthorizeService {
       state: () => this.holder.state(),
       // A session this instance holds fresh answers at once; any other is read from the store.
       sessions: { get: (id) => sessions.getSync?.(id) ?? sessions.get(id) },
-      verifyHandle: (handle) => this.identity?.handles.verify(handle),
+      verifyHandle: (handle) => this.keys?.handles.verify(handle),
       signer: () => {
         if (this.signer === undefined) throw new Error('no config installed yet');
         return this.signer;
