@@ -24,6 +24,25 @@ const CROSSINGS: readonly (readonly [string, string])[] = [
   ['src/authorize/crossing.ts', "export type { Config } from '../config/types.js';\n"],
   ['src/translate/crossing.ts', "export { startAllInOne } from '../cmd/all-in-one.js';\n"],
   ['src/runtime/crossing.ts', "export { startAllInOne } from '../cmd/all-in-one.js';\n"],
+  // After parse only translate reads Config: not the reload loop, the composition root, the key
+  // ring, observability or the platform folders.
+  ['src/runtime/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/cmd/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/cmd/crossing.ts', "export { loadConfigFile } from '../config/load-file.js';\n"],
+  ['src/keys/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/observability/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/grpc/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/databroker/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  ['src/authenticate/crossing.ts', "export type { Config } from '../config/types.js';\n"],
+  // Layers: the platform sits below the services, the reload loop below observability.
+  ['src/pki/crossing.ts', "export { translate } from '../translate/translate.js';\n"],
+  ['src/keys/crossing.ts', "export { AuthorizeService } from '../authorize/service.js';\n"],
+  [
+    'src/runtime/crossing.ts',
+    "export { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';\n",
+  ],
+  ['src/xds/publish/crossing.ts', "export type { BuildSubscriber } from '../../runtime/subscribers.js';\n"],
+  ['src/proto/crossing.ts', "export type { IR } from '../ir/types.js';\n"],
 ];
 
 for (const [file, source] of CROSSINGS) {
@@ -37,6 +56,12 @@ const ALLOWED: readonly (readonly [string, string])[] = [
   ['src/xds/server/allowed.ts', "export type { Snapshot } from '../snapshot/types.js';\n"],
   ['src/runtime/allowed.ts', "export type { IR } from '../ir/types.js';\n"],
   ['src/config/allowed.ts', "export { PortcullisError } from '../shared/errors.js';\n"],
+  ['src/cmd/allowed.ts', "export { migrateDocument } from '../config/migrate.js';\n"],
+  ['src/keys/allowed.ts', "export { deriveInternalTlsSync } from '../pki/derived-tls.js';\n"],
+  ['src/authorize/allowed.ts', "export { messageType } from '../proto/proto-root.js';\n"],
+  ['src/databroker/allowed.ts', "export { messageType } from '../proto/proto-root.js';\n"],
+  ['src/translate/allowed.ts', "export type { KeyRing } from '../keys/key-ring.js';\n"],
+  ['src/observability/allowed.ts', "export type { GoodBuild } from '../runtime/build-pipeline.js';\n"],
 ];
 
 for (const [file, source] of ALLOWED) {
