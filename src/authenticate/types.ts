@@ -1,7 +1,7 @@
 /**
  * The authenticate service's own types: the identity-provider client it signs users in with, and
- * the settings the runtime hands it for each accepted config. Authenticate never reads Config
- * (DESIGN.md's layers): the runtime maps Config onto these.
+ * the settings it runs on for each accepted build. Authenticate never reads Config (DESIGN.md's
+ * layers): settings.ts makes these from the IR's sign-in section and the key ring.
  */
 import type { IdpProviderName } from './providers/names.js';
 

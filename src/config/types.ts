@@ -166,9 +166,9 @@ export interface Config {
   readonly authorize_internal_service_url?: URL;
   readonly databroker_service_url?: URL;
   readonly signout_redirect_url?: URL;
-  /** 32 bytes; undefined only in all-in-one mode, where the runtime generates one at start. */
+  /** 32 bytes; undefined only in all-in-one mode, where the reload loop generates one at start. */
   readonly shared_secret?: Secret<Buffer>;
-  /** 32 bytes; undefined only in all-in-one mode, where the runtime generates one at start. */
+  /** 32 bytes; undefined only in all-in-one mode, where the reload loop generates one at start. */
   readonly cookie_secret?: Secret<Buffer>;
   readonly cookie_name: string;
   readonly cookie_domain?: string;

@@ -28,7 +28,7 @@ import { translateObservability, translateProcess, translateSignIn } from './ser
 export interface TranslateOptions {
   /** PEM bundle of the system trust store, used for HTTPS upstreams without a custom CA. */
   readonly systemCaFile: string;
-  /** Where Envoy reaches Portcullis (ext_authz) and the JWKS to publish; decided by the runtime. */
+  /** Where Envoy reaches Portcullis (ext_authz) and the JWKS to publish (from-file.ts decides it). */
   readonly internal?: IRInternal;
   /** The self-signed certificate for names no configured one covers (edge-tls.ts); none: configured only. */
   readonly fallbackCertificate?: FallbackCertificate;

@@ -20,7 +20,7 @@ export function freePort(): Promise<number> {
 
 /**
  * A port `p` such that `p` and `p + 1` were both free on 127.0.0.1 a moment ago: for a
- * `grpc_address`, since Portcullis's own HTTP server listens on the next port (ownHttpAddress).
+ * `grpc_address`, since Portcullis's own HTTP server listens on the next port (IR process.ownHttp, translate/services.ts).
  */
 export async function freePortPair(): Promise<number> {
   for (let attempt = 0; attempt < 50; attempt += 1) {

@@ -1,6 +1,6 @@
 // `certificate_authority` without `tls_derive` (a TLS-terminating load balancer or mesh in front of
 // each service): what internal grpc-js clients trust (grpc/internal-client.ts), the TLS Envoy's
-// ext_authz and sign-in clusters get (runtime/envoy-endpoints.ts), and the dry run showing it.
+// ext_authz and sign-in clusters get (translate/internal-endpoints.ts), and the dry run showing it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
