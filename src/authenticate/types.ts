@@ -4,6 +4,7 @@
  * layers): settings.ts makes these from the IR's sign-in section and the key ring.
  */
 import type { IdpProviderName } from './providers/names.js';
+import type { IRSignIn } from '../ir/services.js';
 
 /** One identity-provider client, as configured (secrets revealed; never log this object). */
 export interface ProviderConfig {
@@ -96,19 +97,8 @@ export interface ProviderClient {
   endSessionUrl(idTokenHint: string | undefined, postLogoutRedirectUri: string): Promise<URL | undefined>;
 }
 
-/** Cookie attributes for every cookie Portcullis sets (`cookie_*` options). */
-export interface CookieSettings {
-  /** Session cookie name (`cookie_name`, default `_portcullis`). */
-  readonly name: string;
-  readonly domain: string | undefined;
-  /** Lifetime of the session and its cookie (`cookie_expire`), ms. */
-  readonly expireMs: number;
-  readonly httpOnly: boolean;
-  /** '' sends no SameSite attribute. */
-  readonly sameSite: '' | 'strict' | 'lax' | 'none';
-  /** Secure attribute; true except on a plain-HTTP listener (`insecure_server`). */
-  readonly secure: boolean;
-}
+/** Cookie attributes for every cookie Portcullis sets (the IR's sign-in section: `cookie_*` options). */
+export type CookieSettings = IRSignIn['cookie'];
 
 /** Everything the authenticate service needs from one accepted config. */
 export interface AuthenticateSettings {

@@ -81,8 +81,10 @@ export interface IRSignIn {
   readonly authenticateUrl: string;
   readonly callbackPath: string;
   readonly cookie: {
+    /** Session cookie name (`cookie_name`, default `_portcullis`). */
     readonly name: string;
     readonly domain: string | undefined;
+    /** Lifetime of the session and its cookie (`cookie_expire`), ms. */
     readonly expireMs: number;
     readonly httpOnly: boolean;
     /** '' sends no SameSite attribute. */
