@@ -9,6 +9,14 @@ import protobuf from 'protobufjs';
 
 const TYPE_PREFIX = 'type.googleapis.com/';
 
+/**
+ * A key no proto field can have, never set: each message declares it optional with its own full
+ * name as the type, so a message of one type is not assignable to another whose fields happen to
+ * agree (an UpstreamTlsContext where a DownstreamTlsContext goes), while object literals need not
+ * mention it.
+ */
+const BRAND = '@message';
+
 /** Scalar proto types -> the TypeScript type `fromObject` accepts for them. */
 const SCALARS = {
   double: 'number',
@@ -69,7 +77,11 @@ function fieldType(field) {
 
 function messageDeclaration(message) {
   const name = fullName(message);
-  const lines = [`/** \`${name}\` */`, `interface ${identifier(message)} {`];
+  const lines = [
+    `/** \`${name}\` */`,
+    `interface ${identifier(message)} {`,
+    `  readonly '${BRAND}'?: '${name}';`,
+  ];
   for (const field of message.fieldsArray) lines.push(`  ${property(field.name)}?: ${fieldType(field)};`);
   lines.push('}');
   lines.push(
@@ -106,7 +118,10 @@ export function protoTypes(root, header) {
   return [
     header.trimEnd(),
     '',
-    '/** Every message, by its full protobuf name, in the shape protobufjs `fromObject` accepts. */',
+    '/**',
+    ' * Every message, by its full protobuf name, in the shape protobufjs `fromObject` accepts. Each',
+    ` * declares \`${BRAND}\` (never set) as its own name, so messages of different types do not mix.`,
+    ' */',
     'export interface ProtoMessages {',
     ...entries(messages, identifier),
     '}',

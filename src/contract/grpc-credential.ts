@@ -22,6 +22,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { ProtoMessages } from '../../proto/envoy-types.js';
 import { deriveKey } from '../shared/key-schedule.js';
 
+type HttpFilter = ProtoMessages['envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'];
+
 /** The gRPC metadata key the credential travels in. */
 export const GRPC_CREDENTIAL_METADATA_KEY = 'authorization';
 
@@ -90,7 +92,7 @@ export function grpcCredentialSecret(
  * secret reaches Portcullis; a missing secret fails the request), then the mandatory upstream codec.
  * Envoy's `envoy_grpc` clients (ADS, ext_authz) go through their cluster's upstream filters.
  */
-export function grpcCredentialUpstreamFilters(): ProtoMessages['envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'][] {
+export function grpcCredentialUpstreamFilters(): HttpFilter[] {
   const type = 'type.googleapis.com/envoy.extensions';
   return [
     {

@@ -45,6 +45,10 @@ export const wrongScalar: Cluster = {
 // @ts-expect-error -- `stat_prefix` belongs to HttpConnectionManager, not to the Router's typed config
 export const fieldOfAnotherMessage = typed('envoy.extensions.filters.http.router.v3.Router', { stat_prefix: 'x' });
 
+const upstream: Message<'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext'> = { sni: 'a.example' };
+// @ts-expect-error -- a message built as one type is not another, even where the fields agree
+export const otherMessage = typed('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', upstream);
+
 // @ts-expect-error -- no message has this name
 export const unknownMessage = typed('envoy.extensions.filters.http.router.v3.Routr', {});
 

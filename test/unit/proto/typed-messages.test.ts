@@ -81,6 +81,13 @@ const CASES = [
     to: "LUA_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua'",
     named: "'disabled' does not exist in type 'envoy_extensions_filters_http_lua_v3_Lua'",
   },
+  {
+    what: 'the message of a typed config built beforehand',
+    file: 'src/xds/compile/upstream-tls.ts',
+    from: "typed('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext'",
+    to: "typed('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext'",
+    named: '"envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"',
+  },
 ] as const;
 
 test('compile files typecheck as they are (the baseline of the cases below)', () => {
