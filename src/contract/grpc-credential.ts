@@ -19,7 +19,10 @@
  * length whatever was presented). The token is a secret: never log it.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { ProtoMessages } from '../../proto/envoy-types.js';
 import { deriveKey } from '../shared/key-schedule.js';
+
+type HttpFilter = ProtoMessages['envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'];
 
 /** The gRPC metadata key the credential travels in. */
 export const GRPC_CREDENTIAL_METADATA_KEY = 'authorization';
@@ -73,7 +76,9 @@ export const GRPC_CREDENTIAL_SECRET_NAME = 'portcullis-grpc-credential';
  * The bootstrap's `static_resources.secrets` entry for `token` (proto-JSON): a generic secret whose
  * value is the whole `authorization` value. Envoy's admin API shows it only as `[redacted]`.
  */
-export function grpcCredentialSecret(token: string): Record<string, unknown> {
+export function grpcCredentialSecret(
+  token: string,
+): ProtoMessages['envoy.extensions.transport_sockets.tls.v3.Secret'] {
   return {
     name: GRPC_CREDENTIAL_SECRET_NAME,
     generic_secret: { secret: { inline_string: grpcCredentialValue(token) } },
@@ -87,19 +92,19 @@ export function grpcCredentialSecret(token: string): Record<string, unknown> {
  * secret reaches Portcullis; a missing secret fails the request), then the mandatory upstream codec.
  * Envoy's `envoy_grpc` clients (ADS, ext_authz) go through their cluster's upstream filters.
  */
-export function grpcCredentialUpstreamFilters(): Record<string, unknown>[] {
+export function grpcCredentialUpstreamFilters(): HttpFilter[] {
   const type = 'type.googleapis.com/envoy.extensions';
   return [
     {
       name: 'envoy.filters.http.credential_injector',
       typed_config: {
-        '@type': `${type}.filters.http.credential_injector.v3.CredentialInjector`,
+        '@type': `${type}.filters.http.credential_injector.v3.CredentialInjector` as const,
         overwrite: true,
         allow_request_without_credential: false,
         credential: {
           name: 'envoy.http.injected_credentials.generic',
           typed_config: {
-            '@type': `${type}.http.injected_credentials.generic.v3.Generic`,
+            '@type': `${type}.http.injected_credentials.generic.v3.Generic` as const,
             credential: { name: GRPC_CREDENTIAL_SECRET_NAME },
             header: GRPC_CREDENTIAL_METADATA_KEY,
           },
@@ -108,7 +113,7 @@ export function grpcCredentialUpstreamFilters(): Record<string, unknown>[] {
     },
     {
       name: 'envoy.filters.http.upstream_codec',
-      typed_config: { '@type': `${type}.filters.http.upstream_codec.v3.UpstreamCodec` },
+      typed_config: { '@type': `${type}.filters.http.upstream_codec.v3.UpstreamCodec` as const },
     },
   ];
 }

@@ -5,6 +5,7 @@
  * `tls_derive` name, whatever address the cluster dials. ALPN offers h2 for gRPC (which gRPC
  * servers require) and http/1.1 for the HTTP endpoints. Shared here because the bootstrap (envoy/) and the compiler (xds/) emit the same one.
  */
+import type { ProtoMessages } from '../../proto/envoy-types.js';
 import { TRANSPORT_SOCKET_TLS } from './names.js';
 
 /** What Envoy needs to verify a Portcullis service: the derived CA (PEM) and the name it certifies. */
@@ -29,7 +30,7 @@ export interface InternalTlsPeerFile {
 export function internalUpstreamTlsSocket(
   tls: InternalTlsPeer | InternalTlsPeerFile,
   alpn: 'h2' | 'http/1.1' = 'h2',
-): Record<string, unknown> {
+): ProtoMessages['envoy.config.core.v3.TransportSocket'] {
   return {
     name: TRANSPORT_SOCKET_TLS,
     typed_config: {

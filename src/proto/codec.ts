@@ -1,33 +1,41 @@
 import type protobuf from 'protobufjs';
 import { PortcullisError } from '../shared/errors.js';
 import { messageType } from './proto-root.js';
+import type { AnyOf, Message, MessageName } from './messages.js';
 import { TYPE_PREFIX } from './type-urls.js';
 
 /**
- * Envoy resources in Portcullis are built as proto3-JSON-shaped objects (snake_case fields, enum
+ * A decoded message, or any message walked without its type: a tree of proto3-JSON-shaped
+ * objects. What the codec builds from is typed per message instead (`Message<N>`, messages.ts):
+ * Envoy resources are built as objects in protobufjs's `fromObject` form (snake_case fields, enum
  * names as strings, Durations as `{seconds, nanos}`, typed configs through `typed(...)`) and turned
  * into wire bytes here. One encoder for everything means the golden files, the dry-run printer and
  * the ADS server see exactly the same bytes.
  */
 export type ProtoObject = Record<string, unknown>;
 
-/** Wraps a message as a `google.protobuf.Any` in protobufjs's JSON form (`@type` plus fields). */
-export function typed(messageName: string, value: ProtoObject): ProtoObject {
-  return { '@type': TYPE_PREFIX + messageName, ...value };
+/**
+ * Wraps a message as a `google.protobuf.Any` in protobufjs's JSON form (`@type` plus fields). The
+ * body is checked as the message `messageName` names, so a typed config cannot carry a field of
+ * another message.
+ */
+export function typed<N extends MessageName>(messageName: N, value: Message<N>): AnyOf<N> {
+  return { '@type': TYPE_PREFIX + messageName, ...value } as AnyOf<N>;
 }
 
 /**
  * Encodes `value` as the message `messageName` with protobufjs (`fromObject`, then `encode`).
- * protobufjs drops keys the message does not declare, so tests call `assertKnownFields` on
- * everything the compiler emits.
+ * protobufjs drops keys the message does not declare; the types stop that at compile time where
+ * `value` is built as a `Message<N>`, and tests call `assertKnownFields` on everything the
+ * compiler emits for what types cannot see (keys computed at run time).
  */
-export function encodeMessage(messageName: string, value: ProtoObject): Uint8Array {
+export function encodeMessage<N extends MessageName>(messageName: N, value: Message<N>): Uint8Array {
   const type = messageType(messageName);
   return type.encode(type.fromObject(value)).finish();
 }
 
 /** Decodes wire bytes back to a proto3-JSON-shaped object, expanding Any into `@type` form. */
-export function decodeMessage(messageName: string, bytes: Uint8Array): ProtoObject {
+export function decodeMessage(messageName: MessageName, bytes: Uint8Array): ProtoObject {
   const type = messageType(messageName);
   return type.toObject(type.decode(bytes), {
     enums: String,

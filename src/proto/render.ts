@@ -1,6 +1,7 @@
 import { stringify } from 'yaml';
 import { sortKeys } from '../shared/canonical-json.js';
 import { decodeMessage, encodeMessage } from './codec.js';
+import type { Message } from './messages.js';
 import { toProto3Json } from './proto3-json.js';
 import { RESOURCE_TYPES, SHORT_NAMES, type ResourceType } from './type-urls.js';
 
@@ -13,12 +14,13 @@ export type RenderedResources = Record<(typeof SHORT_NAMES)[ResourceType], unkno
  * is why golden files and `portcullis compile` both go through this.
  */
 export function renderResources(
-  resources: Readonly<Record<ResourceType, readonly { name: string; message: Record<string, unknown> }[]>>,
+  resources: { readonly [T in ResourceType]: readonly { readonly message: Message<T> }[] },
   options: { redactSecrets?: boolean } = {},
 ): RenderedResources {
   const out = { clusters: [], endpoints: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
   for (const type of RESOURCE_TYPES) {
-    out[SHORT_NAMES[type]] = resources[type].map(({ message }) => {
+    const messages: readonly { readonly message: Message<ResourceType> }[] = resources[type];
+    out[SHORT_NAMES[type]] = messages.map(({ message }) => {
       const decoded = sortKeys(toProto3Json(type, decodeMessage(type, encodeMessage(type, message))));
       return options.redactSecrets === true ? redactPrivateKeys(decoded) : decoded;
     });

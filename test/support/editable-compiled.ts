@@ -12,7 +12,7 @@ export type EditableCompiled = Record<ResourceType, { name: string; message: Rec
 export function editableCompiled(compiled: CompiledResources): EditableCompiled {
   const copy = (resource: CompiledResource): { name: string; message: Record<string, unknown> } => ({
     name: resource.name,
-    message: structuredClone(resource.message),
+    message: structuredClone(resource.message) as Record<string, unknown>,
   });
   return Object.fromEntries(
     RESOURCE_TYPES.map((type) => [type, compiled[type].map(copy)]),

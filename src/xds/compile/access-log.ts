@@ -1,4 +1,5 @@
-import { typed, type ProtoObject } from '../../proto/codec.js';
+import { typed } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import { HTTP_FILTER_EXT_AUTHZ } from '../../contract/names.js';
 import { ACCESS_LOG_MARKER, ACCESS_LOG_USER_KEYS } from '../../contract/access-log.js';
 
@@ -34,7 +35,7 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
  * stdout is read by the supervisor, which logs each line once through the process logger
  * (`msg: "request"`); a sidecar Envoy prints the lines as JSON on its own stdout. Pure.
  */
-export function accessLogs(): ProtoObject[] {
+export function accessLogs(): Message<'envoy.config.accesslog.v3.AccessLog'>[] {
   return [
     {
       name: 'envoy.access_loggers.stdout',
@@ -49,7 +50,7 @@ export function accessLogs(): ProtoObject[] {
  * A string map as a `google.protobuf.Struct` in the form protobufjs's `fromObject` takes (its
  * well-known types keep camelCase member names).
  */
-function struct(values: Readonly<Record<string, string>>): ProtoObject {
+function struct(values: Readonly<Record<string, string>>): Message<'google.protobuf.Struct'> {
   return {
     fields: Object.fromEntries(Object.entries(values).map(([k, v]) => [k, { stringValue: v }])),
   };

@@ -1,8 +1,10 @@
 import type { IRAnswer, IRRedirect } from '../../ir/answer.js';
-import type { ProtoObject } from '../../proto/codec.js';
+import type { EnumValue, Message } from '../../proto/messages.js';
 
 /** HTTP redirect codes -> Envoy's `RedirectAction.RedirectResponseCode` names. */
-const REDIRECT_CODE_NAMES: Readonly<Record<IRRedirect['code'], string>> = {
+const REDIRECT_CODE_NAMES: Readonly<
+  Record<IRRedirect['code'], EnumValue<'envoy.config.route.v3.RedirectAction.RedirectResponseCode'>>
+> = {
   301: 'MOVED_PERMANENTLY',
   302: 'FOUND',
   303: 'SEE_OTHER',
@@ -17,13 +19,17 @@ const REDIRECT_CODE_NAMES: Readonly<Record<IRRedirect['code'], string>> = {
  * the rest of the request URL. ext_authz still runs on such routes (Envoy checks them like any
  * other since 1.20), so their policy applies first.
  */
-export function answerAction(answer: IRAnswer): ProtoObject {
+export function answerAction(
+  answer: IRAnswer,
+): Pick<Message<'envoy.config.route.v3.Route'>, 'redirect' | 'direct_response'> {
   if (answer.kind === 'response') {
-    const action: ProtoObject = { status: answer.status };
+    const action: Message<'envoy.config.route.v3.DirectResponseAction'> = { status: answer.status };
     if (answer.body !== '') action.body = { inline_string: answer.body };
     return { direct_response: action };
   }
-  const action: ProtoObject = { response_code: REDIRECT_CODE_NAMES[answer.code] };
+  const action: Message<'envoy.config.route.v3.RedirectAction'> = {
+    response_code: REDIRECT_CODE_NAMES[answer.code],
+  };
   if (answer.httpsRedirect) action.https_redirect = true;
   if (answer.scheme !== undefined) action.scheme_redirect = answer.scheme;
   if (answer.host !== undefined) action.host_redirect = answer.host;

@@ -1,5 +1,6 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, typed, wrapped } from '../../proto/codec.js';
+import type { AnyMessage, Message } from '../../proto/messages.js';
 import { CONNECTION_BUFFER_LIMIT_BYTES, HTTP_PROTOCOL_OPTIONS_KEY } from '../../contract/names.js';
 import { compileEndpoints } from './endpoints.js';
 import { compileHealthCheck } from './health-check.js';
@@ -12,8 +13,8 @@ import { compileUpstreamTls } from './upstream-tls.js';
  * EDS cannot hold hostnames. Upstream HTTP is HTTP/2 for h2c destinations, HTTP/1.1 for websocket
  * routes and plain upstreams, and ALPN (h2 or HTTP/1.1) for TLS upstreams.
  */
-export function compileCluster(cluster: IRCluster): ProtoObject {
-  const out: ProtoObject = {
+export function compileCluster(cluster: IRCluster): Message<'envoy.config.cluster.v3.Cluster'> {
+  const out: Message<'envoy.config.cluster.v3.Cluster'> = {
     name: cluster.name,
     type: cluster.discovery,
     connect_timeout: durationMs(cluster.connectTimeoutMs),
@@ -43,14 +44,20 @@ export function compileCluster(cluster: IRCluster): ProtoObject {
 }
 
 /** The cluster's `typed_extension_protocol_options`: its upstream HTTP protocol, and per-host SNI. */
-function protocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {
+function protocolOptions(
+  protocol: IRCluster['upstreamProtocol'],
+  perHostSni: boolean,
+): Readonly<Record<string, AnyMessage>> {
   return {
     [HTTP_PROTOCOL_OPTIONS_KEY]: typed(HTTP_PROTOCOL_OPTIONS_KEY, httpProtocolOptions(protocol, perHostSni)),
   };
 }
 
-function httpProtocolOptions(protocol: IRCluster['upstreamProtocol'], perHostSni: boolean): ProtoObject {
-  const options: ProtoObject =
+function httpProtocolOptions(
+  protocol: IRCluster['upstreamProtocol'],
+  perHostSni: boolean,
+): Message<typeof HTTP_PROTOCOL_OPTIONS_KEY> {
+  const options: Message<typeof HTTP_PROTOCOL_OPTIONS_KEY> =
     protocol === 'alpn'
       ? { auto_config: { http_protocol_options: {}, http2_protocol_options: {} } }
       : protocol === 'http2'

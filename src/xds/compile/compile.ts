@@ -30,8 +30,8 @@ export type { CompiledResource, CompiledResources } from '../../proto/compiled.j
  */
 export function compile(ir: IR): CompiledResources {
   const routing = compileRouting(ir);
-  const clusters: CompiledResource[] = [];
-  const endpoints: CompiledResource[] = [];
+  const clusters: CompiledResource<typeof CLUSTER_TYPE>[] = [];
+  const endpoints: CompiledResource<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE>[] = [];
   if (ir.internal !== undefined) {
     // One key per resource: the snapshot reuses an encoding by its key alone.
     clusters.push({
@@ -77,6 +77,6 @@ export function compile(ir: IR): CompiledResources {
 }
 
 /** `resources` sorted by name (in place; translate already emits names in order, so this is a check). */
-function byName(resources: CompiledResource[]): CompiledResource[] {
+function byName<T extends CompiledResource>(resources: T[]): T[] {
   return resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { IR, IRInternal, IRRoute } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, typed, wrapped } from '../../proto/codec.js';
+import type { AnyMessage, Message } from '../../proto/messages.js';
 import {
   AUTHORIZE_CLUSTER,
   CONNECTION_BUFFER_LIMIT_BYTES,
@@ -21,7 +22,9 @@ const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.Ext
  * credential, which the authorize cluster's upstream filter injects from the bootstrap's secret
  * (`authorizeCluster`): Portcullis answers only calls that present it.
  */
-export function extAuthzFilter(internal: IRInternal): ProtoObject {
+export function extAuthzFilter(
+  internal: IRInternal,
+): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_EXT_AUTHZ,
     typed_config: typed(EXT_AUTHZ_TYPE, {
@@ -31,7 +34,7 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
       },
       transport_api_version: 'V3',
       failure_mode_allow: false,
-      status_on_error: { code: 503 },
+      status_on_error: { code: 'ServiceUnavailable' },
     }),
   };
 }
@@ -41,7 +44,7 @@ export function extAuthzFilter(internal: IRInternal): ProtoObject {
  * the derived CA and name when `tls_derive` is set (the same cluster otherwise), with the upstream
  * filter that injects the gRPC credential from the bootstrap's static secret (contract/grpc-credential.ts).
  */
-export function authorizeCluster(internal: IRInternal): ProtoObject {
+export function authorizeCluster(internal: IRInternal): Message<'envoy.config.cluster.v3.Cluster'> {
   const plain = portcullisCluster(AUTHORIZE_CLUSTER, internal.authorize, 'http2');
   const cluster = {
     ...plain,
@@ -65,7 +68,7 @@ export function portcullisCluster(
   name: string,
   address: { readonly host: string; readonly port: number },
   protocol: 'http1' | 'http2',
-): ProtoObject {
+): Message<'envoy.config.cluster.v3.Cluster'> {
   return {
     name,
     type: isIP(address.host) === 0 ? 'STRICT_DNS' : 'STATIC',
@@ -96,7 +99,7 @@ export function portcullisCluster(
  * Per-route ext_authz settings: protected routes tell Portcullis which route they are (the route
  * id, through the shared contract); public routes skip the call entirely.
  */
-export function routeAuthzConfig(route: IRRoute): ProtoObject {
+export function routeAuthzConfig(route: IRRoute): Readonly<Record<string, AnyMessage>> {
   if (route.public) {
     // ext_authz switched off: the same setting for every public route.
     return { [HTTP_FILTER_EXT_AUTHZ]: typed(EXT_AUTHZ_PER_ROUTE_TYPE, { disabled: true }) };
@@ -124,6 +127,6 @@ export function publicRouteHeadersToRemove(ir: Pick<IR, 'authorize'>): string[] 
  * is never taken. (Envoy runs ext_authz on direct-response routes too since 1.20; a cluster route
  * keeps this one's shape the same as the own-endpoints route.)
  */
-export function jwksRoute(): ProtoObject {
+export function jwksRoute(): Message<'envoy.config.route.v3.Route'> {
   return { match: { path: JWKS_PATH }, route: { cluster: AUTHORIZE_CLUSTER } };
 }

@@ -1,5 +1,6 @@
 import type { IRCluster } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, wrapped } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 
 /** One health check of an IR cluster. */
 type HealthCheckSettings = IRCluster['healthChecks'][number];
@@ -8,8 +9,8 @@ type HealthCheckSettings = IRCluster['healthChecks'][number];
  * IR health check -> Envoy `config.core.v3.HealthCheck`. TCP payloads are hex, as Envoy's `text`
  * field. An unset `no_traffic_interval` follows `interval` (Envoy's default is 60 s).
  */
-export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
-  const out: ProtoObject = {
+export function compileHealthCheck(check: HealthCheckSettings): Message<'envoy.config.core.v3.HealthCheck'> {
+  const out: Message<'envoy.config.core.v3.HealthCheck'> = {
     timeout: durationMs(check.timeout_ms),
     interval: durationMs(check.interval_ms),
     unhealthy_threshold: wrapped(check.unhealthy_threshold),
@@ -24,14 +25,14 @@ export function compileHealthCheck(check: HealthCheckSettings): ProtoObject {
   out.no_traffic_interval = durationMs(check.no_traffic_interval_ms ?? check.interval_ms);
   if (check.reuse_connection !== undefined) out.reuse_connection = wrapped(check.reuse_connection);
   if (check.http !== undefined) {
-    const http: ProtoObject = { path: check.http.path };
+    const http: Message<'envoy.config.core.v3.HealthCheck.HttpHealthCheck'> = { path: check.http.path };
     if (check.http.host !== undefined) http.host = check.http.host;
     if (check.http.expected_statuses !== undefined)
       http.expected_statuses = check.http.expected_statuses.map((r) => ({ ...r }));
     if (check.http.codec_client_type !== undefined) http.codec_client_type = check.http.codec_client_type;
     out.http_health_check = http;
   } else if (check.tcp !== undefined) {
-    const tcp: ProtoObject = {};
+    const tcp: Message<'envoy.config.core.v3.HealthCheck.TcpHealthCheck'> = {};
     if (check.tcp.send !== undefined) tcp.send = { text: check.tcp.send };
     if (check.tcp.receive !== undefined) tcp.receive = check.tcp.receive.map((text) => ({ text }));
     out.tcp_health_check = tcp;

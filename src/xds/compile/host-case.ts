@@ -1,4 +1,5 @@
-import { typed, type ProtoObject } from '../../proto/codec.js';
+import { typed } from '../../proto/codec.js';
+import type { AnyMessage, Message } from '../../proto/messages.js';
 import { HTTP_FILTER_HOST_CASE } from '../../contract/names.js';
 
 const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';
@@ -28,7 +29,7 @@ end
 `;
 
 /** The host-case Lua filter, for the connection manager under per-host routes. */
-export function hostCaseFilter(): ProtoObject {
+export function hostCaseFilter(): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_HOST_CASE,
     typed_config: typed(LUA_TYPE, { default_source_code: { inline_string: LOWER_CASE_HOST_SCRIPT } }),
@@ -40,6 +41,6 @@ export function hostCaseFilter(): ProtoObject {
  * its routes (they were found, so their host needs no second lookup). Keyed by the filter's own
  * name, so it reaches no other Lua filter.
  */
-export function hostCaseOffForRouteConfiguration(): ProtoObject {
+export function hostCaseOffForRouteConfiguration(): Readonly<Record<string, AnyMessage>> {
   return { [HTTP_FILTER_HOST_CASE]: typed(LUA_PER_ROUTE_TYPE, { disabled: true }) };
 }

@@ -1,4 +1,5 @@
-import { typed, type ProtoObject } from '../../proto/codec.js';
+import { typed } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
 import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
 import { IDENTITY_HEADER_NAMES, IDENTITY_HEADER_PREFIXES } from '../../shared/identity-headers.js';
@@ -90,7 +91,9 @@ end
  * identity list: config validation checks it), or undefined for none. It is metadata the strip
  * reads, not per-filter config: the strip filter itself runs on every route.
  */
-export function identityPassMetadata(names: readonly string[]): ProtoObject | undefined {
+export function identityPassMetadata(
+  names: readonly string[],
+): Message<'envoy.config.core.v3.Metadata'> | undefined {
   if (names.length === 0) return undefined;
   const values = [...new Set(names)].sort().map((name) => ({ stringValue: name }));
   return {
@@ -184,7 +187,9 @@ end
  * per-filter config for it (nor for the extension name `envoy.filters.http.lua`), so no route,
  * scope or host spelling can skip it (contract/names.ts).
  */
-export function identityStripFilter(claimHeaders: readonly string[]): ProtoObject {
+export function identityStripFilter(
+  claimHeaders: readonly string[],
+): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_STRIP_IDENTITY,
     typed_config: typed(LUA_TYPE, {
@@ -198,7 +203,9 @@ export function identityStripFilter(claimHeaders: readonly string[]): ProtoObjec
  * and right before the router, so nothing can add them back. Runs on every request, like
  * `identityStripFilter`.
  */
-export function credentialStripFilter(cookieName: string): ProtoObject {
+export function credentialStripFilter(
+  cookieName: string,
+): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_STRIP_CREDENTIALS,
     typed_config: typed(LUA_TYPE, {

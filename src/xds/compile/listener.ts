@@ -5,7 +5,8 @@ import { hostCaseFilter } from './host-case.js';
 import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
 import type { RouteScoping } from './route-scoping.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, typed, wrapped } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
   INGRESS_ROUTE_CONFIG,
@@ -15,6 +16,9 @@ import {
   NETWORK_FILTER_HCM,
   TRANSPORT_SOCKET_TLS,
 } from '../../contract/names.js';
+
+type HttpConnectionManager =
+  Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager'>;
 
 /** What the strip filters need: the session cookie's name and the configured claim headers. */
 export type StripInputs = Pick<IRAuthorize, 'cookieName' | 'claimHeaders'>;
@@ -35,15 +39,15 @@ export function compileListener(
   internal: IRInternal | undefined,
   authorize: StripInputs,
   scoping: RouteScoping = 'single',
-): ProtoObject {
-  const listenerFilters: ProtoObject[] = [];
+): Message<'envoy.config.listener.v3.Listener'> {
+  const listenerFilters: Message<'envoy.config.listener.v3.ListenerFilter'>[] = [];
   if (listener.useProxyProtocol) {
     listenerFilters.push({
       name: LISTENER_FILTER_PROXY_PROTOCOL,
       typed_config: typed('envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol', {}),
     });
   }
-  const chain: ProtoObject = {
+  const chain: Message<'envoy.config.listener.v3.FilterChain'> = {
     filters: [
       {
         name: NETWORK_FILTER_HCM,
@@ -61,7 +65,7 @@ export function compileListener(
     });
     chain.transport_socket = downstreamTls(listener.tls.certificates);
   }
-  const out: ProtoObject = {
+  const out: Message<'envoy.config.listener.v3.Listener'> = {
     name: listener.name,
     address: { socket_address: { address: listener.host, port_value: listener.port } },
     per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
@@ -71,7 +75,7 @@ export function compileListener(
   return out;
 }
 
-const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
+const ADS_SOURCE: Message<'envoy.config.core.v3.ConfigSource'> = { ads: {}, resource_api_version: 'V3' };
 
 /**
  * Scoped routes keyed by the host part of `:authority` (the element before the first `:`), so
@@ -80,7 +84,7 @@ const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
  * `app.example.com.` finds it too. Scopes are only used for exact host names without a colon
  * (route-scoping.ts). Scopes and their route configurations both come over ADS.
  */
-function hostScopedRoutes(): ProtoObject {
+function hostScopedRoutes(): Message<'envoy.extensions.filters.network.http_connection_manager.v3.ScopedRoutes'> {
   return {
     name: INGRESS_ROUTE_CONFIG,
     scope_key_builder: {
@@ -120,20 +124,19 @@ export function httpConnectionManager(
   internal: IRInternal | undefined,
   authorize: StripInputs,
   scoping: RouteScoping = 'single',
-): ProtoObject {
-  return {
+): HttpConnectionManager {
+  const manager: HttpConnectionManager = {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
-    ...(listener.accessLog === true ? { access_log: accessLogs() } : {}),
-    ...(scoping === 'single'
-      ? { rds: { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE } }
-      : { scoped_routes: hostScopedRoutes() }),
     http_filters: [
       ...(scoping === 'per-host' ? [hostCaseFilter()] : []),
       identityStripFilter(Object.keys(authorize.claimHeaders)),
       ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
       credentialStripFilter(authorize.cookieName),
-      { name: HTTP_FILTER_ROUTER, typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}) },
+      {
+        name: HTTP_FILTER_ROUTER,
+        typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}),
+      },
     ],
     use_remote_address: wrapped(true),
     xff_num_trusted_hops: listener.xffNumTrustedHops,
@@ -164,8 +167,16 @@ export function httpConnectionManager(
     request_timeout: durationMs(listener.requestTimeoutMs),
     always_set_request_id_in_response: true,
     local_reply_config: localReplyConfig(),
-    ...(listener.tracing === undefined ? {} : { tracing: hcmTracing(listener.tracing) }),
   };
+  // Optional parts are assigned rather than spread in, so their field names are type-checked too.
+  if (listener.accessLog === true) manager.access_log = accessLogs();
+  if (scoping === 'single') {
+    manager.rds = { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE };
+  } else {
+    manager.scoped_routes = hostScopedRoutes();
+  }
+  if (listener.tracing !== undefined) manager.tracing = hcmTracing(listener.tracing);
+  return manager;
 }
 
 /**
@@ -202,7 +213,7 @@ const ENVOY_FAILURE_FLAGS = [
 ];
 
 /** A plain-text local reply body: `first` line, then the request id (RFC 9110 gives no body). */
-function textWithRequestId(first: string): ProtoObject {
+function textWithRequestId(first: string): Message<'envoy.config.core.v3.SubstitutionFormatString'> {
   return {
     text_format_source: { inline_string: `${first}\nrequest id: %REQ(X-REQUEST-ID)%\n` },
     content_type: 'text/plain; charset=utf-8',
@@ -217,7 +228,7 @@ function textWithRequestId(first: string): ProtoObject {
  * `response` are local replies too and are left alone. A request Envoy refuses before it assigns
  * a request id (an escaped slash, a malformed header) has none to give.
  */
-function localReplyConfig(): ProtoObject {
+function localReplyConfig(): Message<'envoy.extensions.filters.network.http_connection_manager.v3.LocalReplyConfig'> {
   const failures = { response_flag_filter: { flags: ENVOY_FAILURE_FLAGS } };
   return {
     mappers: [
@@ -230,7 +241,9 @@ function localReplyConfig(): ProtoObject {
   };
 }
 
-function downstreamTls(certificates: readonly { certPem: string; keyPem: string }[]): ProtoObject {
+function downstreamTls(
+  certificates: readonly { certPem: string; keyPem: string }[],
+): Message<'envoy.config.core.v3.TransportSocket'> {
   return {
     name: TRANSPORT_SOCKET_TLS,
     typed_config: typed('envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext', {

@@ -1,5 +1,6 @@
 import type { IR, IRInternal } from '../../ir/types.js';
-import { durationMs, type ProtoObject } from '../../proto/codec.js';
+import { durationMs } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import { OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { OWN_PATH_PREFIX } from '../../contract/endpoints.js';
 import { jwksRoute, portcullisCluster } from './ext-authz.js';
@@ -15,7 +16,7 @@ const OWN_HTTP_TIMEOUT_MS = 30_000;
  * The cluster for Portcullis's own HTTP server (`IRInternal.http`), over HTTP/1.1; over TLS that
  * trusts only the derived CA and name when `tls_derive` is set.
  */
-export function ownHttpCluster(internal: IRInternal): ProtoObject {
+export function ownHttpCluster(internal: IRInternal): Message<'envoy.config.cluster.v3.Cluster'> {
   const cluster = portcullisCluster(OWN_HTTP_CLUSTER, internal.http, 'http1');
   const tls = internal.http.tls;
   return tls === undefined
@@ -29,11 +30,13 @@ export function ownHttpCluster(internal: IRInternal): ProtoObject {
  * route id, and the authorizer allows it and forwards the session handle (OWN_SESSION_HEADER),
  * since the credential strip removes the cookie before the router. Kept tiny (it repeats per host).
  */
-export function ownEndpointsRoute(): ProtoObject {
+export function ownEndpointsRoute(): Message<'envoy.config.route.v3.Route'> {
   return ownRoute({ prefix: OWN_PATH_PREFIX });
 }
 
-function ownRoute(match: ProtoObject): ProtoObject {
+function ownRoute(
+  match: Message<'envoy.config.route.v3.RouteMatch'>,
+): Message<'envoy.config.route.v3.Route'> {
   return { match, route: { cluster: OWN_HTTP_CLUSTER, timeout: durationMs(OWN_HTTP_TIMEOUT_MS) } };
 }
 
@@ -52,6 +55,6 @@ export function authenticateHost(ir: Pick<IR, 'internal' | 'authorize'>): string
  * carries no per-filter config: ext_authz runs with no route id and the authorizer recognises the
  * host. Translate refuses a route on this host, so its name and domain are free.
  */
-export function authenticateVirtualHost(host: string): ProtoObject {
+export function authenticateVirtualHost(host: string): Message<'envoy.config.route.v3.VirtualHost'> {
   return { name: host, domains: [host], routes: [jwksRoute(), ownRoute({ prefix: '/' })] };
 }

@@ -1,6 +1,7 @@
 import { accessLogs } from './access-log.js';
 import type { IRHttpRedirect } from '../../ir/types.js';
-import { durationMs, typed, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, typed, wrapped } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import {
   CONNECTION_BUFFER_LIMIT_BYTES,
   HTTP_FILTER_ROUTER,
@@ -13,6 +14,9 @@ const REQUEST_HEADERS_TIMEOUT_MS = 10_000;
 const IDLE_TIMEOUT_MS = 60_000;
 const HTTPS_DEFAULT_PORT = 443;
 
+type HttpConnectionManager =
+  Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager'>;
+
 /**
  * IR redirect listener -> the plain-HTTP Envoy `listener.v3.Listener` of `http_redirect_addr`: one
  * connection manager with an inline route table (no RDS, so it never waits on a route push), one
@@ -23,31 +27,24 @@ const HTTPS_DEFAULT_PORT = 443;
  * adds the HTTPS port unless it is 443 (with it, Envoy writes `:443`). No ext_authz and no
  * cluster: nothing reaches an upstream or Portcullis over plain HTTP. `accessLog`: log each request.
  */
-export function compileRedirectListener(redirect: IRHttpRedirect, accessLog: boolean): ProtoObject {
-  const manager = {
+export function compileRedirectListener(
+  redirect: IRHttpRedirect,
+  accessLog: boolean,
+): Message<'envoy.config.listener.v3.Listener'> {
+  const toHttps: Message<'envoy.config.route.v3.RedirectAction'> = {
+    https_redirect: true,
+    response_code: 'MOVED_PERMANENTLY',
+  };
+  if (redirect.httpsPort !== HTTPS_DEFAULT_PORT) toHttps.port_redirect = redirect.httpsPort;
+  const manager: HttpConnectionManager = {
     stat_prefix: 'http_redirect',
-    // Logged like every other request when the HTTPS listener logs (`log_level` info or lower).
-    ...(accessLog ? { access_log: accessLogs() } : {}),
     codec_type: 'AUTO',
     // The port the client dialled (this listener's) is not the HTTPS one: drop it before redirecting.
     strip_any_host_port: true,
     route_config: {
       name: redirect.name,
       virtual_hosts: [
-        {
-          name: redirect.name,
-          domains: ['*'],
-          routes: [
-            {
-              match: { prefix: '/' },
-              redirect: {
-                https_redirect: true,
-                ...(redirect.httpsPort === HTTPS_DEFAULT_PORT ? {} : { port_redirect: redirect.httpsPort }),
-                response_code: 'MOVED_PERMANENTLY',
-              },
-            },
-          ],
-        },
+        { name: redirect.name, domains: ['*'], routes: [{ match: { prefix: '/' }, redirect: toHttps }] },
       ],
     },
     http_filters: [
@@ -57,6 +54,9 @@ export function compileRedirectListener(redirect: IRHttpRedirect, accessLog: boo
     request_headers_timeout: durationMs(REQUEST_HEADERS_TIMEOUT_MS),
     common_http_protocol_options: { idle_timeout: durationMs(IDLE_TIMEOUT_MS) },
   };
+  // Logged like every other request when the HTTPS listener logs (`log_level` info or lower);
+  // assigned rather than spread in, so the field name is type-checked.
+  if (accessLog) manager.access_log = accessLogs();
   return {
     name: redirect.name,
     address: { socket_address: { address: redirect.host, port_value: redirect.port } },

@@ -1,6 +1,8 @@
 import type { IR, IRRoute, IRVirtualHost } from '../../ir/types.js';
-import { durationMs, wrapped, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, wrapped } from '../../proto/codec.js';
 import type { CompiledResource } from '../../proto/compiled.js';
+import type { AnyMessage, Message } from '../../proto/messages.js';
+import type { ROUTE_CONFIGURATION_TYPE, SCOPED_ROUTE_CONFIGURATION_TYPE } from '../../proto/type-urls.js';
 import { hostScopeName, INGRESS_ROUTE_CONFIG } from '../../contract/names.js';
 import { routeScoping, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
@@ -11,6 +13,9 @@ import { answerAction } from './answer.js';
 import { compileTcpRoute } from './tcp-route.js';
 import { identityPassMetadata } from './identity-strip.js';
 
+type VirtualHost = Message<'envoy.config.route.v3.VirtualHost'>;
+type Route = Message<'envoy.config.route.v3.Route'>;
+
 /** The IR-wide inputs of a RouteConfiguration besides its hosts. */
 type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
 
@@ -18,9 +23,9 @@ type RouteInputs = Pick<IR, 'internal' | 'authorize' | 'responseHeaders'>;
 export interface CompiledRouting {
   readonly scoping: RouteScoping;
   /** Sorted by name. */
-  readonly routeConfigurations: readonly CompiledResource[];
+  readonly routeConfigurations: readonly CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>[];
   /** Sorted by name; empty under single delivery. */
-  readonly scopes: readonly CompiledResource[];
+  readonly scopes: readonly CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[];
 }
 
 /**
@@ -41,11 +46,11 @@ export function compileRouting(ir: IR): CompiledRouting {
       scopes: [],
     };
   }
-  const routeConfigurations: CompiledResource[] = [];
-  const scopes: CompiledResource[] = [];
+  const routeConfigurations: CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>[] = [];
+  const scopes: CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[] = [];
   // What every host's table reads besides its own virtual host, keyed once.
   const settings = contentKeyOf('route-settings', [ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  const add = (host: string, vhost: ProtoObject, contentKey: string): void => {
+  const add = (host: string, vhost: VirtualHost, contentKey: string): void => {
     const name = hostScopeName(host);
     routeConfigurations.push({
       name,
@@ -73,7 +78,7 @@ export function compileRouting(ir: IR): CompiledRouting {
  * own headers override them. Clusters are not validated at route load (`validate_clusters: false`)
  * because CDS is pushed first anyway and a strict check would reject a route briefly ahead of it.
  */
-export function compileRouteConfiguration(ir: IR): ProtoObject {
+export function compileRouteConfiguration(ir: IR): Message<'envoy.config.route.v3.RouteConfiguration'> {
   const ownHost = authenticateHost(ir);
   return routeConfiguration(
     INGRESS_ROUTE_CONFIG,
@@ -93,11 +98,11 @@ export function compileRouteConfiguration(ir: IR): ProtoObject {
  */
 function routeConfiguration(
   name: string,
-  virtualHosts: ProtoObject[],
+  virtualHosts: VirtualHost[],
   ir: RouteInputs,
-  perFilter?: ProtoObject,
-): ProtoObject {
-  const out: ProtoObject = {
+  perFilter?: Readonly<Record<string, AnyMessage>>,
+): Message<'envoy.config.route.v3.RouteConfiguration'> {
+  const out: Message<'envoy.config.route.v3.RouteConfiguration'> = {
     name,
     virtual_hosts: virtualHosts,
     response_headers_to_add: headerOptions(ir.responseHeaders),
@@ -117,7 +122,7 @@ function routeConfiguration(
  * which run on every request (listener.ts). Protected routes cannot: Envoy applies a route's
  * removals after ext_authz, so they would remove the assertion Portcullis sets.
  */
-function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject {
+function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost {
   if (ir.internal === undefined)
     return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
   const publicRemovals = publicRouteHeadersToRemove(ir);
@@ -125,7 +130,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
     const compiled = compileRoute(route);
     compiled.typed_per_filter_config = routeAuthzConfig(route);
     if (route.public) {
-      const own = (compiled.request_headers_to_remove as string[] | undefined) ?? [];
+      const own = compiled.request_headers_to_remove ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];
     }
     return compiled;
@@ -141,10 +146,10 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): ProtoObject 
  * One IR route -> an Envoy route: a forwarding action to its cluster, or, for a route that
  * answers by itself, its redirect or direct response (answer.ts). Exported for tests.
  */
-export function compileRoute(route: IRRoute): ProtoObject {
+export function compileRoute(route: IRRoute): Route {
   const tcpAuthority = route.tcpAuthority;
   if (tcpAuthority !== undefined) return compileTcpRoute({ ...route, tcpAuthority });
-  const match: ProtoObject =
+  const match: Message<'envoy.config.route.v3.RouteMatch'> =
     route.match.kind === 'prefix'
       ? { prefix: route.match.value }
       : route.match.kind === 'path'
@@ -155,7 +160,10 @@ export function compileRoute(route: IRRoute): ProtoObject {
   }
   if (route.answer !== undefined)
     return withHeaders(route, { name: route.name, match, ...answerAction(route.answer) });
-  const action: ProtoObject = { cluster: route.clusterName, timeout: durationMs(route.timeoutMs) };
+  const action: Message<'envoy.config.route.v3.RouteAction'> = {
+    cluster: route.clusterName,
+    timeout: durationMs(route.timeoutMs),
+  };
   if (route.idleTimeoutMs !== undefined) action.idle_timeout = durationMs(route.idleTimeoutMs);
   if (route.prefixRewrite !== undefined) action.prefix_rewrite = route.prefixRewrite;
   if (route.regexRewrite !== undefined) {
@@ -179,7 +187,7 @@ export function compileRoute(route: IRRoute): ProtoObject {
  * `out` with the route's own request and response header changes, and the client-sent identity
  * headers the identity strip lets through on it (`identityPassMetadata`).
  */
-function withHeaders(route: IRRoute, out: ProtoObject): ProtoObject {
+function withHeaders(route: IRRoute, out: Route): Route {
   const pass = identityPassMetadata(route.passRequestIdentityHeaders ?? []);
   if (pass !== undefined) out.metadata = pass;
   if (Object.keys(route.requestHeadersToSet).length > 0)
@@ -191,8 +199,13 @@ function withHeaders(route: IRRoute, out: ProtoObject): ProtoObject {
   return out;
 }
 
-function headerOptions(headers: Readonly<Record<string, string>>): ProtoObject[] {
+function headerOptions(
+  headers: Readonly<Record<string, string>>,
+): Message<'envoy.config.core.v3.HeaderValueOption'>[] {
   return Object.keys(headers)
     .sort()
-    .map((key) => ({ header: { key, value: headers[key] }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }));
+    .map((key) => ({
+      header: { key, value: headers[key] as string },
+      append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
+    }));
 }

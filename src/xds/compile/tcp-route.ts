@@ -1,5 +1,6 @@
 import type { IRRoute } from '../../ir/types.js';
-import { durationMs, type ProtoObject } from '../../proto/codec.js';
+import { durationMs } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 
 /**
  * A TCP route (`route.tcpAuthority` set) -> an Envoy route that takes only a CONNECT naming
@@ -9,8 +10,10 @@ import { durationMs, type ProtoObject } from '../../proto/codec.js';
  * (`upgrade_configs` CONNECT with `connect_config`). Only these routes enable CONNECT, so a CONNECT
  * anywhere else is refused. Timeouts as the IR says (off unless set). Pure.
  */
-export function compileTcpRoute(route: IRRoute & { readonly tcpAuthority: string }): ProtoObject {
-  const action: ProtoObject = {
+export function compileTcpRoute(
+  route: IRRoute & { readonly tcpAuthority: string },
+): Message<'envoy.config.route.v3.Route'> {
+  const action: Message<'envoy.config.route.v3.RouteAction'> = {
     cluster: route.clusterName,
     timeout: durationMs(route.timeoutMs),
     upgrade_configs: [{ upgrade_type: 'CONNECT', connect_config: {} }],

@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import type { IRTracing } from '../../ir/tracing.js';
-import { durationMs, typed, type ProtoObject } from '../../proto/codec.js';
+import { durationMs, typed } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import { TRANSPORT_SOCKET_TLS } from '../../contract/names.js';
 import { portcullisCluster } from './ext-authz.js';
 
@@ -22,8 +23,10 @@ const EXPORT_TIMEOUT_MS = 5000;
  * test/integration/tracing.test.ts). ext_authz Checks (in their gRPC metadata) and forwarded
  * requests carry Envoy's span on, so Portcullis's spans join Envoy's trace and its decision.
  */
-export function hcmTracing(tracing: IRTracing): ProtoObject {
-  const exporter =
+export function hcmTracing(
+  tracing: IRTracing,
+): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.Tracing'> {
+  const exporter: Message<'envoy.config.trace.v3.OpenTelemetryConfig'> =
     tracing.protocol === 'grpc'
       ? {
           grpc_service: {
@@ -59,29 +62,28 @@ export function hcmTracing(tracing: IRTracing): ProtoObject {
  * https endpoint, verified against the system trust store and the endpoint's host (SNI set for a
  * name), offering ALPN `h2` for gRPC (gRPC servers require it over TLS).
  */
-export function tracingCluster(tracing: IRTracing): ProtoObject {
+export function tracingCluster(tracing: IRTracing): Message<'envoy.config.cluster.v3.Cluster'> {
   const grpc = tracing.protocol === 'grpc';
   const cluster = portcullisCluster(TRACING_CLUSTER, tracing.collector, grpc ? 'http2' : 'http1');
   if (!tracing.collector.tls) return cluster;
   const host = tracing.collector.host;
   const name = isIP(host) === 0;
+  const context: Message<'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext'> = {
+    common_tls_context: {
+      tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
+      validation_context: {
+        trusted_ca: { filename: tracing.systemCaFile },
+        match_typed_subject_alt_names: [{ san_type: name ? 'DNS' : 'IP_ADDRESS', matcher: { exact: host } }],
+      },
+      alpn_protocols: grpc ? ['h2'] : ['http/1.1'],
+    },
+  };
+  if (name) context.sni = host;
   return {
     ...cluster,
     transport_socket: {
       name: TRANSPORT_SOCKET_TLS,
-      typed_config: typed('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', {
-        ...(name ? { sni: host } : {}),
-        common_tls_context: {
-          tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
-          validation_context: {
-            trusted_ca: { filename: tracing.systemCaFile },
-            match_typed_subject_alt_names: [
-              { san_type: name ? 'DNS' : 'IP_ADDRESS', matcher: { exact: host } },
-            ],
-          },
-          alpn_protocols: grpc ? ['h2'] : ['http/1.1'],
-        },
-      }),
+      typed_config: typed('envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', context),
     },
   };
 }

@@ -1,5 +1,6 @@
 import type { IRUpstreamTls } from '../../ir/types.js';
-import { typed, type ProtoObject } from '../../proto/codec.js';
+import { typed } from '../../proto/codec.js';
+import type { Message } from '../../proto/messages.js';
 import { TRANSPORT_SOCKET_TLS } from '../../contract/names.js';
 import { isIP } from 'node:net';
 
@@ -9,11 +10,11 @@ import { isIP } from 'node:net';
  * SAN for IP literals). Trust is the system store unless a custom CA is given; `tls_skip_verify`
  * accepts any certificate and checks no name.
  */
-export function compileUpstreamTls(tls: IRUpstreamTls): ProtoObject {
-  const common: ProtoObject = {
+export function compileUpstreamTls(tls: IRUpstreamTls): Message<'envoy.config.core.v3.TransportSocket'> {
+  const common: Message<'envoy.extensions.transport_sockets.tls.v3.CommonTlsContext'> = {
     tls_params: { tls_minimum_protocol_version: 'TLSv1_2' },
   };
-  const validation: ProtoObject = {
+  const validation: Message<'envoy.extensions.transport_sockets.tls.v3.CertificateValidationContext'> = {
     trusted_ca:
       tls.customCaPem !== undefined ? { inline_string: tls.customCaPem } : { filename: tls.systemCaFile },
   };
@@ -31,7 +32,9 @@ export function compileUpstreamTls(tls: IRUpstreamTls): ProtoObject {
       },
     ];
   }
-  const context: ProtoObject = { common_tls_context: common };
+  const context: Message<'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext'> = {
+    common_tls_context: common,
+  };
   if (isIP(tls.serverName) === 0) context.sni = tls.serverName;
   return {
     name: TRANSPORT_SOCKET_TLS,
@@ -39,7 +42,9 @@ export function compileUpstreamTls(tls: IRUpstreamTls): ProtoObject {
   };
 }
 
-function sanMatcher(serverName: string): ProtoObject {
+function sanMatcher(
+  serverName: string,
+): Message<'envoy.extensions.transport_sockets.tls.v3.SubjectAltNameMatcher'> {
   if (isIP(serverName) !== 0) return { san_type: 'IP_ADDRESS', matcher: { exact: serverName } };
   if (serverName.startsWith('*.')) {
     const suffix = serverName.slice(1).replace(/[.+?^${}()|[\]\\]/g, '\\$&');

@@ -4,19 +4,16 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { test } from 'node:test';
-import { CLUSTER_TYPE, RESOURCE_TYPES, type ResourceType } from '../../../src/proto/type-urls.js';
+import { CLUSTER_TYPE, RESOURCE_TYPES } from '../../../src/proto/type-urls.js';
 import type { CompiledResource, CompiledResources } from '../../../src/proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../../../src/xds/snapshot/build-snapshot.js';
 import { messageType } from '../../../src/proto/proto-root.js';
-import type { ProtoObject } from '../../../src/proto/codec.js';
+import type { Message } from '../../../src/proto/messages.js';
 import { seededRandom } from '../../support/seeded-random.js';
 
 /** Compiled resources with the given clusters and nothing else. */
-function compiledWith(clusters: readonly CompiledResource[]): CompiledResources {
-  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Record<
-    ResourceType,
-    readonly CompiledResource[]
-  >;
+function compiledWith(clusters: readonly CompiledResource<typeof CLUSTER_TYPE>[]): CompiledResources {
+  const empty = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as CompiledResources;
   return { ...empty, [CLUSTER_TYPE]: clusters };
 }
 
@@ -69,7 +66,7 @@ test('a type version depends only on its (name, version) pairs: same content, sa
 test('the cache holds exactly the last build and is used by content: an edited message is encoded again', () => {
   const first = buildSnapshot(clusters(['a', 'b']));
   assert.equal(first.cache[CLUSTER_TYPE].size, 2);
-  const message = (seconds: number): ProtoObject => ({
+  const message = (seconds: number): Message<typeof CLUSTER_TYPE> => ({
     name: 'a',
     type: 'STATIC',
     connect_timeout: { seconds },
@@ -95,7 +92,7 @@ test('a build with the previous cache gives the snapshot of a build without, wha
   const next = seededRandom(14);
   const pick = (n: number): number => Math.floor(next() * n);
   const universe = Array.from({ length: 60 }, (_, index) => `c${String(index).padStart(3, '0')}`);
-  let live = new Map<string, ProtoObject>();
+  let live = new Map<string, Message<typeof CLUSTER_TYPE>>();
   let cache: EncodeCache | undefined;
   for (let step = 0; step < 200; step++) {
     const changed = new Map(live);
@@ -108,7 +105,9 @@ test('a build with the previous cache gives the snapshot of a build without, wha
     }
     if (step % 50 === 49) changed.clear();
     live = changed;
-    const list = [...live.keys()].sort().map((name) => ({ name, message: live.get(name) as ProtoObject }));
+    const list = [...live.keys()]
+      .sort()
+      .map((name) => ({ name, message: live.get(name) as Message<typeof CLUSTER_TYPE> }));
     const withCache = buildSnapshot(compiledWith(list), cache);
     const cold = buildSnapshot(compiledWith(list));
     assert.equal(withCache.snapshot.version, cold.snapshot.version, `step ${step}`);

@@ -3,7 +3,7 @@ import { shortHash } from '../../../../src/shared/hash.js';
 import { recordingLogger } from '../../../../src/shared/logger.js';
 import type { Logger } from '../../../../src/shared/logger.js';
 import { durationMs, encodeMessage, typed } from '../../../../src/proto/codec.js';
-import type { ProtoObject } from '../../../../src/proto/codec.js';
+import type { Message } from '../../../../src/proto/messages.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
   CLUSTER_TYPE,
@@ -48,7 +48,10 @@ export class TestSource implements SnapshotSource {
 }
 
 /** An EDS cluster fetched over ADS. `extra` lets a test change its content (and so its version). */
-export function cluster(name: string, extra: ProtoObject = {}): ProtoObject {
+export function cluster(
+  name: string,
+  extra: Message<typeof CLUSTER_TYPE> = {},
+): Message<typeof CLUSTER_TYPE> {
   return {
     name,
     type: 'EDS',
@@ -59,7 +62,7 @@ export function cluster(name: string, extra: ProtoObject = {}): ProtoObject {
 }
 
 /** Endpoints for `clusterName` on 127.0.0.1:`port`. */
-export function endpoints(clusterName: string, port = 8080): ProtoObject {
+export function endpoints(clusterName: string, port = 8080): Message<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE> {
   return {
     cluster_name: clusterName,
     endpoints: [
@@ -73,7 +76,7 @@ export function endpoints(clusterName: string, port = 8080): ProtoObject {
 }
 
 /** An HTTP listener on `port` whose routes come from RDS `routeName`. */
-export function listener(name: string, routeName: string, port = 8000): ProtoObject {
+export function listener(name: string, routeName: string, port = 8000): Message<typeof LISTENER_TYPE> {
   const hcm = typed('envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager', {
     stat_prefix: name,
     rds: { route_config_name: routeName, config_source: { ads: {}, resource_api_version: 'V3' } },
@@ -94,7 +97,7 @@ export function listener(name: string, routeName: string, port = 8000): ProtoObj
 }
 
 /** A route configuration sending every path to `clusterName`. */
-export function route(name: string, clusterName: string): ProtoObject {
+export function route(name: string, clusterName: string): Message<typeof ROUTE_CONFIGURATION_TYPE> {
   return {
     name,
     virtual_hosts: [
@@ -105,16 +108,16 @@ export function route(name: string, clusterName: string): ProtoObject {
 
 /** Resources of a test snapshot by kind, as proto-JSON objects. */
 export interface SnapshotSpec {
-  readonly clusters?: readonly ProtoObject[];
-  readonly endpoints?: readonly ProtoObject[];
-  readonly listeners?: readonly ProtoObject[];
-  readonly scopes?: readonly ProtoObject[];
-  readonly routes?: readonly ProtoObject[];
+  readonly clusters?: readonly Message<typeof CLUSTER_TYPE>[];
+  readonly endpoints?: readonly Message<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE>[];
+  readonly listeners?: readonly Message<typeof LISTENER_TYPE>[];
+  readonly scopes?: readonly Message<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[];
+  readonly routes?: readonly Message<typeof ROUTE_CONFIGURATION_TYPE>[];
 }
 
 /** Encodes `spec` into a Snapshot like the real pipeline: content-hash versions per resource and per type. */
 export function buildSnapshot(spec: SnapshotSpec): Snapshot {
-  const byType: Record<ResourceType, readonly ProtoObject[]> = {
+  const byType: { readonly [T in ResourceType]: readonly Message<T>[] } = {
     [CLUSTER_TYPE]: spec.clusters ?? [],
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: spec.endpoints ?? [],
     [LISTENER_TYPE]: spec.listeners ?? [],
@@ -125,8 +128,10 @@ export function buildSnapshot(spec: SnapshotSpec): Snapshot {
   const typeVersions = {} as Record<ResourceType, string>;
   for (const type of RESOURCE_TYPES) {
     const map = new Map<string, EncodedResource>();
-    for (const object of byType[type]) {
-      const name = String(type === CLUSTER_LOAD_ASSIGNMENT_TYPE ? object['cluster_name'] : object['name']);
+    const objects: readonly Message<ResourceType>[] = byType[type];
+    for (const object of objects) {
+      const named = object as { readonly name?: string; readonly cluster_name?: string };
+      const name = String(type === CLUSTER_LOAD_ASSIGNMENT_TYPE ? named.cluster_name : named.name);
       const bytes = encodeMessage(type, object);
       map.set(name, { name, version: shortHash(bytes), bytes });
     }
@@ -279,7 +284,7 @@ export function deltaConverged(
 export function routedSnapshot(
   clusters: readonly string[],
   target: string,
-  extra: Record<string, ProtoObject> = {},
+  extra: Record<string, Message<typeof CLUSTER_TYPE>> = {},
 ): Snapshot {
   const names = [...clusters].sort();
   return buildProductSnapshot({
