@@ -8,6 +8,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type protobuf from 'protobufjs';
 import { messageType } from '../../proto/proto-root.js';
+import type { EnumValue, Message } from '../../proto/messages.js';
 
 /** Fully qualified name of the service. */
 export const DATABROKER_SERVICE_NAME = 'portcullis.databroker.v1.Databroker';
@@ -96,6 +97,37 @@ export interface DatabrokerMessages {
   PingRequest: Record<string, never>;
   PingResponse: Record<string, never>;
 }
+
+/** The field names `Ours` uses (an empty message's `Record<string, never>` uses none). */
+type FieldNames<Ours> = keyof { [K in keyof Ours as string extends K ? never : K]: Ours[K] };
+
+/** The names `Ours` uses that `Theirs` does not declare (`never` when all are declared). */
+type Undeclared<Ours, Theirs> = Exclude<FieldNames<Ours>, keyof Theirs>;
+
+/** Compiles only when `T` is `never`. */
+type NoneOf<T extends never> = T;
+
+/**
+ * A compile-time check, not a value: the plain objects above name only fields (and enum names)
+ * that the generated types of databroker.proto declare (proto/envoy-types.d.ts), so a field
+ * misspelt here or renamed in the .proto fails `npm run typecheck`. The decoded shape stays
+ * hand-written (every field present, `null` messages, the `event` oneof name protobufjs adds on
+ * decode), which the generated input types do not describe.
+ */
+export type DatabrokerFieldsDeclared = NoneOf<
+  | {
+      [K in keyof DatabrokerMessages]: Undeclared<
+        Omit<DatabrokerMessages[K], 'event'>,
+        Message<`portcullis.databroker.v1.${K}`>
+      >;
+    }[keyof DatabrokerMessages]
+  | Undeclared<RecordMessage, Message<'portcullis.databroker.v1.Record'>>
+  | Undeclared<NonNullable<WatchEventMessage['changed']>, Message<'portcullis.databroker.v1.RecordChanged'>>
+  | Exclude<
+      NonNullable<WatchEventMessage['changed']>['kind'],
+      EnumValue<'portcullis.databroker.v1.RecordChanged.Kind'>
+    >
+>;
 
 /**
  * Encodes and decodes the service's messages with protobufjs. `decode` returns every field with

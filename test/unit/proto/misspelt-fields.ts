@@ -85,3 +85,10 @@ export const router: AnyOf<'envoy.extensions.filters.http.router.v3.Router'> = t
   'envoy.extensions.filters.http.router.v3.Router',
   { suppress_envoy_headers: true },
 );
+
+export const misspeltDatabrokerField: Message<'portcullis.databroker.v1.PutRequest'> = {
+  type: 'session',
+  id: 's1',
+  // @ts-expect-error -- `ttl` is no field of the databroker's PutRequest (`ttl_ms` is)
+  ttl: 5,
+};
