@@ -3,7 +3,13 @@ import { deriveInternalTlsSync, type DerivedTls } from '../pki/derived-tls.js';
 import { fallbackCertificates, type FallbackCertificate } from '../pki/fallback-tls.js';
 import { SessionHandles } from '../session/handle.js';
 import type { Secret } from '../shared/secret.js';
-import { deriveSigningKey, jwksOf, loadSigningKey, type SigningKey } from './signing-key.js';
+import {
+  deriveDecisionKey,
+  deriveSigningKey,
+  jwksOf,
+  loadSigningKey,
+  type SigningKey,
+} from './signing-key.js';
 
 /**
  * The secrets one config gives (or the process generated in their place), as translate reads them
@@ -40,6 +46,8 @@ export interface KeyRing extends KeySecrets {
   readonly signingKey: SigningKey;
   /** The JWKS published at `/.well-known/portcullis/jwks.json`. */
   readonly jwksJson: string;
+  /** Signs decision tokens (the fast path); always derived from the shared secret. */
+  readonly decisionKey: SigningKey;
   /** Issues and verifies the session handles cookies carry. */
   readonly handles: SessionHandles;
   /** The gRPC credential derived from the shared secret (a split or sidecar Envoy presents it). */
@@ -60,8 +68,18 @@ export interface KeyRing extends KeySecrets {
  */
 export function buildKeyRing(secrets: KeySecrets, previous?: KeyRing): KeyRing {
   if (previous !== undefined && sameDerivation(previous, secrets)) {
-    const { signingKey, jwksJson, handles, grpcCredential, fallbackCertificate, internalTls } = previous;
-    return { ...secrets, signingKey, jwksJson, handles, grpcCredential, fallbackCertificate, internalTls };
+    const { signingKey, jwksJson, decisionKey, handles, grpcCredential, fallbackCertificate, internalTls } =
+      previous;
+    return {
+      ...secrets,
+      signingKey,
+      jwksJson,
+      decisionKey,
+      handles,
+      grpcCredential,
+      fallbackCertificate,
+      internalTls,
+    };
   }
   const pem = secrets.signingKeyPem?.reveal();
   const signingKey = pem === undefined ? deriveSigningKey(secrets.sharedSecret) : loadSigningKey(pem);
@@ -69,6 +87,7 @@ export function buildKeyRing(secrets: KeySecrets, previous?: KeyRing): KeyRing {
     ...secrets,
     signingKey,
     jwksJson: JSON.stringify(jwksOf([signingKey])),
+    decisionKey: deriveDecisionKey(secrets.sharedSecret),
     handles: new SessionHandles(secrets.sharedSecret),
     grpcCredential: deriveGrpcCredential(secrets.sharedSecret),
     fallbackCertificate: fallbackCertificates(secrets.sharedSecret),

@@ -1,7 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
 import type { JWK } from 'jose';
 import { PortcullisError } from '../shared/errors.js';
-import { deriveIdentitySigningP256 } from '../shared/key-schedule.js';
+import { deriveIdentitySigningP256, deriveP256, type P256KeyBytes } from '../shared/key-schedule.js';
 
 /** A key that signs identity assertions, with its public JWK (including `kid`) for the JWKS. */
 export interface SigningKey {
@@ -53,6 +53,21 @@ export function deriveSigningKey(sharedSecret: Uint8Array): SigningKey {
   const key = deriveIdentitySigningP256(sharedSecret);
   if (key === undefined)
     throw new PortcullisError('SIGNING_KEY_INVALID', 'shared_secret: cannot derive a signing key');
+  return es256Key(key);
+}
+
+/**
+ * The ES256 key that signs decision tokens (the fast path), derived from `shared_secret` through
+ * the key schedule, never configured: every instance must sign with it and every Envoy verify it.
+ * It is a different key from the identity signing key, so an identity assertion an upstream
+ * received never verifies as a decision token.
+ */
+export function deriveDecisionKey(sharedSecret: Uint8Array): SigningKey {
+  return es256Key(deriveP256(sharedSecret, 'decision-token'));
+}
+
+/** An ES256 signing key from a P-256 scalar and point. */
+function es256Key(key: P256KeyBytes): SigningKey {
   const jwk = {
     kty: 'EC',
     crv: 'P-256',

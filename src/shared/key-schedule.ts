@@ -49,6 +49,11 @@ export const KEY_SCHEDULE = {
   'tls-derive-ca': { salt: '', info: 'portcullis tls_derive ca v1', bytes: 48 },
   /** The `tls_derive` service certificate's P-256 key. */
   'tls-derive-service': { salt: '', info: 'portcullis tls_derive service v1', bytes: 48 },
+  /**
+   * The ES256 key that signs decision tokens, which Envoy verifies to replay an allow Portcullis
+   * already made (the fast path): derived, so every instance's Envoys accept every instance's tokens.
+   */
+  'decision-token': { salt: 'portcullis/decision-token', info: 'es256 v1', bytes: 48 },
 } as const satisfies Record<string, KeyRow>;
 
 /** A purpose of the key schedule. */
@@ -80,7 +85,7 @@ export interface P256KeyBytes {
  */
 export function deriveP256(
   secret: Uint8Array,
-  purpose: 'fallback-tls' | 'tls-derive-ca' | 'tls-derive-service',
+  purpose: 'fallback-tls' | 'tls-derive-ca' | 'tls-derive-service' | 'decision-token',
 ): P256KeyBytes {
   const okm = Buffer.from(deriveKey(secret, purpose));
   const scalar = (BigInt(`0x${okm.toString('hex')}`) % (P256_ORDER - 1n)) + 1n;

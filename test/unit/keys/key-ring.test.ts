@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPairSync } from 'node:crypto';
 import { test } from 'node:test';
 import { buildKeyRing, type KeySecrets } from '../../../src/keys/key-ring.js';
-import { deriveSigningKey, loadSigningKey } from '../../../src/keys/signing-key.js';
+import { deriveDecisionKey, deriveSigningKey, loadSigningKey } from '../../../src/keys/signing-key.js';
 import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 import { deriveInternalTlsSync } from '../../../src/pki/derived-tls.js';
 import { SessionHandles } from '../../../src/session/handle.js';
@@ -33,6 +33,7 @@ function secrets(overrides: Partial<KeySecrets> = {}): KeySecrets {
 test('every derived key is what the key schedule derives from the same secret', () => {
   const ring = buildKeyRing(secrets({ tlsDerive: 'portcullis.internal' }));
   assert.equal(ring.grpcCredential, deriveGrpcCredential(SHARED));
+  assert.equal(ring.decisionKey.kid, deriveDecisionKey(SHARED).kid);
   assert.deepEqual(ring.signingKey.publicJwk, deriveSigningKey(SHARED).publicJwk);
   assert.equal(ring.handles.issue('session-1'), new SessionHandles(SHARED).issue('session-1'));
   assert.equal(ring.internalTls?.caPem, deriveInternalTlsSync(SHARED, 'portcullis.internal').caPem);
@@ -47,6 +48,7 @@ test('unchanged secrets keep the derived keys as the same objects; other secrets
   const metrics = new Secret('user:pass');
   const second = buildKeyRing(secrets({ metricsBasicAuth: metrics }), first);
   assert.equal(second.signingKey, first.signingKey);
+  assert.equal(second.decisionKey, first.decisionKey);
   assert.equal(second.handles, first.handles);
   assert.equal(second.fallbackCertificate, first.fallbackCertificate);
   assert.equal(second.metricsBasicAuth, metrics, 'configured secrets are this config’s');

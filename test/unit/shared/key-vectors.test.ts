@@ -5,7 +5,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { deriveKey, scheduleLabels, type AuthenticatePurpose } from '../../../src/shared/key-schedule.js';
-import { deriveSigningKey } from '../../../src/keys/signing-key.js';
+import { deriveDecisionKey, deriveSigningKey } from '../../../src/keys/signing-key.js';
 import { deriveGrpcCredential } from '../../../src/contract/grpc-credential.js';
 import { mintInternalToken } from '../../../src/contract/internal-token.js';
 import { MemoryBackend } from '../../../src/databroker/memory-backend.js';
@@ -48,9 +48,13 @@ test('identity-assertion signing key and the P-256 keys of the fallback and tls_
     'fallback-tls': '1be99506fbffd48e7db8b5d45e7d7e2ab717686d0d20f32daa77e635d91fb6fb',
     'tls-derive-ca': '69f640b8defecc18b00763cabf3872c181181ca9d6aadc1be801f7e92daab3fc',
     'tls-derive-service': '35ed786806a32030bc7f5a1a14c6c073f4d6b9c619031c6c7e155199a9125246',
+    // The decision-token key (the fast path): new, pinned from its first version on.
+    'decision-token': '3192cf82808fd4b2eeec4b48d02b97aff1c7ef16f71ade958287e886f0d7f3a3',
   };
   for (const [purpose, d] of Object.entries(p256))
     assert.equal(hex(deriveP256Key(SECRET, purpose as P256Purpose).d), d, purpose);
+  assert.equal(deriveDecisionKey(SECRET).kid, 'mhmZkEeHM9ElI5hhlovjbCbfmTMsp5Q30sXL4buTgfM');
+  assert.notEqual(deriveDecisionKey(SECRET).kid, deriveSigningKey(SECRET).kid, 'two keys, two purposes');
 });
 
 test('a session record sealed at rest today still opens', async () => {
