@@ -1,0 +1,86 @@
+import type { IRAuthorize, IRRoute } from '../ir/types.js';
+import type { Criterion, PolicyRule } from '../ir/policy.js';
+import { canonicalJson } from '../shared/canonical-json.js';
+import { shortHash } from '../shared/hash.js';
+
+/**
+ * Criteria whose outcome depends on the request, not only on who the session is: the method, the
+ * path, the client's address or certificate, a CORS preflight, the device. A decision that used one
+ * says nothing about the next request, so Envoy must never replay it (the fast path's first rule).
+ */
+const REQUEST_CRITERIA: ReadonlySet<Criterion['kind']> = new Set([
+  'http_method',
+  'http_path',
+  'source_ip',
+  'cors_preflight',
+  'client_certificate',
+  'invalid_client_certificate',
+  'device',
+]);
+
+/** Why Portcullis decides every request of a route itself (none: Envoy may replay its allow). */
+export type SlowPathReason =
+  | 'public'
+  | 'answers-itself'
+  | 'tcp'
+  | 'request-identity-headers'
+  | `criterion:${Criterion['kind']}`;
+
+/**
+ * Why the route can never take the fast path, or undefined when an allow depends on the session
+ * alone: public routes never consult it, routes that answer by themselves and TCP routes are
+ * decided once, routes that let client identity headers through depend on the request, and so does
+ * a policy naming a request criterion (anywhere in any rule, allow or deny: deny beats allow).
+ */
+export function slowPathReason(
+  route: Pick<IRRoute, 'public' | 'policy' | 'answer' | 'tcpAuthority' | 'passRequestIdentityHeaders'>,
+): SlowPathReason | undefined {
+  if (route.public) return 'public';
+  if (route.answer !== undefined) return 'answers-itself';
+  if (route.tcpAuthority !== undefined) return 'tcp';
+  if ((route.passRequestIdentityHeaders?.length ?? 0) > 0) return 'request-identity-headers';
+  const kind = requestCriterion(route.policy);
+  return kind === undefined ? undefined : `criterion:${kind}`;
+}
+
+/** The first request criterion any rule of `policy` names. */
+function requestCriterion(policy: readonly PolicyRule[]): Criterion['kind'] | undefined {
+  for (const rule of policy) {
+    for (const criterion of [...rule.and, ...rule.or, ...rule.not, ...rule.nor]) {
+      if (REQUEST_CRITERIA.has(criterion.kind)) return criterion.kind;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The name a decision token gives this route: `<route id>.<checksum>`, the checksum over
+ * everything the allow and what the upstream receives depend on (the policy, the identity provider
+ * whose sessions count, whether identity headers are sent, the headers set, and the global claim
+ * headers, issuer format and groups filter). Editing any of them renames the route, so every token
+ * naming the old name stops matching at once and the next request asks Portcullis. Deterministic:
+ * key paths in the policy are left out, so moving a route in the file keeps its name.
+ */
+export function decisionName(route: IRRoute, authorize: IRAuthorize): string {
+  const policy = route.policy.map(({ path: _path, ...rule }) => ({
+    ...rule,
+    and: withoutPaths(rule.and),
+    or: withoutPaths(rule.or),
+    not: withoutPaths(rule.not),
+    nor: withoutPaths(rule.nor),
+  }));
+  const decidedBy = canonicalJson({
+    policy,
+    idp: route.idpId,
+    identityHeaders: route.passIdentityHeaders,
+    set: route.requestHeadersToSet,
+    claims: authorize.claimHeaders,
+    issuer: authorize.issuerFormat,
+    groups: authorize.groupsFilter ?? null,
+  });
+  return `${route.id}.${shortHash(decidedBy)}`;
+}
+
+function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 'path'>[] {
+  return criteria.map(({ path: _path, ...criterion }) => criterion);
+}
