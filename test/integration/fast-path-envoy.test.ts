@@ -1,37 +1,39 @@
-// The fast path's Envoy assumptions (issue 35), proven in a real Envoy 1.40 with no Portcullis: a
-// static bootstrap (test/support/fast-path-envoy.ts) with an early header mutation dropping a
-// client's x-portcullis-sid, jwt_authn (cookie _portcullis_dt, payload_in_metadata `s`,
-// claim_to_headers sid, 5 s skew, one provider per host audience, chosen per route through
-// requirement_map + PerRouteConfig, each `requires_any[provider, allow_missing_or_failed]`),
-// header_to_metadata (cookie _portcullis_as -> portcullis:as), a shadow RBAC from an ECDS file,
-// per-route header_mutation (x-portcullis-jwt-assertion from %DYNAMIC_METADATA(portcullis:as)%), and
-// a gRPC ext_authz that counts Checks, gated by filter_enabled_metadata.
+// The fast path's Envoy assumptions (issue 35), proven in a real Envoy 1.40 with no Portcullis: a static
+// bootstrap (test/support/fast-path-envoy.ts) with an early header mutation dropping a client's
+// x-portcullis-sid, jwt_authn (cookie _portcullis_dt, payload_in_metadata `s`, claim_to_headers sid, 5 s
+// skew, one provider per host audience, chosen per route through requirement_map + PerRouteConfig, each
+// `requires_any[provider, allow_missing_or_failed]`), header_to_metadata (cookie _portcullis_as ->
+// portcullis:as), a shadow RBAC from an ECDS file, per-route header_mutation (x-portcullis-jwt-assertion
+// from %DYNAMIC_METADATA(portcullis:as)%), and a gRPC ext_authz that counts Checks, gated by
+// filter_enabled_metadata.
 // PROVEN: the matcher-based shadow RBAC writes `shadow_engine_result` (`allowed`/`denied`) and
-// `shadow_effective_policy_id` (the Action name) under `envoy.filters.http.rbac` even when the
-// HttpFilter has another name (ECDS resource `portcullis-fastpath`), before ext_authz reads it;
-// with `shadow_rules_stat_prefix: fp_` both keys become `fp_shadow_engine_result` /
-// `fp_shadow_effective_policy_id` (the unprefixed ones are absent), so the gate must name the
-// prefixed key. claim_to_headers sets x-portcullis-sid before the RBAC's header input reads it, and
-// an early_header_mutation `remove` drops a client's copy first. CEL `in` over the list claim
-// works at 1 and 50 names; a string `r`, a missing `r`, and every forged, other-key (same kid),
-// tampered, truncated, expired (> skew), not-yet-valid, other-audience, other-issuer, alg-none or
-// revoked token means "ask ext_authz". A 3 KiB cookie survives into metadata and a header intact.
-// A path_config_source + watched_directory ECDS file, replaced by an atomic rename, applied in
-// 2-9 ms (rename -> first request that asks, measured over runs on 2 cores), on an open keep-alive
-// connection, with no listener_modified; a rejected update keeps the last good map.
-// DIFFERENT from envoy-fast-path.md: (1) CelMatcher accepts only an AST: `cel_expr_string` parses
-// but Envoy says "CEL expression not set"; the AST is built by hand (`routeListedExpr`: `@in` and
-// `_[_]` calls). (2) `exact_match_map` must hold at least one pair: an empty revocation map is
-// rejected, so a placeholder sid is kept in it. (3) CEL `in` over a map tests its keys, so an `r`
-// map naming the route passes too. (4) A token without `sid` takes the fast path unrevocably (no
-// header, the map is skipped): the design must require sid (e.g. an RBAC predicate that the header
-// is present). (5, reasoned, not run) One audience list for all hosts would let a token for host B pass on host A: the
-// audience must be bound per host (here per-route requirement_name). (6) The assertion cookie is not
-// bound to the decision token: a client's `_portcullis_as` of choice reaches the upstream on the fast
-// path, and on the slow path unless ext_authz's allow overwrites or removes the header; a missing
-// cookie adds no header at all. (7) jwt_max_token_size (default 4096) only limits the per-worker
-// cache: a 6 KiB token still verifies, just never hits the cache; a 3.5 KiB one does. (8) The
-// decision cookie and x-portcullis-sid reach the upstream: the credential strip must remove them.
+// `shadow_effective_policy_id` (the Action name) under `envoy.filters.http.rbac` even when the HttpFilter
+// has another name (ECDS resource `portcullis-fastpath`), before ext_authz reads it; with
+// `shadow_rules_stat_prefix: fp_` both keys become `fp_shadow_engine_result` /
+// `fp_shadow_effective_policy_id` (the unprefixed ones are absent), so the gate must name the prefixed
+// key. claim_to_headers sets x-portcullis-sid before the RBAC's header input reads it, and an
+// early_header_mutation `remove` drops a client's copy first. CEL `in` over the list claim works at 1 and
+// 50 names; a string `r`, a missing `r`, and every forged, other-key (same kid), tampered, truncated,
+// expired (> skew), not-yet-valid, other-audience, other-issuer, alg-none or revoked or sid-less token
+// means "ask ext_authz". A 3 KiB cookie survives into metadata and a header intact. A path_config_source +
+// watched_directory ECDS file, replaced by an atomic rename, applied in 2-9 ms (rename -> first request
+// that asks, measured over runs on 2 cores), on an open keep-alive connection, with no listener_modified;
+// a rejected update keeps the last good map.
+// DIFFERENT from envoy-fast-path.md: (1) CelMatcher accepts only an AST: `cel_expr_string` parses but
+// Envoy says "CEL expression not set"; the AST is built by hand (`routeListedExpr`: `@in` and `_[_]`
+// calls). (2) `exact_match_map` must hold at least one pair: an empty revocation map is rejected, so a
+// placeholder sid is kept in it. (3) CEL `in` over a map tests its keys, so an `r` map naming the route
+// passes too. (4) With only the map + CEL, a token without `sid` takes the fast path unrevocably (no
+// header: the map is skipped): the ALLOW predicate must also require the header (here an and_matcher
+// [header `.+` regex, CEL]; proven both ways; an xds RegexMatcher needs `google_re2: {}`). (5) With one
+// audience list for all hosts, the route-name check is the only host binding: a token with aud B that
+// lists A's route passes on A (proven); per-host providers (here per-route requirement_name) refuse it,
+// and route names must stay unique across hosts. (6) The assertion cookie is not bound to the decision
+// token: a client's `_portcullis_as` of choice reaches the upstream on the fast path, and on the slow path
+// unless ext_authz's allow overwrites or removes the header; a missing cookie adds no header at all. (7)
+// jwt_max_token_size (default 4096) only limits the per-worker cache: a 6 KiB token still verifies, just
+// never hits the cache; a 3.5 KiB one does. (8) The decision cookie and x-portcullis-sid reach the
+// upstream: the credential strip must remove them.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
@@ -197,20 +199,40 @@ describe('the fast path in a real Envoy', () => {
       aud: APP_HOST,
       r: [ROUTE_ALPHA],
     } as DecisionClaims);
-    const spoofedNoSid = await fp.send(APP_HOST, '/alpha', {
-      token: noSid,
-      headers: { [SID_HEADER]: PRE_REVOKED },
-    });
-    assertFast(
-      spoofedNoSid,
-      'a token without sid is not tied to a revocable session (design must require sid)',
+    assertAsked(
+      await fp.send(APP_HOST, '/alpha', { token: noSid, headers: { [SID_HEADER]: 'sid-fresh' } }),
+      'a token without sid (the ALLOW predicate requires the header), even with a spoofed header',
     );
-    assert.equal(spoofedNoSid.upstream?.[SID_HEADER], undefined, 'the spoofed header was dropped');
     const unlisted = await signDecision(fp.key, claims('sid-fresh', [ROUTE_BETA]));
     assertAsked(
       await fp.send(APP_HOST, '/alpha', { token: unlisted, headers: { [SID_HEADER]: 'sid-fresh' } }),
       'a header cannot make an unlisted token pass',
     );
+  });
+
+  test('without the sid requirement, a token without sid would pass and no revocation could catch it', async () => {
+    fp.authz.answer({ kind: 'deny' });
+    const noSid = await signDecision(fp.key, {
+      iss: ISSUER,
+      aud: APP_HOST,
+      r: [ROUTE_ALPHA],
+    } as DecisionClaims);
+    const noSidPasses = async (): Promise<boolean> =>
+      (await fp.send(APP_HOST, '/alpha', { token: noSid, headers: { [SID_HEADER]: PRE_REVOKED } })).checks ===
+      0;
+    try {
+      await writeEcdsFile(fp.ecdsDir, 'no-sid-requirement', shadowRbac([PRE_REVOKED], { requireSid: false }));
+      await waitFor(noSidPasses, { what: 'the config without the sid requirement', intervalMs: 5 });
+      const passed = await fp.send(APP_HOST, '/alpha', {
+        token: noSid,
+        headers: { [SID_HEADER]: PRE_REVOKED },
+      });
+      assertFast(passed, 'a token without sid, map skipped (no header), CEL alone allowed');
+      assert.equal(passed.upstream?.[SID_HEADER], undefined, 'the spoofed header was dropped all the same');
+    } finally {
+      await writeEcdsFile(fp.ecdsDir, 'sid-required-again', shadowRbac([PRE_REVOKED]));
+      await waitFor(async () => !(await noSidPasses()), { what: 'the sid requirement back', intervalMs: 5 });
+    }
   });
 
   test('tokens of 3.5 KiB and 6 KiB and r lists of 1 and 50 names', async () => {
@@ -367,5 +389,21 @@ describe('with shadow_rules_stat_prefix', () => {
     assert.equal(alpha.upstream?.[PLAIN_RESULT_HEADER], undefined, 'no unprefixed shadow_engine_result');
     assert.equal(alpha.upstream?.[SHADOW_POLICY_HEADER], 'listed', 'fp_shadow_effective_policy_id');
     assertAsked(await prefixed.send(APP_HOST, '/beta', { token }), 'beta');
+  });
+});
+
+describe('with one audience list for every host', () => {
+  let shared: FastPathEnvoy;
+  before(async () => {
+    shared = await startFastPathEnvoy({ sharedAudience: true });
+  });
+  after(async () => {
+    await shared?.stop();
+  });
+
+  test("a token for the other host passes on this one when it lists this host's route", async () => {
+    shared.authz.answer({ kind: 'deny' });
+    const forOther = await signDecision(shared.key, claims('sid-shared', [ROUTE_ALPHA], { aud: OTHER_HOST }));
+    assertFast(await shared.send(APP_HOST, '/alpha', { token: forOther }), 'aud other host, on the app host');
   });
 });

@@ -82,12 +82,55 @@ export function routeListedExpr(): Record<string, unknown> {
   };
 }
 
+/** The CEL matcher `route listed`, as an xds single predicate. */
+const celListed = {
+  single_predicate: {
+    input: {
+      name: 'cel',
+      typed_config: { '@type': 'type.googleapis.com/xds.type.matcher.v3.HttpAttributesCelMatchInput' },
+    },
+    custom_match: {
+      name: 'cel',
+      typed_config: {
+        '@type': 'type.googleapis.com/xds.type.matcher.v3.CelMatcher',
+        expr_match: { cel_expr_parsed: routeListedExpr() },
+      },
+    },
+  },
+};
+
+/**
+ * The ALLOW predicate: the route is listed and, with `requireSid`, x-portcullis-sid is present
+ * (a header the input cannot read never matches a regex, so a token without `sid`, which the
+ * revocation map can never catch, does not pass).
+ */
+function listedPredicate(requireSid: boolean): Record<string, unknown> {
+  if (!requireSid) return celListed;
+  const sidPresent = {
+    single_predicate: {
+      input: {
+        name: 'sid',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpRequestHeaderMatchInput',
+          header_name: SID_HEADER,
+        },
+      },
+      value_match: { safe_regex: { google_re2: {}, regex: '.+' } },
+    },
+  };
+  return { and_matcher: { predicate: [sidPresent, celListed] } };
+}
+
 /**
  * The shadow RBAC config the ECDS resource carries: header `x-portcullis-sid` in the revoked map
  * -> DENY `revoked`; otherwise the CEL matcher `route listed` -> ALLOW `listed`; else DENY
- * `unlisted`. `statPrefix` sets `shadow_rules_stat_prefix`, which also prefixes the metadata keys.
+ * `unlisted` (`requireSid`, default true: see `listedPredicate`). `statPrefix` sets `shadow_rules_stat_prefix`, which also prefixes the metadata keys.
  */
-export function shadowRbac(revoked: readonly string[], statPrefix?: string): Record<string, unknown> {
+export function shadowRbac(
+  revoked: readonly string[],
+  options: { readonly statPrefix?: string | undefined; readonly requireSid?: boolean | undefined } = {},
+): Record<string, unknown> {
+  const { statPrefix } = options;
   const map: Record<string, unknown> = {};
   for (const sid of [PLACEHOLDER_SID, ...revoked]) map[sid] = rbacAction('revoked', 'DENY');
   return {
@@ -109,23 +152,7 @@ export function shadowRbac(revoked: readonly string[], statPrefix?: string): Rec
           matcher_list: {
             matchers: [
               {
-                predicate: {
-                  single_predicate: {
-                    input: {
-                      name: 'cel',
-                      typed_config: {
-                        '@type': 'type.googleapis.com/xds.type.matcher.v3.HttpAttributesCelMatchInput',
-                      },
-                    },
-                    custom_match: {
-                      name: 'cel',
-                      typed_config: {
-                        '@type': 'type.googleapis.com/xds.type.matcher.v3.CelMatcher',
-                        expr_match: { cel_expr_parsed: routeListedExpr() },
-                      },
-                    },
-                  },
-                },
+                predicate: listedPredicate(options.requireSid ?? true),
                 on_match: rbacAction('listed', 'ALLOW'),
               },
             ],
@@ -178,13 +205,17 @@ export interface FastPathOptions {
   readonly ecdsDir: string;
   /** `shadow_rules_stat_prefix` of the filter's default config and of ext_authz's metadata key. */
   readonly statPrefix?: string;
+  /** Both providers accept both hosts' audiences (the mistake the per-host binding avoids). */
+  readonly sharedAudience?: boolean;
+  /** `requireSid` of the default config. */
+  readonly requireSid?: boolean;
 }
 
 /** jwt_authn: one provider per host (its audience), chosen per virtual host, failures allowed. */
-function jwtAuthn(jwks: string): Record<string, unknown> {
+function jwtAuthn(jwks: string, sharedAudience: boolean): Record<string, unknown> {
   const provider = (audience: string): Record<string, unknown> => ({
     issuer: ISSUER,
-    audiences: [audience],
+    audiences: sharedAudience ? [APP_HOST, OTHER_HOST] : [audience],
     local_jwks: { inline_string: jwks },
     from_cookies: [TOKEN_COOKIE],
     payload_in_metadata: 's',
@@ -242,7 +273,7 @@ function route(name: string, prefix: string, host: string): Record<string, unkno
 function httpFilters(options: FastPathOptions): Record<string, unknown>[] {
   const resultKey = `${options.statPrefix ?? ''}shadow_engine_result`;
   return [
-    jwtAuthn(options.jwks),
+    jwtAuthn(options.jwks, options.sharedAudience ?? false),
     {
       name: 'envoy.filters.http.header_to_metadata',
       typed_config: {
@@ -266,7 +297,7 @@ function httpFilters(options: FastPathOptions): Record<string, unknown>[] {
           resource_api_version: 'V3',
         },
         // Until the file's resource arrives: nothing is "allowed", so ext_authz runs.
-        default_config: shadowRbac([], options.statPrefix),
+        default_config: shadowRbac([], { statPrefix: options.statPrefix, requireSid: options.requireSid }),
         apply_default_config_without_warming: true,
         type_urls: [RBAC_TYPE],
       },

@@ -64,13 +64,18 @@ export interface FastPathEnvoy {
  * with Envoy's last log lines when it does not start.
  */
 export async function startFastPathEnvoy(
-  options: { readonly revoked?: readonly string[]; readonly statPrefix?: string } = {},
+  options: {
+    readonly revoked?: readonly string[];
+    readonly statPrefix?: string;
+    /** fast-path-envoy.ts `FastPathOptions.sharedAudience`. */
+    readonly sharedAudience?: boolean;
+  } = {},
 ): Promise<FastPathEnvoy> {
   const key = await makeDecisionKey('fast-path-key');
   const authz = await startCountingAuthz();
   const upstream = await startEchoUpstream({ id: 'fast-path-upstream' });
   const ecdsDir = await mkdtemp(join(tmpdir(), 'portcullis-fast-path-'));
-  await writeEcdsFile(ecdsDir, 'v0', shadowRbac(options.revoked ?? [], options.statPrefix));
+  await writeEcdsFile(ecdsDir, 'v0', shadowRbac(options.revoked ?? [], { statPrefix: options.statPrefix }));
   const port = await freePort();
   const logger = recordingLogger();
   const cleanUp = async (): Promise<void> => {
@@ -88,6 +93,7 @@ export async function startFastPathEnvoy(
         jwks: key.jwks,
         ecdsDir,
         ...(options.statPrefix === undefined ? {} : { statPrefix: options.statPrefix }),
+        ...(options.sharedAudience === undefined ? {} : { sharedAudience: options.sharedAudience }),
       }),
       logger,
     });
