@@ -11,14 +11,13 @@
 // has another name (ECDS resource `portcullis-fastpath`), before ext_authz reads it; with
 // `shadow_rules_stat_prefix: fp_` both keys become `fp_shadow_engine_result` /
 // `fp_shadow_effective_policy_id` (the unprefixed ones are absent), so the gate must name the prefixed
-// key. claim_to_headers sets x-portcullis-sid before the RBAC's header input reads it, and an
-// early_header_mutation `remove` drops a client's copy first. CEL `in` over the list claim works at 1 and
-// 50 names; a string `r`, a missing `r`, and every forged, other-key (same kid), tampered, truncated,
-// expired (> skew), not-yet-valid, other-audience, other-issuer, alg-none or revoked or sid-less token
-// means "ask ext_authz". A 3 KiB cookie survives into metadata and a header intact. A path_config_source +
-// watched_directory ECDS file, replaced by an atomic rename, applied in 2-9 ms (rename -> first request
-// that asks, measured over runs on 2 cores), on an open keep-alive connection, with no listener_modified;
-// a rejected update keeps the last good map.
+// key. claim_to_headers sets x-portcullis-sid before the RBAC's header input reads it. CEL `in` over the
+// list claim works at 1 and 50 names; a string `r`, a missing `r`, and every forged, other-key (same kid),
+// tampered, truncated, expired (> skew), not-yet-valid, other-audience, other-issuer, alg-none or revoked
+// or sid-less token means "ask ext_authz". A 3 KiB cookie survives into metadata and a header intact. A
+// path_config_source + watched_directory ECDS file, replaced by an atomic rename, applied in 2-9 ms
+// (rename -> first request that asks, measured over runs on 2 cores), on an open keep-alive connection,
+// with no listener_modified; a rejected update keeps the last good map.
 // DIFFERENT from envoy-fast-path.md: (1) CelMatcher accepts only an AST: `cel_expr_string` parses but
 // Envoy says "CEL expression not set"; the AST is built by hand (`routeListedExpr`: `@in` and `_[_]`
 // calls). (2) `exact_match_map` must hold at least one pair: an empty revocation map is rejected, so a
@@ -33,7 +32,10 @@
 // unless ext_authz's allow overwrites or removes the header; a missing cookie adds no header at all. (7)
 // jwt_max_token_size (default 4096) only limits the per-worker cache: a 6 KiB token still verifies, just
 // never hits the cache; a 3.5 KiB one does. (8) The decision cookie and x-portcullis-sid reach the
-// upstream: the credential strip must remove them.
+// upstream: the credential strip must remove them. (9) jwt_authn itself removes a client-sent
+// claim_to_headers header, whether the token is missing, malformed, sid-less or good (proven with the
+// early strip off): the early strip is defence in depth, load-bearing only where jwt_authn does not run (a
+// route with it disabled).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent } from 'node:http';
@@ -176,7 +178,7 @@ describe('the fast path in a real Envoy', () => {
     assertFast(await fp.send(OTHER_HOST, '/', { token: otherHost }), 'the other host with its own audience');
   });
 
-  test('a client-sent x-portcullis-sid is dropped before jwt_authn sets the real one', async () => {
+  test('a client-sent x-portcullis-sid neither revokes, un-revokes nor opens anything', async () => {
     fp.authz.answer({ kind: 'deny' });
     const fresh = await signDecision(fp.key, claims('sid-fresh'));
     const spoofedRevoke = await fp.send(APP_HOST, '/alpha', {
@@ -405,5 +407,40 @@ describe('with one audience list for every host', () => {
     shared.authz.answer({ kind: 'deny' });
     const forOther = await signDecision(shared.key, claims('sid-shared', [ROUTE_ALPHA], { aud: OTHER_HOST }));
     assertFast(await shared.send(APP_HOST, '/alpha', { token: forOther }), 'aud other host, on the app host');
+  });
+});
+
+describe('without the early header strip', () => {
+  let unstripped: FastPathEnvoy;
+  before(async () => {
+    unstripped = await startFastPathEnvoy({ revoked: [PRE_REVOKED], earlyStrip: false });
+  });
+  after(async () => {
+    await unstripped?.stop();
+  });
+
+  test('jwt_authn itself removes a client-sent claim_to_headers header, whatever the token', async () => {
+    unstripped.authz.answer({ kind: 'allow' });
+    const good = await signDecision(unstripped.key, claims('sid-real'));
+    const noSid = await signDecision(unstripped.key, {
+      iss: ISSUER,
+      aud: APP_HOST,
+      r: [ROUTE_ALPHA],
+    } as DecisionClaims);
+    const cases: [string, string | undefined, string | undefined][] = [
+      ['no token', undefined, undefined],
+      ['a malformed token', 'a.b.c', undefined],
+      ['a token without sid', noSid, undefined],
+      ['a good token', good, 'sid-real'],
+    ];
+    for (const [name, token, seen] of cases) {
+      const answer = await unstripped.send(APP_HOST, '/alpha', {
+        ...(token === undefined ? {} : { token }),
+        headers: { [SID_HEADER]: PRE_REVOKED },
+      });
+      assert.equal(answer.status, 200, name);
+      assert.equal(answer.checks, seen === undefined ? 1 : 0, `${name}: Checks`);
+      assert.equal(answer.upstream?.[SID_HEADER], seen, `${name}: the sid the upstream saw`);
+    }
   });
 });

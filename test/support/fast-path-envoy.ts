@@ -207,6 +207,8 @@ export interface FastPathOptions {
   readonly statPrefix?: string;
   /** Both providers accept both hosts' audiences (the mistake the per-host binding avoids). */
   readonly sharedAudience?: boolean;
+  /** Drop a client's x-portcullis-sid in the HCM's early header mutation (default true). */
+  readonly earlyStrip?: boolean;
   /** `requireSid` of the default config. */
   readonly requireSid?: boolean;
 }
@@ -362,7 +364,7 @@ export function fastPathBootstrap(options: FastPathOptions): Bootstrap {
               typed_config: {
                 '@type':
                   'type.googleapis.com/envoy.extensions.http.early_header_mutation.header_mutation.v3.HeaderMutation',
-                mutations: [{ remove: SID_HEADER }],
+                mutations: [{ remove: options.earlyStrip === false ? 'x-fp-nothing' : SID_HEADER }],
               },
             },
           ],

@@ -69,6 +69,8 @@ export async function startFastPathEnvoy(
     readonly statPrefix?: string;
     /** fast-path-envoy.ts `FastPathOptions.sharedAudience`. */
     readonly sharedAudience?: boolean;
+    /** fast-path-envoy.ts `FastPathOptions.earlyStrip`. */
+    readonly earlyStrip?: boolean;
   } = {},
 ): Promise<FastPathEnvoy> {
   const key = await makeDecisionKey('fast-path-key');
@@ -94,6 +96,7 @@ export async function startFastPathEnvoy(
         ecdsDir,
         ...(options.statPrefix === undefined ? {} : { statPrefix: options.statPrefix }),
         ...(options.sharedAudience === undefined ? {} : { sharedAudience: options.sharedAudience }),
+        ...(options.earlyStrip === undefined ? {} : { earlyStrip: options.earlyStrip }),
       }),
       logger,
     });
