@@ -176,6 +176,16 @@ export interface ProtoMessages {
   'envoy.config.listener.v3.QuicProtocolOptions': envoy_config_listener_v3_QuicProtocolOptions;
   'envoy.config.listener.v3.UdpListenerConfig': envoy_config_listener_v3_UdpListenerConfig;
   'envoy.config.listener.v3.ValidationListenerManager': envoy_config_listener_v3_ValidationListenerManager;
+  'envoy.config.rbac.v3.Action': envoy_config_rbac_v3_Action;
+  'envoy.config.rbac.v3.Permission': envoy_config_rbac_v3_Permission;
+  'envoy.config.rbac.v3.Permission.Set': envoy_config_rbac_v3_Permission_Set;
+  'envoy.config.rbac.v3.Policy': envoy_config_rbac_v3_Policy;
+  'envoy.config.rbac.v3.Principal': envoy_config_rbac_v3_Principal;
+  'envoy.config.rbac.v3.Principal.Authenticated': envoy_config_rbac_v3_Principal_Authenticated;
+  'envoy.config.rbac.v3.Principal.Set': envoy_config_rbac_v3_Principal_Set;
+  'envoy.config.rbac.v3.RBAC': envoy_config_rbac_v3_RBAC;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions': envoy_config_rbac_v3_RBAC_AuditLoggingOptions;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig': envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig;
   'envoy.config.route.v3.ClusterSpecifierPlugin': envoy_config_route_v3_ClusterSpecifierPlugin;
   'envoy.config.route.v3.CorsPolicy': envoy_config_route_v3_CorsPolicy;
   'envoy.config.route.v3.Decorator': envoy_config_route_v3_Decorator;
@@ -260,8 +270,31 @@ export interface ProtoMessages {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': envoy_extensions_filters_http_ext_authz_v3_ExtAuthz;
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute': envoy_extensions_filters_http_ext_authz_v3_ExtAuthzPerRoute;
   'envoy.extensions.filters.http.ext_authz.v3.HttpService': envoy_extensions_filters_http_ext_authz_v3_HttpService;
+  'envoy.extensions.filters.http.header_mutation.v3.HeaderMutation': envoy_extensions_filters_http_header_mutation_v3_HeaderMutation;
+  'envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute': envoy_extensions_filters_http_header_mutation_v3_HeaderMutationPerRoute;
+  'envoy.extensions.filters.http.header_mutation.v3.Mutations': envoy_extensions_filters_http_header_mutation_v3_Mutations;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config': envoy_extensions_filters_http_header_to_metadata_v3_Config;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.KeyValuePair': envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.Rule': envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule;
+  'envoy.extensions.filters.http.jwt_authn.v3.FilterStateRule': envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwksAsyncFetch': envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication': envoy_extensions_filters_http_jwt_authn_v3_JwtAuthentication;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtCacheConfig': envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtClaimToHeader': envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtHeader': envoy_extensions_filters_http_jwt_authn_v3_JwtHeader;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider': envoy_extensions_filters_http_jwt_authn_v3_JwtProvider;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider.NormalizePayload': envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement': envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementAndList': envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementOrList': envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList;
+  'envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig': envoy_extensions_filters_http_jwt_authn_v3_PerRouteConfig;
+  'envoy.extensions.filters.http.jwt_authn.v3.ProviderWithAudiences': envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences;
+  'envoy.extensions.filters.http.jwt_authn.v3.RemoteJwks': envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks;
+  'envoy.extensions.filters.http.jwt_authn.v3.RequirementRule': envoy_extensions_filters_http_jwt_authn_v3_RequirementRule;
   'envoy.extensions.filters.http.lua.v3.Lua': envoy_extensions_filters_http_lua_v3_Lua;
   'envoy.extensions.filters.http.lua.v3.LuaPerRoute': envoy_extensions_filters_http_lua_v3_LuaPerRoute;
+  'envoy.extensions.filters.http.rbac.v3.RBAC': envoy_extensions_filters_http_rbac_v3_RBAC;
+  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': envoy_extensions_filters_http_rbac_v3_RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': envoy_extensions_filters_http_router_v3_Router;
   'envoy.extensions.filters.http.router.v3.Router.UpstreamAccessLogOptions': envoy_extensions_filters_http_router_v3_Router_UpstreamAccessLogOptions;
   'envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec': envoy_extensions_filters_http_upstream_codec_v3_UpstreamCodec;
@@ -346,11 +379,18 @@ export interface ProtoMessages {
   'envoy.type.http.v3.PathTransformation.Operation.MergeSlashes': envoy_type_http_v3_PathTransformation_Operation_MergeSlashes;
   'envoy.type.http.v3.PathTransformation.Operation.NormalizePathRFC3986': envoy_type_http_v3_PathTransformation_Operation_NormalizePathRFC3986;
   'envoy.type.matcher.v3.DoubleMatcher': envoy_type_matcher_v3_DoubleMatcher;
+  'envoy.type.matcher.v3.FilterStateMatcher': envoy_type_matcher_v3_FilterStateMatcher;
+  'envoy.type.matcher.v3.HttpRequestHeaderMatchInput': envoy_type_matcher_v3_HttpRequestHeaderMatchInput;
+  'envoy.type.matcher.v3.HttpRequestQueryParamMatchInput': envoy_type_matcher_v3_HttpRequestQueryParamMatchInput;
+  'envoy.type.matcher.v3.HttpRequestTrailerMatchInput': envoy_type_matcher_v3_HttpRequestTrailerMatchInput;
+  'envoy.type.matcher.v3.HttpResponseHeaderMatchInput': envoy_type_matcher_v3_HttpResponseHeaderMatchInput;
+  'envoy.type.matcher.v3.HttpResponseTrailerMatchInput': envoy_type_matcher_v3_HttpResponseTrailerMatchInput;
   'envoy.type.matcher.v3.ListMatcher': envoy_type_matcher_v3_ListMatcher;
   'envoy.type.matcher.v3.ListStringMatcher': envoy_type_matcher_v3_ListStringMatcher;
   'envoy.type.matcher.v3.MetadataMatcher': envoy_type_matcher_v3_MetadataMatcher;
   'envoy.type.matcher.v3.MetadataMatcher.PathSegment': envoy_type_matcher_v3_MetadataMatcher_PathSegment;
   'envoy.type.matcher.v3.OrMatcher': envoy_type_matcher_v3_OrMatcher;
+  'envoy.type.matcher.v3.PathMatcher': envoy_type_matcher_v3_PathMatcher;
   'envoy.type.matcher.v3.RegexMatchAndSubstitute': envoy_type_matcher_v3_RegexMatchAndSubstitute;
   'envoy.type.matcher.v3.RegexMatcher': envoy_type_matcher_v3_RegexMatcher;
   'envoy.type.matcher.v3.RegexMatcher.GoogleRE2': envoy_type_matcher_v3_RegexMatcher_GoogleRE2;
@@ -379,6 +419,29 @@ export interface ProtoMessages {
   'envoy.type.v3.Int64Range': envoy_type_v3_Int64Range;
   'envoy.type.v3.Percent': envoy_type_v3_Percent;
   'envoy.type.v3.SemanticVersion': envoy_type_v3_SemanticVersion;
+  'google.api.expr.v1alpha1.CheckedExpr': google_api_expr_v1alpha1_CheckedExpr;
+  'google.api.expr.v1alpha1.Constant': google_api_expr_v1alpha1_Constant;
+  'google.api.expr.v1alpha1.Decl': google_api_expr_v1alpha1_Decl;
+  'google.api.expr.v1alpha1.Decl.FunctionDecl': google_api_expr_v1alpha1_Decl_FunctionDecl;
+  'google.api.expr.v1alpha1.Decl.FunctionDecl.Overload': google_api_expr_v1alpha1_Decl_FunctionDecl_Overload;
+  'google.api.expr.v1alpha1.Decl.IdentDecl': google_api_expr_v1alpha1_Decl_IdentDecl;
+  'google.api.expr.v1alpha1.Expr': google_api_expr_v1alpha1_Expr;
+  'google.api.expr.v1alpha1.Expr.Call': google_api_expr_v1alpha1_Expr_Call;
+  'google.api.expr.v1alpha1.Expr.Comprehension': google_api_expr_v1alpha1_Expr_Comprehension;
+  'google.api.expr.v1alpha1.Expr.CreateList': google_api_expr_v1alpha1_Expr_CreateList;
+  'google.api.expr.v1alpha1.Expr.CreateStruct': google_api_expr_v1alpha1_Expr_CreateStruct;
+  'google.api.expr.v1alpha1.Expr.CreateStruct.Entry': google_api_expr_v1alpha1_Expr_CreateStruct_Entry;
+  'google.api.expr.v1alpha1.Expr.Ident': google_api_expr_v1alpha1_Expr_Ident;
+  'google.api.expr.v1alpha1.Expr.Select': google_api_expr_v1alpha1_Expr_Select;
+  'google.api.expr.v1alpha1.ParsedExpr': google_api_expr_v1alpha1_ParsedExpr;
+  'google.api.expr.v1alpha1.Reference': google_api_expr_v1alpha1_Reference;
+  'google.api.expr.v1alpha1.SourceInfo': google_api_expr_v1alpha1_SourceInfo;
+  'google.api.expr.v1alpha1.SourcePosition': google_api_expr_v1alpha1_SourcePosition;
+  'google.api.expr.v1alpha1.Type': google_api_expr_v1alpha1_Type;
+  'google.api.expr.v1alpha1.Type.AbstractType': google_api_expr_v1alpha1_Type_AbstractType;
+  'google.api.expr.v1alpha1.Type.FunctionType': google_api_expr_v1alpha1_Type_FunctionType;
+  'google.api.expr.v1alpha1.Type.ListType': google_api_expr_v1alpha1_Type_ListType;
+  'google.api.expr.v1alpha1.Type.MapType': google_api_expr_v1alpha1_Type_MapType;
   'google.protobuf.Any': google_protobuf_Any;
   'google.protobuf.BoolValue': google_protobuf_BoolValue;
   'google.protobuf.BytesValue': google_protobuf_BytesValue;
@@ -491,6 +554,8 @@ export interface ProtoMessages {
   'xds.core.v3.ResourceLocator': xds_core_v3_ResourceLocator;
   'xds.core.v3.ResourceLocator.Directive': xds_core_v3_ResourceLocator_Directive;
   'xds.core.v3.TypedExtensionConfig': xds_core_v3_TypedExtensionConfig;
+  'xds.type.matcher.v3.CelMatcher': xds_type_matcher_v3_CelMatcher;
+  'xds.type.matcher.v3.HttpAttributesCelMatchInput': xds_type_matcher_v3_HttpAttributesCelMatchInput;
   'xds.type.matcher.v3.ListStringMatcher': xds_type_matcher_v3_ListStringMatcher;
   'xds.type.matcher.v3.Matcher': xds_type_matcher_v3_Matcher;
   'xds.type.matcher.v3.Matcher.MatcherList': xds_type_matcher_v3_Matcher_MatcherList;
@@ -504,6 +569,8 @@ export interface ProtoMessages {
   'xds.type.matcher.v3.RegexMatcher': xds_type_matcher_v3_RegexMatcher;
   'xds.type.matcher.v3.RegexMatcher.GoogleRE2': xds_type_matcher_v3_RegexMatcher_GoogleRE2;
   'xds.type.matcher.v3.StringMatcher': xds_type_matcher_v3_StringMatcher;
+  'xds.type.v3.CelExpression': xds_type_v3_CelExpression;
+  'xds.type.v3.CelExtractString': xds_type_v3_CelExtractString;
 }
 
 /** Every enum, by its full protobuf name: the union of its value names. */
@@ -534,6 +601,8 @@ export interface ProtoEnums {
   'envoy.config.core.v3.TrafficDirection': envoy_config_core_v3_TrafficDirection;
   'envoy.config.listener.v3.FilterChainMatch.ConnectionSourceType': envoy_config_listener_v3_FilterChainMatch_ConnectionSourceType;
   'envoy.config.listener.v3.Listener.DrainType': envoy_config_listener_v3_Listener_DrainType;
+  'envoy.config.rbac.v3.RBAC.Action': envoy_config_rbac_v3_RBAC_Action;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditCondition': envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditCondition;
   'envoy.config.route.v3.RateLimit.Action.MetaData.Source': envoy_config_route_v3_RateLimit_Action_MetaData_Source;
   'envoy.config.route.v3.RedirectAction.RedirectResponseCode': envoy_config_route_v3_RedirectAction_RedirectResponseCode;
   'envoy.config.route.v3.RetryPolicy.ResetHeaderFormat': envoy_config_route_v3_RetryPolicy_ResetHeaderFormat;
@@ -544,6 +613,8 @@ export interface ProtoEnums {
   'envoy.data.accesslog.v3.HTTPAccessLogEntry.HTTPVersion': envoy_data_accesslog_v3_HTTPAccessLogEntry_HTTPVersion;
   'envoy.data.accesslog.v3.ResponseFlags.Unauthorized.Reason': envoy_data_accesslog_v3_ResponseFlags_Unauthorized_Reason;
   'envoy.data.accesslog.v3.TLSProperties.TLSVersion': envoy_data_accesslog_v3_TLSProperties_TLSVersion;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.ValueEncode': envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueEncode;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.ValueType': envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueType;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType': envoy_extensions_filters_network_http_connection_manager_v3_HttpConnectionManager_CodecType;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.ForwardClientCertDetails': envoy_extensions_filters_network_http_connection_manager_v3_HttpConnectionManager_ForwardClientCertDetails;
   'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.PathWithEscapedSlashesAction': envoy_extensions_filters_network_http_connection_manager_v3_HttpConnectionManager_PathWithEscapedSlashesAction;
@@ -556,6 +627,8 @@ export interface ProtoEnums {
   'envoy.type.v3.CodecClientType': envoy_type_v3_CodecClientType;
   'envoy.type.v3.FractionalPercent.DenominatorType': envoy_type_v3_FractionalPercent_DenominatorType;
   'envoy.type.v3.StatusCode': envoy_type_v3_StatusCode;
+  'google.api.expr.v1alpha1.Type.PrimitiveType': google_api_expr_v1alpha1_Type_PrimitiveType;
+  'google.api.expr.v1alpha1.Type.WellKnownType': google_api_expr_v1alpha1_Type_WellKnownType;
   'google.protobuf.Edition': google_protobuf_Edition;
   'google.protobuf.ExtensionRangeOptions.VerificationState': google_protobuf_ExtensionRangeOptions_VerificationState;
   'google.protobuf.FeatureSet.EnforceNamingStyle': google_protobuf_FeatureSet_EnforceNamingStyle;
@@ -758,6 +831,16 @@ export interface ProtoAnyMessages {
   'envoy.config.listener.v3.QuicProtocolOptions': Any_envoy_config_listener_v3_QuicProtocolOptions;
   'envoy.config.listener.v3.UdpListenerConfig': Any_envoy_config_listener_v3_UdpListenerConfig;
   'envoy.config.listener.v3.ValidationListenerManager': Any_envoy_config_listener_v3_ValidationListenerManager;
+  'envoy.config.rbac.v3.Action': Any_envoy_config_rbac_v3_Action;
+  'envoy.config.rbac.v3.Permission': Any_envoy_config_rbac_v3_Permission;
+  'envoy.config.rbac.v3.Permission.Set': Any_envoy_config_rbac_v3_Permission_Set;
+  'envoy.config.rbac.v3.Policy': Any_envoy_config_rbac_v3_Policy;
+  'envoy.config.rbac.v3.Principal': Any_envoy_config_rbac_v3_Principal;
+  'envoy.config.rbac.v3.Principal.Authenticated': Any_envoy_config_rbac_v3_Principal_Authenticated;
+  'envoy.config.rbac.v3.Principal.Set': Any_envoy_config_rbac_v3_Principal_Set;
+  'envoy.config.rbac.v3.RBAC': Any_envoy_config_rbac_v3_RBAC;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions': Any_envoy_config_rbac_v3_RBAC_AuditLoggingOptions;
+  'envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig': Any_envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig;
   'envoy.config.route.v3.ClusterSpecifierPlugin': Any_envoy_config_route_v3_ClusterSpecifierPlugin;
   'envoy.config.route.v3.CorsPolicy': Any_envoy_config_route_v3_CorsPolicy;
   'envoy.config.route.v3.Decorator': Any_envoy_config_route_v3_Decorator;
@@ -842,8 +925,31 @@ export interface ProtoAnyMessages {
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz': Any_envoy_extensions_filters_http_ext_authz_v3_ExtAuthz;
   'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute': Any_envoy_extensions_filters_http_ext_authz_v3_ExtAuthzPerRoute;
   'envoy.extensions.filters.http.ext_authz.v3.HttpService': Any_envoy_extensions_filters_http_ext_authz_v3_HttpService;
+  'envoy.extensions.filters.http.header_mutation.v3.HeaderMutation': Any_envoy_extensions_filters_http_header_mutation_v3_HeaderMutation;
+  'envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute': Any_envoy_extensions_filters_http_header_mutation_v3_HeaderMutationPerRoute;
+  'envoy.extensions.filters.http.header_mutation.v3.Mutations': Any_envoy_extensions_filters_http_header_mutation_v3_Mutations;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config': Any_envoy_extensions_filters_http_header_to_metadata_v3_Config;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.KeyValuePair': Any_envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair;
+  'envoy.extensions.filters.http.header_to_metadata.v3.Config.Rule': Any_envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule;
+  'envoy.extensions.filters.http.jwt_authn.v3.FilterStateRule': Any_envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwksAsyncFetch': Any_envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtAuthentication;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtCacheConfig': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtClaimToHeader': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtHeader': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtHeader;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtProvider;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider.NormalizePayload': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementAndList': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList;
+  'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementOrList': Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList;
+  'envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig': Any_envoy_extensions_filters_http_jwt_authn_v3_PerRouteConfig;
+  'envoy.extensions.filters.http.jwt_authn.v3.ProviderWithAudiences': Any_envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences;
+  'envoy.extensions.filters.http.jwt_authn.v3.RemoteJwks': Any_envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks;
+  'envoy.extensions.filters.http.jwt_authn.v3.RequirementRule': Any_envoy_extensions_filters_http_jwt_authn_v3_RequirementRule;
   'envoy.extensions.filters.http.lua.v3.Lua': Any_envoy_extensions_filters_http_lua_v3_Lua;
   'envoy.extensions.filters.http.lua.v3.LuaPerRoute': Any_envoy_extensions_filters_http_lua_v3_LuaPerRoute;
+  'envoy.extensions.filters.http.rbac.v3.RBAC': Any_envoy_extensions_filters_http_rbac_v3_RBAC;
+  'envoy.extensions.filters.http.rbac.v3.RBACPerRoute': Any_envoy_extensions_filters_http_rbac_v3_RBACPerRoute;
   'envoy.extensions.filters.http.router.v3.Router': Any_envoy_extensions_filters_http_router_v3_Router;
   'envoy.extensions.filters.http.router.v3.Router.UpstreamAccessLogOptions': Any_envoy_extensions_filters_http_router_v3_Router_UpstreamAccessLogOptions;
   'envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec': Any_envoy_extensions_filters_http_upstream_codec_v3_UpstreamCodec;
@@ -928,11 +1034,18 @@ export interface ProtoAnyMessages {
   'envoy.type.http.v3.PathTransformation.Operation.MergeSlashes': Any_envoy_type_http_v3_PathTransformation_Operation_MergeSlashes;
   'envoy.type.http.v3.PathTransformation.Operation.NormalizePathRFC3986': Any_envoy_type_http_v3_PathTransformation_Operation_NormalizePathRFC3986;
   'envoy.type.matcher.v3.DoubleMatcher': Any_envoy_type_matcher_v3_DoubleMatcher;
+  'envoy.type.matcher.v3.FilterStateMatcher': Any_envoy_type_matcher_v3_FilterStateMatcher;
+  'envoy.type.matcher.v3.HttpRequestHeaderMatchInput': Any_envoy_type_matcher_v3_HttpRequestHeaderMatchInput;
+  'envoy.type.matcher.v3.HttpRequestQueryParamMatchInput': Any_envoy_type_matcher_v3_HttpRequestQueryParamMatchInput;
+  'envoy.type.matcher.v3.HttpRequestTrailerMatchInput': Any_envoy_type_matcher_v3_HttpRequestTrailerMatchInput;
+  'envoy.type.matcher.v3.HttpResponseHeaderMatchInput': Any_envoy_type_matcher_v3_HttpResponseHeaderMatchInput;
+  'envoy.type.matcher.v3.HttpResponseTrailerMatchInput': Any_envoy_type_matcher_v3_HttpResponseTrailerMatchInput;
   'envoy.type.matcher.v3.ListMatcher': Any_envoy_type_matcher_v3_ListMatcher;
   'envoy.type.matcher.v3.ListStringMatcher': Any_envoy_type_matcher_v3_ListStringMatcher;
   'envoy.type.matcher.v3.MetadataMatcher': Any_envoy_type_matcher_v3_MetadataMatcher;
   'envoy.type.matcher.v3.MetadataMatcher.PathSegment': Any_envoy_type_matcher_v3_MetadataMatcher_PathSegment;
   'envoy.type.matcher.v3.OrMatcher': Any_envoy_type_matcher_v3_OrMatcher;
+  'envoy.type.matcher.v3.PathMatcher': Any_envoy_type_matcher_v3_PathMatcher;
   'envoy.type.matcher.v3.RegexMatchAndSubstitute': Any_envoy_type_matcher_v3_RegexMatchAndSubstitute;
   'envoy.type.matcher.v3.RegexMatcher': Any_envoy_type_matcher_v3_RegexMatcher;
   'envoy.type.matcher.v3.RegexMatcher.GoogleRE2': Any_envoy_type_matcher_v3_RegexMatcher_GoogleRE2;
@@ -961,6 +1074,29 @@ export interface ProtoAnyMessages {
   'envoy.type.v3.Int64Range': Any_envoy_type_v3_Int64Range;
   'envoy.type.v3.Percent': Any_envoy_type_v3_Percent;
   'envoy.type.v3.SemanticVersion': Any_envoy_type_v3_SemanticVersion;
+  'google.api.expr.v1alpha1.CheckedExpr': Any_google_api_expr_v1alpha1_CheckedExpr;
+  'google.api.expr.v1alpha1.Constant': Any_google_api_expr_v1alpha1_Constant;
+  'google.api.expr.v1alpha1.Decl': Any_google_api_expr_v1alpha1_Decl;
+  'google.api.expr.v1alpha1.Decl.FunctionDecl': Any_google_api_expr_v1alpha1_Decl_FunctionDecl;
+  'google.api.expr.v1alpha1.Decl.FunctionDecl.Overload': Any_google_api_expr_v1alpha1_Decl_FunctionDecl_Overload;
+  'google.api.expr.v1alpha1.Decl.IdentDecl': Any_google_api_expr_v1alpha1_Decl_IdentDecl;
+  'google.api.expr.v1alpha1.Expr': Any_google_api_expr_v1alpha1_Expr;
+  'google.api.expr.v1alpha1.Expr.Call': Any_google_api_expr_v1alpha1_Expr_Call;
+  'google.api.expr.v1alpha1.Expr.Comprehension': Any_google_api_expr_v1alpha1_Expr_Comprehension;
+  'google.api.expr.v1alpha1.Expr.CreateList': Any_google_api_expr_v1alpha1_Expr_CreateList;
+  'google.api.expr.v1alpha1.Expr.CreateStruct': Any_google_api_expr_v1alpha1_Expr_CreateStruct;
+  'google.api.expr.v1alpha1.Expr.CreateStruct.Entry': Any_google_api_expr_v1alpha1_Expr_CreateStruct_Entry;
+  'google.api.expr.v1alpha1.Expr.Ident': Any_google_api_expr_v1alpha1_Expr_Ident;
+  'google.api.expr.v1alpha1.Expr.Select': Any_google_api_expr_v1alpha1_Expr_Select;
+  'google.api.expr.v1alpha1.ParsedExpr': Any_google_api_expr_v1alpha1_ParsedExpr;
+  'google.api.expr.v1alpha1.Reference': Any_google_api_expr_v1alpha1_Reference;
+  'google.api.expr.v1alpha1.SourceInfo': Any_google_api_expr_v1alpha1_SourceInfo;
+  'google.api.expr.v1alpha1.SourcePosition': Any_google_api_expr_v1alpha1_SourcePosition;
+  'google.api.expr.v1alpha1.Type': Any_google_api_expr_v1alpha1_Type;
+  'google.api.expr.v1alpha1.Type.AbstractType': Any_google_api_expr_v1alpha1_Type_AbstractType;
+  'google.api.expr.v1alpha1.Type.FunctionType': Any_google_api_expr_v1alpha1_Type_FunctionType;
+  'google.api.expr.v1alpha1.Type.ListType': Any_google_api_expr_v1alpha1_Type_ListType;
+  'google.api.expr.v1alpha1.Type.MapType': Any_google_api_expr_v1alpha1_Type_MapType;
   'google.protobuf.Any': Any_google_protobuf_Any;
   'google.protobuf.BoolValue': Any_google_protobuf_BoolValue;
   'google.protobuf.BytesValue': Any_google_protobuf_BytesValue;
@@ -1073,6 +1209,8 @@ export interface ProtoAnyMessages {
   'xds.core.v3.ResourceLocator': Any_xds_core_v3_ResourceLocator;
   'xds.core.v3.ResourceLocator.Directive': Any_xds_core_v3_ResourceLocator_Directive;
   'xds.core.v3.TypedExtensionConfig': Any_xds_core_v3_TypedExtensionConfig;
+  'xds.type.matcher.v3.CelMatcher': Any_xds_type_matcher_v3_CelMatcher;
+  'xds.type.matcher.v3.HttpAttributesCelMatchInput': Any_xds_type_matcher_v3_HttpAttributesCelMatchInput;
   'xds.type.matcher.v3.ListStringMatcher': Any_xds_type_matcher_v3_ListStringMatcher;
   'xds.type.matcher.v3.Matcher': Any_xds_type_matcher_v3_Matcher;
   'xds.type.matcher.v3.Matcher.MatcherList': Any_xds_type_matcher_v3_Matcher_MatcherList;
@@ -1086,6 +1224,8 @@ export interface ProtoAnyMessages {
   'xds.type.matcher.v3.RegexMatcher': Any_xds_type_matcher_v3_RegexMatcher;
   'xds.type.matcher.v3.RegexMatcher.GoogleRE2': Any_xds_type_matcher_v3_RegexMatcher_GoogleRE2;
   'xds.type.matcher.v3.StringMatcher': Any_xds_type_matcher_v3_StringMatcher;
+  'xds.type.v3.CelExpression': Any_xds_type_v3_CelExpression;
+  'xds.type.v3.CelExtractString': Any_xds_type_v3_CelExtractString;
 }
 
 /** A `google.protobuf.Any` in protobufjs JSON form: any message with its `@type`. */
@@ -2935,6 +3075,117 @@ interface envoy_config_listener_v3_ValidationListenerManager {
 interface Any_envoy_config_listener_v3_ValidationListenerManager extends envoy_config_listener_v3_ValidationListenerManager {
   readonly '@type': 'type.googleapis.com/envoy.config.listener.v3.ValidationListenerManager';
 }
+/** `envoy.config.rbac.v3.Action` */
+interface envoy_config_rbac_v3_Action {
+  readonly '@message'?: 'envoy.config.rbac.v3.Action';
+  name?: string;
+  action?: envoy_config_rbac_v3_RBAC_Action;
+}
+interface Any_envoy_config_rbac_v3_Action extends envoy_config_rbac_v3_Action {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Action';
+}
+/** `envoy.config.rbac.v3.Permission` */
+interface envoy_config_rbac_v3_Permission {
+  readonly '@message'?: 'envoy.config.rbac.v3.Permission';
+  and_rules?: envoy_config_rbac_v3_Permission_Set;
+  or_rules?: envoy_config_rbac_v3_Permission_Set;
+  any?: boolean;
+  header?: envoy_config_route_v3_HeaderMatcher;
+  url_path?: envoy_type_matcher_v3_PathMatcher;
+  destination_ip?: envoy_config_core_v3_CidrRange;
+  destination_port?: number;
+  destination_port_range?: envoy_type_v3_Int32Range;
+  metadata?: envoy_type_matcher_v3_MetadataMatcher;
+  not_rule?: envoy_config_rbac_v3_Permission;
+  requested_server_name?: envoy_type_matcher_v3_StringMatcher;
+  matcher?: envoy_config_core_v3_TypedExtensionConfig;
+  uri_template?: envoy_config_core_v3_TypedExtensionConfig;
+}
+interface Any_envoy_config_rbac_v3_Permission extends envoy_config_rbac_v3_Permission {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Permission';
+}
+/** `envoy.config.rbac.v3.Permission.Set` */
+interface envoy_config_rbac_v3_Permission_Set {
+  readonly '@message'?: 'envoy.config.rbac.v3.Permission.Set';
+  rules?: readonly envoy_config_rbac_v3_Permission[];
+}
+interface Any_envoy_config_rbac_v3_Permission_Set extends envoy_config_rbac_v3_Permission_Set {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Permission.Set';
+}
+/** `envoy.config.rbac.v3.Policy` */
+interface envoy_config_rbac_v3_Policy {
+  readonly '@message'?: 'envoy.config.rbac.v3.Policy';
+  permissions?: readonly envoy_config_rbac_v3_Permission[];
+  principals?: readonly envoy_config_rbac_v3_Principal[];
+  condition?: google_api_expr_v1alpha1_Expr;
+  checked_condition?: google_api_expr_v1alpha1_CheckedExpr;
+}
+interface Any_envoy_config_rbac_v3_Policy extends envoy_config_rbac_v3_Policy {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Policy';
+}
+/** `envoy.config.rbac.v3.Principal` */
+interface envoy_config_rbac_v3_Principal {
+  readonly '@message'?: 'envoy.config.rbac.v3.Principal';
+  and_ids?: envoy_config_rbac_v3_Principal_Set;
+  or_ids?: envoy_config_rbac_v3_Principal_Set;
+  any?: boolean;
+  authenticated?: envoy_config_rbac_v3_Principal_Authenticated;
+  source_ip?: envoy_config_core_v3_CidrRange;
+  direct_remote_ip?: envoy_config_core_v3_CidrRange;
+  remote_ip?: envoy_config_core_v3_CidrRange;
+  header?: envoy_config_route_v3_HeaderMatcher;
+  url_path?: envoy_type_matcher_v3_PathMatcher;
+  metadata?: envoy_type_matcher_v3_MetadataMatcher;
+  filter_state?: envoy_type_matcher_v3_FilterStateMatcher;
+  not_id?: envoy_config_rbac_v3_Principal;
+}
+interface Any_envoy_config_rbac_v3_Principal extends envoy_config_rbac_v3_Principal {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Principal';
+}
+/** `envoy.config.rbac.v3.Principal.Authenticated` */
+interface envoy_config_rbac_v3_Principal_Authenticated {
+  readonly '@message'?: 'envoy.config.rbac.v3.Principal.Authenticated';
+  principal_name?: envoy_type_matcher_v3_StringMatcher;
+}
+interface Any_envoy_config_rbac_v3_Principal_Authenticated extends envoy_config_rbac_v3_Principal_Authenticated {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Principal.Authenticated';
+}
+/** `envoy.config.rbac.v3.Principal.Set` */
+interface envoy_config_rbac_v3_Principal_Set {
+  readonly '@message'?: 'envoy.config.rbac.v3.Principal.Set';
+  ids?: readonly envoy_config_rbac_v3_Principal[];
+}
+interface Any_envoy_config_rbac_v3_Principal_Set extends envoy_config_rbac_v3_Principal_Set {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.Principal.Set';
+}
+/** `envoy.config.rbac.v3.RBAC` */
+interface envoy_config_rbac_v3_RBAC {
+  readonly '@message'?: 'envoy.config.rbac.v3.RBAC';
+  action?: envoy_config_rbac_v3_RBAC_Action;
+  policies?: { readonly [key: string]: envoy_config_rbac_v3_Policy };
+  audit_logging_options?: envoy_config_rbac_v3_RBAC_AuditLoggingOptions;
+}
+interface Any_envoy_config_rbac_v3_RBAC extends envoy_config_rbac_v3_RBAC {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.RBAC';
+}
+/** `envoy.config.rbac.v3.RBAC.AuditLoggingOptions` */
+interface envoy_config_rbac_v3_RBAC_AuditLoggingOptions {
+  readonly '@message'?: 'envoy.config.rbac.v3.RBAC.AuditLoggingOptions';
+  audit_condition?: envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditCondition;
+  logger_configs?: readonly envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig[];
+}
+interface Any_envoy_config_rbac_v3_RBAC_AuditLoggingOptions extends envoy_config_rbac_v3_RBAC_AuditLoggingOptions {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.RBAC.AuditLoggingOptions';
+}
+/** `envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig` */
+interface envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig {
+  readonly '@message'?: 'envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig';
+  audit_logger?: envoy_config_core_v3_TypedExtensionConfig;
+  is_optional?: boolean;
+}
+interface Any_envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig extends envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditLoggerConfig {
+  readonly '@type': 'type.googleapis.com/envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditLoggerConfig';
+}
 /** `envoy.config.route.v3.ClusterSpecifierPlugin` */
 interface envoy_config_route_v3_ClusterSpecifierPlugin {
   readonly '@message'?: 'envoy.config.route.v3.ClusterSpecifierPlugin';
@@ -3964,6 +4215,227 @@ interface envoy_extensions_filters_http_ext_authz_v3_HttpService {
 interface Any_envoy_extensions_filters_http_ext_authz_v3_HttpService extends envoy_extensions_filters_http_ext_authz_v3_HttpService {
   readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.HttpService';
 }
+/** `envoy.extensions.filters.http.header_mutation.v3.HeaderMutation` */
+interface envoy_extensions_filters_http_header_mutation_v3_HeaderMutation {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_mutation.v3.HeaderMutation';
+  mutations?: envoy_extensions_filters_http_header_mutation_v3_Mutations;
+  most_specific_header_mutations_wins?: boolean;
+}
+interface Any_envoy_extensions_filters_http_header_mutation_v3_HeaderMutation extends envoy_extensions_filters_http_header_mutation_v3_HeaderMutation {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutation';
+}
+/** `envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute` */
+interface envoy_extensions_filters_http_header_mutation_v3_HeaderMutationPerRoute {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute';
+  mutations?: envoy_extensions_filters_http_header_mutation_v3_Mutations;
+}
+interface Any_envoy_extensions_filters_http_header_mutation_v3_HeaderMutationPerRoute extends envoy_extensions_filters_http_header_mutation_v3_HeaderMutationPerRoute {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.HeaderMutationPerRoute';
+}
+/** `envoy.extensions.filters.http.header_mutation.v3.Mutations` */
+interface envoy_extensions_filters_http_header_mutation_v3_Mutations {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_mutation.v3.Mutations';
+  request_mutations?: readonly envoy_config_common_mutation_rules_v3_HeaderMutation[];
+  response_mutations?: readonly envoy_config_common_mutation_rules_v3_HeaderMutation[];
+}
+interface Any_envoy_extensions_filters_http_header_mutation_v3_Mutations extends envoy_extensions_filters_http_header_mutation_v3_Mutations {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_mutation.v3.Mutations';
+}
+/** `envoy.extensions.filters.http.header_to_metadata.v3.Config` */
+interface envoy_extensions_filters_http_header_to_metadata_v3_Config {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_to_metadata.v3.Config';
+  request_rules?: readonly envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule[];
+  response_rules?: readonly envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule[];
+}
+interface Any_envoy_extensions_filters_http_header_to_metadata_v3_Config extends envoy_extensions_filters_http_header_to_metadata_v3_Config {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config';
+}
+/** `envoy.extensions.filters.http.header_to_metadata.v3.Config.KeyValuePair` */
+interface envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_to_metadata.v3.Config.KeyValuePair';
+  metadata_namespace?: string;
+  key?: string;
+  value?: string;
+  regex_value_rewrite?: envoy_type_matcher_v3_RegexMatchAndSubstitute;
+  type?: envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueType;
+  encode?: envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueEncode;
+}
+interface Any_envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair extends envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config.KeyValuePair';
+}
+/** `envoy.extensions.filters.http.header_to_metadata.v3.Config.Rule` */
+interface envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule {
+  readonly '@message'?: 'envoy.extensions.filters.http.header_to_metadata.v3.Config.Rule';
+  header?: string;
+  cookie?: string;
+  on_header_present?: envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair;
+  on_header_missing?: envoy_extensions_filters_http_header_to_metadata_v3_Config_KeyValuePair;
+  remove?: boolean;
+}
+interface Any_envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule extends envoy_extensions_filters_http_header_to_metadata_v3_Config_Rule {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.header_to_metadata.v3.Config.Rule';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.FilterStateRule` */
+interface envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.FilterStateRule';
+  name?: string;
+  requires?: { readonly [key: string]: envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement };
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule extends envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.FilterStateRule';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwksAsyncFetch` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwksAsyncFetch';
+  fast_listener?: boolean;
+  failed_refetch_duration?: google_protobuf_Duration;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch extends envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwksAsyncFetch';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtAuthentication {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication';
+  providers?: { readonly [key: string]: envoy_extensions_filters_http_jwt_authn_v3_JwtProvider };
+  rules?: readonly envoy_extensions_filters_http_jwt_authn_v3_RequirementRule[];
+  filter_state_rules?: envoy_extensions_filters_http_jwt_authn_v3_FilterStateRule;
+  bypass_cors_preflight?: boolean;
+  requirement_map?: { readonly [key: string]: envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement };
+  strip_failure_response?: boolean;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtAuthentication extends envoy_extensions_filters_http_jwt_authn_v3_JwtAuthentication {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtAuthentication';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtCacheConfig` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtCacheConfig';
+  jwt_cache_size?: number;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig extends envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtCacheConfig';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtClaimToHeader` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtClaimToHeader';
+  header_name?: string;
+  claim_name?: string;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader extends envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtClaimToHeader';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtHeader` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtHeader {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtHeader';
+  name?: string;
+  value_prefix?: string;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtHeader extends envoy_extensions_filters_http_jwt_authn_v3_JwtHeader {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtHeader';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtProvider` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtProvider {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider';
+  issuer?: string;
+  audiences?: readonly string[];
+  subjects?: envoy_type_matcher_v3_StringMatcher;
+  require_expiration?: boolean;
+  max_lifetime?: google_protobuf_Duration;
+  remote_jwks?: envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks;
+  local_jwks?: envoy_config_core_v3_DataSource;
+  forward?: boolean;
+  from_headers?: readonly envoy_extensions_filters_http_jwt_authn_v3_JwtHeader[];
+  from_params?: readonly string[];
+  from_cookies?: readonly string[];
+  forward_payload_header?: string;
+  pad_forward_payload_header?: boolean;
+  payload_in_metadata?: string;
+  normalize_payload_in_metadata?: envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload;
+  header_in_metadata?: string;
+  failed_status_in_metadata?: string;
+  clock_skew_seconds?: number;
+  jwt_cache_config?: envoy_extensions_filters_http_jwt_authn_v3_JwtCacheConfig;
+  claim_to_headers?: readonly envoy_extensions_filters_http_jwt_authn_v3_JwtClaimToHeader[];
+  clear_route_cache?: boolean;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtProvider extends envoy_extensions_filters_http_jwt_authn_v3_JwtProvider {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtProvider';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtProvider.NormalizePayload` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtProvider.NormalizePayload';
+  space_delimited_claims?: readonly string[];
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload extends envoy_extensions_filters_http_jwt_authn_v3_JwtProvider_NormalizePayload {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtProvider.NormalizePayload';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement';
+  provider_name?: string;
+  provider_and_audiences?: envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences;
+  requires_any?: envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList;
+  requires_all?: envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList;
+  allow_missing_or_failed?: google_protobuf_Empty;
+  allow_missing?: google_protobuf_Empty;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement extends envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtRequirement';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementAndList` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementAndList';
+  requirements?: readonly envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement[];
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList extends envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementAndList {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementAndList';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementOrList` */
+interface envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementOrList';
+  requirements?: readonly envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement[];
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList extends envoy_extensions_filters_http_jwt_authn_v3_JwtRequirementOrList {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.JwtRequirementOrList';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig` */
+interface envoy_extensions_filters_http_jwt_authn_v3_PerRouteConfig {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig';
+  disabled?: boolean;
+  requirement_name?: string;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_PerRouteConfig extends envoy_extensions_filters_http_jwt_authn_v3_PerRouteConfig {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.ProviderWithAudiences` */
+interface envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.ProviderWithAudiences';
+  provider_name?: string;
+  audiences?: readonly string[];
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences extends envoy_extensions_filters_http_jwt_authn_v3_ProviderWithAudiences {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.ProviderWithAudiences';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.RemoteJwks` */
+interface envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.RemoteJwks';
+  http_uri?: envoy_config_core_v3_HttpUri;
+  cache_duration?: google_protobuf_Duration;
+  async_fetch?: envoy_extensions_filters_http_jwt_authn_v3_JwksAsyncFetch;
+  retry_policy?: envoy_config_core_v3_RetryPolicy;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks extends envoy_extensions_filters_http_jwt_authn_v3_RemoteJwks {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.RemoteJwks';
+}
+/** `envoy.extensions.filters.http.jwt_authn.v3.RequirementRule` */
+interface envoy_extensions_filters_http_jwt_authn_v3_RequirementRule {
+  readonly '@message'?: 'envoy.extensions.filters.http.jwt_authn.v3.RequirementRule';
+  match?: envoy_config_route_v3_RouteMatch;
+  requires?: envoy_extensions_filters_http_jwt_authn_v3_JwtRequirement;
+  requirement_name?: string;
+}
+interface Any_envoy_extensions_filters_http_jwt_authn_v3_RequirementRule extends envoy_extensions_filters_http_jwt_authn_v3_RequirementRule {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.jwt_authn.v3.RequirementRule';
+}
 /** `envoy.extensions.filters.http.lua.v3.Lua` */
 interface envoy_extensions_filters_http_lua_v3_Lua {
   readonly '@message'?: 'envoy.extensions.filters.http.lua.v3.Lua';
@@ -3984,6 +4456,28 @@ interface envoy_extensions_filters_http_lua_v3_LuaPerRoute {
 }
 interface Any_envoy_extensions_filters_http_lua_v3_LuaPerRoute extends envoy_extensions_filters_http_lua_v3_LuaPerRoute {
   readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.LuaPerRoute';
+}
+/** `envoy.extensions.filters.http.rbac.v3.RBAC` */
+interface envoy_extensions_filters_http_rbac_v3_RBAC {
+  readonly '@message'?: 'envoy.extensions.filters.http.rbac.v3.RBAC';
+  rules?: envoy_config_rbac_v3_RBAC;
+  rules_stat_prefix?: string;
+  matcher?: xds_type_matcher_v3_Matcher;
+  shadow_rules?: envoy_config_rbac_v3_RBAC;
+  shadow_matcher?: xds_type_matcher_v3_Matcher;
+  shadow_rules_stat_prefix?: string;
+  track_per_rule_stats?: boolean;
+}
+interface Any_envoy_extensions_filters_http_rbac_v3_RBAC extends envoy_extensions_filters_http_rbac_v3_RBAC {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBAC';
+}
+/** `envoy.extensions.filters.http.rbac.v3.RBACPerRoute` */
+interface envoy_extensions_filters_http_rbac_v3_RBACPerRoute {
+  readonly '@message'?: 'envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
+  rbac?: envoy_extensions_filters_http_rbac_v3_RBAC;
+}
+interface Any_envoy_extensions_filters_http_rbac_v3_RBACPerRoute extends envoy_extensions_filters_http_rbac_v3_RBACPerRoute {
+  readonly '@type': 'type.googleapis.com/envoy.extensions.filters.http.rbac.v3.RBACPerRoute';
 }
 /** `envoy.extensions.filters.http.router.v3.Router` */
 interface envoy_extensions_filters_http_router_v3_Router {
@@ -4943,6 +5437,55 @@ interface envoy_type_matcher_v3_DoubleMatcher {
 interface Any_envoy_type_matcher_v3_DoubleMatcher extends envoy_type_matcher_v3_DoubleMatcher {
   readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.DoubleMatcher';
 }
+/** `envoy.type.matcher.v3.FilterStateMatcher` */
+interface envoy_type_matcher_v3_FilterStateMatcher {
+  readonly '@message'?: 'envoy.type.matcher.v3.FilterStateMatcher';
+  key?: string;
+  string_match?: envoy_type_matcher_v3_StringMatcher;
+}
+interface Any_envoy_type_matcher_v3_FilterStateMatcher extends envoy_type_matcher_v3_FilterStateMatcher {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.FilterStateMatcher';
+}
+/** `envoy.type.matcher.v3.HttpRequestHeaderMatchInput` */
+interface envoy_type_matcher_v3_HttpRequestHeaderMatchInput {
+  readonly '@message'?: 'envoy.type.matcher.v3.HttpRequestHeaderMatchInput';
+  header_name?: string;
+}
+interface Any_envoy_type_matcher_v3_HttpRequestHeaderMatchInput extends envoy_type_matcher_v3_HttpRequestHeaderMatchInput {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpRequestHeaderMatchInput';
+}
+/** `envoy.type.matcher.v3.HttpRequestQueryParamMatchInput` */
+interface envoy_type_matcher_v3_HttpRequestQueryParamMatchInput {
+  readonly '@message'?: 'envoy.type.matcher.v3.HttpRequestQueryParamMatchInput';
+  query_param?: string;
+}
+interface Any_envoy_type_matcher_v3_HttpRequestQueryParamMatchInput extends envoy_type_matcher_v3_HttpRequestQueryParamMatchInput {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpRequestQueryParamMatchInput';
+}
+/** `envoy.type.matcher.v3.HttpRequestTrailerMatchInput` */
+interface envoy_type_matcher_v3_HttpRequestTrailerMatchInput {
+  readonly '@message'?: 'envoy.type.matcher.v3.HttpRequestTrailerMatchInput';
+  header_name?: string;
+}
+interface Any_envoy_type_matcher_v3_HttpRequestTrailerMatchInput extends envoy_type_matcher_v3_HttpRequestTrailerMatchInput {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpRequestTrailerMatchInput';
+}
+/** `envoy.type.matcher.v3.HttpResponseHeaderMatchInput` */
+interface envoy_type_matcher_v3_HttpResponseHeaderMatchInput {
+  readonly '@message'?: 'envoy.type.matcher.v3.HttpResponseHeaderMatchInput';
+  header_name?: string;
+}
+interface Any_envoy_type_matcher_v3_HttpResponseHeaderMatchInput extends envoy_type_matcher_v3_HttpResponseHeaderMatchInput {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpResponseHeaderMatchInput';
+}
+/** `envoy.type.matcher.v3.HttpResponseTrailerMatchInput` */
+interface envoy_type_matcher_v3_HttpResponseTrailerMatchInput {
+  readonly '@message'?: 'envoy.type.matcher.v3.HttpResponseTrailerMatchInput';
+  header_name?: string;
+}
+interface Any_envoy_type_matcher_v3_HttpResponseTrailerMatchInput extends envoy_type_matcher_v3_HttpResponseTrailerMatchInput {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.HttpResponseTrailerMatchInput';
+}
 /** `envoy.type.matcher.v3.ListMatcher` */
 interface envoy_type_matcher_v3_ListMatcher {
   readonly '@message'?: 'envoy.type.matcher.v3.ListMatcher';
@@ -4985,6 +5528,14 @@ interface envoy_type_matcher_v3_OrMatcher {
 }
 interface Any_envoy_type_matcher_v3_OrMatcher extends envoy_type_matcher_v3_OrMatcher {
   readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.OrMatcher';
+}
+/** `envoy.type.matcher.v3.PathMatcher` */
+interface envoy_type_matcher_v3_PathMatcher {
+  readonly '@message'?: 'envoy.type.matcher.v3.PathMatcher';
+  path?: envoy_type_matcher_v3_StringMatcher;
+}
+interface Any_envoy_type_matcher_v3_PathMatcher extends envoy_type_matcher_v3_PathMatcher {
+  readonly '@type': 'type.googleapis.com/envoy.type.matcher.v3.PathMatcher';
 }
 /** `envoy.type.matcher.v3.RegexMatchAndSubstitute` */
 interface envoy_type_matcher_v3_RegexMatchAndSubstitute {
@@ -5236,6 +5787,256 @@ interface envoy_type_v3_SemanticVersion {
 }
 interface Any_envoy_type_v3_SemanticVersion extends envoy_type_v3_SemanticVersion {
   readonly '@type': 'type.googleapis.com/envoy.type.v3.SemanticVersion';
+}
+/** `google.api.expr.v1alpha1.CheckedExpr` */
+interface google_api_expr_v1alpha1_CheckedExpr {
+  readonly '@message'?: 'google.api.expr.v1alpha1.CheckedExpr';
+  reference_map?: { readonly [key: string]: google_api_expr_v1alpha1_Reference };
+  type_map?: { readonly [key: string]: google_api_expr_v1alpha1_Type };
+  source_info?: google_api_expr_v1alpha1_SourceInfo;
+  expr?: google_api_expr_v1alpha1_Expr;
+}
+interface Any_google_api_expr_v1alpha1_CheckedExpr extends google_api_expr_v1alpha1_CheckedExpr {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.CheckedExpr';
+}
+/** `google.api.expr.v1alpha1.Constant` */
+interface google_api_expr_v1alpha1_Constant {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Constant';
+  null_value?: google_protobuf_NullValue;
+  bool_value?: boolean;
+  int64_value?: number | string;
+  uint64_value?: number | string;
+  double_value?: number;
+  string_value?: string;
+  bytes_value?: string | Uint8Array;
+  duration_value?: google_protobuf_Duration;
+  timestamp_value?: google_protobuf_Timestamp;
+}
+interface Any_google_api_expr_v1alpha1_Constant extends google_api_expr_v1alpha1_Constant {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Constant';
+}
+/** `google.api.expr.v1alpha1.Decl` */
+interface google_api_expr_v1alpha1_Decl {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Decl';
+  name?: string;
+  ident?: google_api_expr_v1alpha1_Decl_IdentDecl;
+  function?: google_api_expr_v1alpha1_Decl_FunctionDecl;
+}
+interface Any_google_api_expr_v1alpha1_Decl extends google_api_expr_v1alpha1_Decl {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Decl';
+}
+/** `google.api.expr.v1alpha1.Decl.FunctionDecl` */
+interface google_api_expr_v1alpha1_Decl_FunctionDecl {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Decl.FunctionDecl';
+  overloads?: readonly google_api_expr_v1alpha1_Decl_FunctionDecl_Overload[];
+}
+interface Any_google_api_expr_v1alpha1_Decl_FunctionDecl extends google_api_expr_v1alpha1_Decl_FunctionDecl {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Decl.FunctionDecl';
+}
+/** `google.api.expr.v1alpha1.Decl.FunctionDecl.Overload` */
+interface google_api_expr_v1alpha1_Decl_FunctionDecl_Overload {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Decl.FunctionDecl.Overload';
+  overload_id?: string;
+  params?: readonly google_api_expr_v1alpha1_Type[];
+  type_params?: readonly string[];
+  result_type?: google_api_expr_v1alpha1_Type;
+  is_instance_function?: boolean;
+  doc?: string;
+}
+interface Any_google_api_expr_v1alpha1_Decl_FunctionDecl_Overload extends google_api_expr_v1alpha1_Decl_FunctionDecl_Overload {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Decl.FunctionDecl.Overload';
+}
+/** `google.api.expr.v1alpha1.Decl.IdentDecl` */
+interface google_api_expr_v1alpha1_Decl_IdentDecl {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Decl.IdentDecl';
+  type?: google_api_expr_v1alpha1_Type;
+  value?: google_api_expr_v1alpha1_Constant;
+  doc?: string;
+}
+interface Any_google_api_expr_v1alpha1_Decl_IdentDecl extends google_api_expr_v1alpha1_Decl_IdentDecl {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Decl.IdentDecl';
+}
+/** `google.api.expr.v1alpha1.Expr` */
+interface google_api_expr_v1alpha1_Expr {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr';
+  id?: number | string;
+  const_expr?: google_api_expr_v1alpha1_Constant;
+  ident_expr?: google_api_expr_v1alpha1_Expr_Ident;
+  select_expr?: google_api_expr_v1alpha1_Expr_Select;
+  call_expr?: google_api_expr_v1alpha1_Expr_Call;
+  list_expr?: google_api_expr_v1alpha1_Expr_CreateList;
+  struct_expr?: google_api_expr_v1alpha1_Expr_CreateStruct;
+  comprehension_expr?: google_api_expr_v1alpha1_Expr_Comprehension;
+}
+interface Any_google_api_expr_v1alpha1_Expr extends google_api_expr_v1alpha1_Expr {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr';
+}
+/** `google.api.expr.v1alpha1.Expr.Call` */
+interface google_api_expr_v1alpha1_Expr_Call {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.Call';
+  target?: google_api_expr_v1alpha1_Expr;
+  function?: string;
+  args?: readonly google_api_expr_v1alpha1_Expr[];
+}
+interface Any_google_api_expr_v1alpha1_Expr_Call extends google_api_expr_v1alpha1_Expr_Call {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.Call';
+}
+/** `google.api.expr.v1alpha1.Expr.Comprehension` */
+interface google_api_expr_v1alpha1_Expr_Comprehension {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.Comprehension';
+  iter_var?: string;
+  iter_range?: google_api_expr_v1alpha1_Expr;
+  accu_var?: string;
+  accu_init?: google_api_expr_v1alpha1_Expr;
+  loop_condition?: google_api_expr_v1alpha1_Expr;
+  loop_step?: google_api_expr_v1alpha1_Expr;
+  result?: google_api_expr_v1alpha1_Expr;
+}
+interface Any_google_api_expr_v1alpha1_Expr_Comprehension extends google_api_expr_v1alpha1_Expr_Comprehension {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.Comprehension';
+}
+/** `google.api.expr.v1alpha1.Expr.CreateList` */
+interface google_api_expr_v1alpha1_Expr_CreateList {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.CreateList';
+  elements?: readonly google_api_expr_v1alpha1_Expr[];
+}
+interface Any_google_api_expr_v1alpha1_Expr_CreateList extends google_api_expr_v1alpha1_Expr_CreateList {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.CreateList';
+}
+/** `google.api.expr.v1alpha1.Expr.CreateStruct` */
+interface google_api_expr_v1alpha1_Expr_CreateStruct {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.CreateStruct';
+  message_name?: string;
+  entries?: readonly google_api_expr_v1alpha1_Expr_CreateStruct_Entry[];
+}
+interface Any_google_api_expr_v1alpha1_Expr_CreateStruct extends google_api_expr_v1alpha1_Expr_CreateStruct {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.CreateStruct';
+}
+/** `google.api.expr.v1alpha1.Expr.CreateStruct.Entry` */
+interface google_api_expr_v1alpha1_Expr_CreateStruct_Entry {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.CreateStruct.Entry';
+  id?: number | string;
+  field_key?: string;
+  map_key?: google_api_expr_v1alpha1_Expr;
+  value?: google_api_expr_v1alpha1_Expr;
+}
+interface Any_google_api_expr_v1alpha1_Expr_CreateStruct_Entry extends google_api_expr_v1alpha1_Expr_CreateStruct_Entry {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.CreateStruct.Entry';
+}
+/** `google.api.expr.v1alpha1.Expr.Ident` */
+interface google_api_expr_v1alpha1_Expr_Ident {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.Ident';
+  name?: string;
+}
+interface Any_google_api_expr_v1alpha1_Expr_Ident extends google_api_expr_v1alpha1_Expr_Ident {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.Ident';
+}
+/** `google.api.expr.v1alpha1.Expr.Select` */
+interface google_api_expr_v1alpha1_Expr_Select {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Expr.Select';
+  operand?: google_api_expr_v1alpha1_Expr;
+  field?: string;
+  test_only?: boolean;
+}
+interface Any_google_api_expr_v1alpha1_Expr_Select extends google_api_expr_v1alpha1_Expr_Select {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Expr.Select';
+}
+/** `google.api.expr.v1alpha1.ParsedExpr` */
+interface google_api_expr_v1alpha1_ParsedExpr {
+  readonly '@message'?: 'google.api.expr.v1alpha1.ParsedExpr';
+  expr?: google_api_expr_v1alpha1_Expr;
+  source_info?: google_api_expr_v1alpha1_SourceInfo;
+}
+interface Any_google_api_expr_v1alpha1_ParsedExpr extends google_api_expr_v1alpha1_ParsedExpr {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.ParsedExpr';
+}
+/** `google.api.expr.v1alpha1.Reference` */
+interface google_api_expr_v1alpha1_Reference {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Reference';
+  name?: string;
+  overload_id?: readonly string[];
+  value?: google_api_expr_v1alpha1_Constant;
+}
+interface Any_google_api_expr_v1alpha1_Reference extends google_api_expr_v1alpha1_Reference {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Reference';
+}
+/** `google.api.expr.v1alpha1.SourceInfo` */
+interface google_api_expr_v1alpha1_SourceInfo {
+  readonly '@message'?: 'google.api.expr.v1alpha1.SourceInfo';
+  syntax_version?: string;
+  location?: string;
+  line_offsets?: readonly number[];
+  positions?: { readonly [key: string]: number };
+  macro_calls?: { readonly [key: string]: google_api_expr_v1alpha1_Expr };
+}
+interface Any_google_api_expr_v1alpha1_SourceInfo extends google_api_expr_v1alpha1_SourceInfo {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.SourceInfo';
+}
+/** `google.api.expr.v1alpha1.SourcePosition` */
+interface google_api_expr_v1alpha1_SourcePosition {
+  readonly '@message'?: 'google.api.expr.v1alpha1.SourcePosition';
+  location?: string;
+  offset?: number;
+  line?: number;
+  column?: number;
+}
+interface Any_google_api_expr_v1alpha1_SourcePosition extends google_api_expr_v1alpha1_SourcePosition {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.SourcePosition';
+}
+/** `google.api.expr.v1alpha1.Type` */
+interface google_api_expr_v1alpha1_Type {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Type';
+  dyn?: google_protobuf_Empty;
+  null?: google_protobuf_NullValue;
+  primitive?: google_api_expr_v1alpha1_Type_PrimitiveType;
+  wrapper?: google_api_expr_v1alpha1_Type_PrimitiveType;
+  well_known?: google_api_expr_v1alpha1_Type_WellKnownType;
+  list_type?: google_api_expr_v1alpha1_Type_ListType;
+  map_type?: google_api_expr_v1alpha1_Type_MapType;
+  function?: google_api_expr_v1alpha1_Type_FunctionType;
+  message_type?: string;
+  type_param?: string;
+  type?: google_api_expr_v1alpha1_Type;
+  error?: google_protobuf_Empty;
+  abstract_type?: google_api_expr_v1alpha1_Type_AbstractType;
+}
+interface Any_google_api_expr_v1alpha1_Type extends google_api_expr_v1alpha1_Type {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Type';
+}
+/** `google.api.expr.v1alpha1.Type.AbstractType` */
+interface google_api_expr_v1alpha1_Type_AbstractType {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Type.AbstractType';
+  name?: string;
+  parameter_types?: readonly google_api_expr_v1alpha1_Type[];
+}
+interface Any_google_api_expr_v1alpha1_Type_AbstractType extends google_api_expr_v1alpha1_Type_AbstractType {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Type.AbstractType';
+}
+/** `google.api.expr.v1alpha1.Type.FunctionType` */
+interface google_api_expr_v1alpha1_Type_FunctionType {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Type.FunctionType';
+  result_type?: google_api_expr_v1alpha1_Type;
+  arg_types?: readonly google_api_expr_v1alpha1_Type[];
+}
+interface Any_google_api_expr_v1alpha1_Type_FunctionType extends google_api_expr_v1alpha1_Type_FunctionType {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Type.FunctionType';
+}
+/** `google.api.expr.v1alpha1.Type.ListType` */
+interface google_api_expr_v1alpha1_Type_ListType {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Type.ListType';
+  elem_type?: google_api_expr_v1alpha1_Type;
+}
+interface Any_google_api_expr_v1alpha1_Type_ListType extends google_api_expr_v1alpha1_Type_ListType {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Type.ListType';
+}
+/** `google.api.expr.v1alpha1.Type.MapType` */
+interface google_api_expr_v1alpha1_Type_MapType {
+  readonly '@message'?: 'google.api.expr.v1alpha1.Type.MapType';
+  key_type?: google_api_expr_v1alpha1_Type;
+  value_type?: google_api_expr_v1alpha1_Type;
+}
+interface Any_google_api_expr_v1alpha1_Type_MapType extends google_api_expr_v1alpha1_Type_MapType {
+  readonly '@type': 'type.googleapis.com/google.api.expr.v1alpha1.Type.MapType';
 }
 /** `google.protobuf.Any` */
 interface google_protobuf_Any {
@@ -6485,6 +7286,22 @@ interface xds_core_v3_TypedExtensionConfig {
 interface Any_xds_core_v3_TypedExtensionConfig extends xds_core_v3_TypedExtensionConfig {
   readonly '@type': 'type.googleapis.com/xds.core.v3.TypedExtensionConfig';
 }
+/** `xds.type.matcher.v3.CelMatcher` */
+interface xds_type_matcher_v3_CelMatcher {
+  readonly '@message'?: 'xds.type.matcher.v3.CelMatcher';
+  expr_match?: xds_type_v3_CelExpression;
+  description?: string;
+}
+interface Any_xds_type_matcher_v3_CelMatcher extends xds_type_matcher_v3_CelMatcher {
+  readonly '@type': 'type.googleapis.com/xds.type.matcher.v3.CelMatcher';
+}
+/** `xds.type.matcher.v3.HttpAttributesCelMatchInput` */
+interface xds_type_matcher_v3_HttpAttributesCelMatchInput {
+  readonly '@message'?: 'xds.type.matcher.v3.HttpAttributesCelMatchInput';
+}
+interface Any_xds_type_matcher_v3_HttpAttributesCelMatchInput extends xds_type_matcher_v3_HttpAttributesCelMatchInput {
+  readonly '@type': 'type.googleapis.com/xds.type.matcher.v3.HttpAttributesCelMatchInput';
+}
 /** `xds.type.matcher.v3.ListStringMatcher` */
 interface xds_type_matcher_v3_ListStringMatcher {
   readonly '@message'?: 'xds.type.matcher.v3.ListStringMatcher';
@@ -6606,6 +7423,24 @@ interface xds_type_matcher_v3_StringMatcher {
 interface Any_xds_type_matcher_v3_StringMatcher extends xds_type_matcher_v3_StringMatcher {
   readonly '@type': 'type.googleapis.com/xds.type.matcher.v3.StringMatcher';
 }
+/** `xds.type.v3.CelExpression` */
+interface xds_type_v3_CelExpression {
+  readonly '@message'?: 'xds.type.v3.CelExpression';
+  parsed_expr?: google_api_expr_v1alpha1_ParsedExpr;
+  checked_expr?: google_api_expr_v1alpha1_CheckedExpr;
+}
+interface Any_xds_type_v3_CelExpression extends xds_type_v3_CelExpression {
+  readonly '@type': 'type.googleapis.com/xds.type.v3.CelExpression';
+}
+/** `xds.type.v3.CelExtractString` */
+interface xds_type_v3_CelExtractString {
+  readonly '@message'?: 'xds.type.v3.CelExtractString';
+  expr_extract?: xds_type_v3_CelExpression;
+  default_value?: google_protobuf_StringValue;
+}
+interface Any_xds_type_v3_CelExtractString extends xds_type_v3_CelExtractString {
+  readonly '@type': 'type.googleapis.com/xds.type.v3.CelExtractString';
+}
 /** `envoy.config.accesslog.v3.ComparisonFilter.Op` */
 type envoy_config_accesslog_v3_ComparisonFilter_Op = 'EQ' | 'GE' | 'LE';
 /** `envoy.config.accesslog.v3.GrpcStatusFilter.Status` */
@@ -6658,6 +7493,10 @@ type envoy_config_core_v3_TrafficDirection = 'INBOUND' | 'OUTBOUND' | 'UNSPECIFI
 type envoy_config_listener_v3_FilterChainMatch_ConnectionSourceType = 'ANY' | 'EXTERNAL' | 'SAME_IP_OR_LOOPBACK';
 /** `envoy.config.listener.v3.Listener.DrainType` */
 type envoy_config_listener_v3_Listener_DrainType = 'DEFAULT' | 'MODIFY_ONLY';
+/** `envoy.config.rbac.v3.RBAC.Action` */
+type envoy_config_rbac_v3_RBAC_Action = 'ALLOW' | 'DENY' | 'LOG';
+/** `envoy.config.rbac.v3.RBAC.AuditLoggingOptions.AuditCondition` */
+type envoy_config_rbac_v3_RBAC_AuditLoggingOptions_AuditCondition = 'NONE' | 'ON_ALLOW' | 'ON_DENY' | 'ON_DENY_AND_ALLOW';
 /** `envoy.config.route.v3.RateLimit.Action.MetaData.Source` */
 type envoy_config_route_v3_RateLimit_Action_MetaData_Source = 'DYNAMIC' | 'ROUTE_ENTRY';
 /** `envoy.config.route.v3.RedirectAction.RedirectResponseCode` */
@@ -6678,6 +7517,10 @@ type envoy_data_accesslog_v3_HTTPAccessLogEntry_HTTPVersion = 'HTTP10' | 'HTTP11
 type envoy_data_accesslog_v3_ResponseFlags_Unauthorized_Reason = 'EXTERNAL_SERVICE' | 'REASON_UNSPECIFIED';
 /** `envoy.data.accesslog.v3.TLSProperties.TLSVersion` */
 type envoy_data_accesslog_v3_TLSProperties_TLSVersion = 'TLSv1' | 'TLSv1_1' | 'TLSv1_2' | 'TLSv1_3' | 'VERSION_UNSPECIFIED';
+/** `envoy.extensions.filters.http.header_to_metadata.v3.Config.ValueEncode` */
+type envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueEncode = 'BASE64' | 'NONE';
+/** `envoy.extensions.filters.http.header_to_metadata.v3.Config.ValueType` */
+type envoy_extensions_filters_http_header_to_metadata_v3_Config_ValueType = 'NUMBER' | 'PROTOBUF_VALUE' | 'STRING';
 /** `envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.CodecType` */
 type envoy_extensions_filters_network_http_connection_manager_v3_HttpConnectionManager_CodecType = 'AUTO' | 'HTTP1' | 'HTTP2' | 'HTTP3';
 /** `envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager.ForwardClientCertDetails` */
@@ -6702,6 +7545,10 @@ type envoy_type_v3_CodecClientType = 'HTTP1' | 'HTTP2' | 'HTTP3';
 type envoy_type_v3_FractionalPercent_DenominatorType = 'HUNDRED' | 'MILLION' | 'TEN_THOUSAND';
 /** `envoy.type.v3.StatusCode` */
 type envoy_type_v3_StatusCode = 'Accepted' | 'AlreadyReported' | 'BadGateway' | 'BadRequest' | 'Conflict' | 'Continue' | 'Created' | 'Empty' | 'ExpectationFailed' | 'FailedDependency' | 'Forbidden' | 'Found' | 'GatewayTimeout' | 'Gone' | 'HTTPVersionNotSupported' | 'IMUsed' | 'InsufficientStorage' | 'InternalServerError' | 'LengthRequired' | 'Locked' | 'LoopDetected' | 'MethodNotAllowed' | 'MisdirectedRequest' | 'MovedPermanently' | 'MultiStatus' | 'MultipleChoices' | 'NetworkAuthenticationRequired' | 'NoContent' | 'NonAuthoritativeInformation' | 'NotAcceptable' | 'NotExtended' | 'NotFound' | 'NotImplemented' | 'NotModified' | 'OK' | 'PartialContent' | 'PayloadTooLarge' | 'PaymentRequired' | 'PermanentRedirect' | 'PreconditionFailed' | 'PreconditionRequired' | 'ProxyAuthenticationRequired' | 'RangeNotSatisfiable' | 'RequestHeaderFieldsTooLarge' | 'RequestTimeout' | 'ResetContent' | 'SeeOther' | 'ServiceUnavailable' | 'TemporaryRedirect' | 'TooManyRequests' | 'URITooLong' | 'Unauthorized' | 'UnprocessableEntity' | 'UnsupportedMediaType' | 'UpgradeRequired' | 'UseProxy' | 'VariantAlsoNegotiates';
+/** `google.api.expr.v1alpha1.Type.PrimitiveType` */
+type google_api_expr_v1alpha1_Type_PrimitiveType = 'BOOL' | 'BYTES' | 'DOUBLE' | 'INT64' | 'PRIMITIVE_TYPE_UNSPECIFIED' | 'STRING' | 'UINT64';
+/** `google.api.expr.v1alpha1.Type.WellKnownType` */
+type google_api_expr_v1alpha1_Type_WellKnownType = 'ANY' | 'DURATION' | 'TIMESTAMP' | 'WELL_KNOWN_TYPE_UNSPECIFIED';
 /** `google.protobuf.Edition` */
 type google_protobuf_Edition = 'EDITION_1_TEST_ONLY' | 'EDITION_2023' | 'EDITION_2024' | 'EDITION_2_TEST_ONLY' | 'EDITION_99997_TEST_ONLY' | 'EDITION_99998_TEST_ONLY' | 'EDITION_99999_TEST_ONLY' | 'EDITION_LEGACY' | 'EDITION_MAX' | 'EDITION_PROTO2' | 'EDITION_PROTO3' | 'EDITION_UNKNOWN';
 /** `google.protobuf.ExtensionRangeOptions.VerificationState` */

@@ -37,6 +37,16 @@ const entryFiles = [
   'envoy/extensions/filters/network/tcp_proxy/v3/tcp_proxy.proto',
   'envoy/extensions/filters/http/router/v3/router.proto',
   'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
+  // The fast path's filters: decision tokens (jwt_authn), the replay check and revocations (RBAC
+  // with xDS matchers and CEL, served over ECDS), the assertion cookie (header_to_metadata,
+  // header_mutation).
+  'envoy/extensions/filters/http/rbac/v3/rbac.proto',
+  'envoy/extensions/filters/http/jwt_authn/v3/config.proto',
+  'envoy/extensions/filters/http/header_to_metadata/v3/header_to_metadata.proto',
+  'envoy/extensions/filters/http/header_mutation/v3/header_mutation.proto',
+  'xds/type/matcher/v3/cel.proto',
+  'xds/type/matcher/v3/http_inputs.proto',
+  'envoy/type/matcher/v3/http_inputs.proto',
   'envoy/service/auth/v3/external_auth.proto',
   'envoy/extensions/transport_sockets/tls/v3/tls.proto',
   'envoy/extensions/filters/listener/proxy_protocol/v3/proxy_protocol.proto',

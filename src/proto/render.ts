@@ -17,7 +17,7 @@ export function renderResources(
   resources: { readonly [T in ResourceType]: readonly { readonly message: Message<T> }[] },
   options: { redactSecrets?: boolean } = {},
 ): RenderedResources {
-  const out = { clusters: [], endpoints: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
+  const out = { clusters: [], endpoints: [], filters: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
   for (const type of RESOURCE_TYPES) {
     const messages: readonly { readonly message: Message<ResourceType> }[] = resources[type];
     out[SHORT_NAMES[type]] = messages.map(({ message }) => {

@@ -6,6 +6,7 @@ import {
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
+  TYPED_EXTENSION_CONFIG_TYPE,
 } from '../../proto/type-urls.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { compileCluster } from './cluster.js';
@@ -60,6 +61,8 @@ export function compile(ir: IR): CompiledResources {
   return {
     [CLUSTER_TYPE]: byName(clusters),
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: byName(endpoints),
+    // Filter configs served on their own (ECDS): none compiled yet.
+    [TYPED_EXTENSION_CONFIG_TYPE]: [],
     [LISTENER_TYPE]: byName([
       { name: ir.listener.name, message: listener },
       ...(ir.httpRedirect === undefined

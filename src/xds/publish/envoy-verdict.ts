@@ -1,7 +1,12 @@
 import { RESOURCE_TYPES, SHORT_NAMES } from '../../proto/type-urls.js';
+import { OVERLAY_TYPE } from '../snapshot/snapshot-store.js';
+
 import type { AdsStreamEvent } from '../server/events.js';
 import type { Snapshot } from '../snapshot/types.js';
 import { EnvoyHoldings } from './retirement.js';
+
+/** The types a build decides: every served type but the snapshot store's overlay. */
+const BUILT_TYPES = RESOURCE_TYPES.filter((type) => type !== OVERLAY_TYPE);
 
 /** How long a build waits for Envoy's verdict unless told otherwise. */
 export const DEFAULT_VERDICT_TIMEOUT_MS = 30_000;
@@ -107,8 +112,9 @@ export class EnvoyVerdicts {
       this.settle({ kind: 'taken', envoys: this.holdings.streamCount });
   }
 
+  /** Envoys not holding `snapshot`; the overlay's type is not the build's and does not count. */
   private lagging(snapshot: Snapshot): number {
-    return this.holdings.lagging(snapshot, RESOURCE_TYPES).length;
+    return this.holdings.lagging(snapshot, BUILT_TYPES).length;
   }
 
   private settle(verdict: EnvoyVerdict): void {

@@ -44,7 +44,7 @@ export interface AdsStats {
 }
 
 function zeroCounters(): TypeCounters {
-  return { clusters: 0, endpoints: 0, listeners: 0, scopes: 0, routes: 0 };
+  return { clusters: 0, endpoints: 0, filters: 0, listeners: 0, scopes: 0, routes: 0 };
 }
 
 /** Mutable counters shared by all streams of one `AdsServer`. */

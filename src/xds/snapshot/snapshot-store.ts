@@ -1,11 +1,25 @@
-import type { Snapshot, SnapshotSource } from './types.js';
+import { TYPED_EXTENSION_CONFIG_TYPE } from '../../proto/type-urls.js';
+import { snapshotOf } from './build-snapshot.js';
+import type { EncodedResource, Snapshot, SnapshotSource } from './types.js';
+
+/** The resource type whose resources come from the overlay, not from builds (see `overlay`). */
+export const OVERLAY_TYPE = TYPED_EXTENSION_CONFIG_TYPE;
 
 /**
  * Holds the current snapshot and tells subscribers about new ones. Publishing swaps one reference,
  * so a reader sees either the old or the new snapshot, never a mix. Every node gets the same
  * snapshot today; `current(nodeId)` keeps the door open for per-node views.
+ *
+ * Besides the builds' snapshots it holds an overlay: filter configs served on their own (ECDS,
+ * `OVERLAY_TYPE`) whose content changes between builds and must reach every Envoy at once (the
+ * fast path's revocations). Builds leave that type empty; every snapshot served carries the
+ * overlay's resources, so a build never undoes an overlay and an overlay never waits for a build.
  */
 export class SnapshotStore implements SnapshotSource {
+  /** The last build's snapshot, as published. */
+  private built: Snapshot | undefined;
+  private overlaid: ReadonlyMap<string, EncodedResource> = new Map();
+  /** `built` with the overlay: what is served. */
   private snapshot: Snapshot | undefined;
   private readonly listeners = new Set<(snapshot: Snapshot) => void>();
 
@@ -18,11 +32,41 @@ export class SnapshotStore implements SnapshotSource {
     return () => this.listeners.delete(listener);
   }
 
-  /** Publishes `snapshot` unless it equals the current one; returns whether it changed anything. */
+  /**
+   * Publishes a build's `snapshot` (with the overlay) unless what is served stays the same; returns
+   * whether it changed anything.
+   */
   publish(snapshot: Snapshot): boolean {
-    if (this.snapshot?.version === snapshot.version) return false;
-    this.snapshot = snapshot;
-    for (const listener of this.listeners) listener(snapshot);
+    this.built = snapshot;
+    return this.serve();
+  }
+
+  /**
+   * Replaces the overlay's resources (by name; an empty map removes them all) in what is served
+   * now and in every build published later. Nothing is served before the first build. Returns
+   * whether what is served changed.
+   */
+  overlay(resources: ReadonlyMap<string, EncodedResource>): boolean {
+    this.overlaid = new Map([...resources].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return this.serve();
+  }
+
+  private serve(): boolean {
+    const built = this.built;
+    if (built === undefined) return false;
+    const next =
+      this.overlaid.size === 0
+        ? built
+        : snapshotOf({ ...built.resources, [OVERLAY_TYPE]: this.overlaid }, withoutType(built.typeVersions));
+    if (this.snapshot?.version === next.version) return false;
+    this.snapshot = next;
+    for (const listener of this.listeners) listener(next);
     return true;
   }
+}
+
+/** `versions` without the overlay type's, so `snapshotOf` computes it from the overlay. */
+function withoutType(versions: Snapshot['typeVersions']): Partial<Snapshot['typeVersions']> {
+  const { [OVERLAY_TYPE]: _overlay, ...rest } = versions;
+  return rest;
 }

@@ -9,6 +9,7 @@ import {
   LISTENER_TYPE,
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
+  TYPED_EXTENSION_CONFIG_TYPE,
 } from '../../../../src/proto/type-urls.js';
 import type { AdsStreamEvent } from '../../../../src/xds/server/events.js';
 import { buildSnapshot } from '../../../../src/xds/snapshot/build-snapshot.js';
@@ -23,6 +24,7 @@ function snap(clusters: readonly string[], target: string): Snapshot {
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: clusters.map((name) => ({ name, message: endpoints(name) })),
     [LISTENER_TYPE]: [{ name: 'l1', message: listener('l1', 'r1') }],
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: [],
+    [TYPED_EXTENSION_CONFIG_TYPE]: [],
     [ROUTE_CONFIGURATION_TYPE]: [{ name: 'r1', message: route('r1', target) }],
   }).snapshot;
 }

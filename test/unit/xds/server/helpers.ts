@@ -11,6 +11,7 @@ import {
   RESOURCE_TYPES,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   ROUTE_CONFIGURATION_TYPE,
+  TYPED_EXTENSION_CONFIG_TYPE,
   typeUrl,
 } from '../../../../src/proto/type-urls.js';
 import type { ResourceType } from '../../../../src/proto/type-urls.js';
@@ -112,6 +113,7 @@ export interface SnapshotSpec {
   readonly endpoints?: readonly Message<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE>[];
   readonly listeners?: readonly Message<typeof LISTENER_TYPE>[];
   readonly scopes?: readonly Message<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[];
+  readonly filters?: readonly Message<typeof TYPED_EXTENSION_CONFIG_TYPE>[];
   readonly routes?: readonly Message<typeof ROUTE_CONFIGURATION_TYPE>[];
 }
 
@@ -122,6 +124,7 @@ export function buildSnapshot(spec: SnapshotSpec): Snapshot {
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: spec.endpoints ?? [],
     [LISTENER_TYPE]: spec.listeners ?? [],
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: spec.scopes ?? [],
+    [TYPED_EXTENSION_CONFIG_TYPE]: spec.filters ?? [],
     [ROUTE_CONFIGURATION_TYPE]: spec.routes ?? [],
   };
   const resources = {} as Record<ResourceType, Map<string, EncodedResource>>;
@@ -147,6 +150,7 @@ export function baseSpec(port = 8080): Required<SnapshotSpec> {
   return {
     clusters: [cluster('c1'), cluster('c2')],
     endpoints: [endpoints('c1', port), endpoints('c2', port + 1)],
+    filters: [],
     listeners: [listener('l1', 'r1')],
     scopes: [],
     routes: [route('r1', 'c1')],
@@ -254,9 +258,12 @@ export async function take(client: AdsClient, count: number): Promise<AdsRespons
 export function sotwConverged(
   client: AdsClient,
   snapshot: Snapshot,
-  // Scopes only count when the snapshot has some (a client without per-host routes never asks).
+  // Scopes and filter configs only count when the snapshot has some (a client whose listeners name
+  // none never asks).
   types: readonly ResourceType[] = RESOURCE_TYPES.filter(
-    (type) => type !== SCOPED_ROUTE_CONFIGURATION_TYPE || snapshot.resources[type].size > 0,
+    (type) =>
+      (type !== SCOPED_ROUTE_CONFIGURATION_TYPE && type !== TYPED_EXTENSION_CONFIG_TYPE) ||
+      snapshot.resources[type].size > 0,
   ),
 ): boolean {
   return types.every((type) => client.versions.get(typeUrl(type)) === snapshot.typeVersions[type]);
@@ -292,6 +299,7 @@ export function routedSnapshot(
     [CLUSTER_LOAD_ASSIGNMENT_TYPE]: names.map((name) => ({ name, message: endpoints(name) })),
     [LISTENER_TYPE]: [{ name: 'l1', message: listener('l1', 'r1') }],
     [SCOPED_ROUTE_CONFIGURATION_TYPE]: [],
+    [TYPED_EXTENSION_CONFIG_TYPE]: [],
     [ROUTE_CONFIGURATION_TYPE]: [{ name: 'r1', message: route('r1', target) }],
   }).snapshot;
 }
