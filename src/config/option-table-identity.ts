@@ -177,7 +177,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     aliases: ['ipd_request_params'],
     services: AUTHN,
     secret: false,
-    doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
+    doc: "Extra parameters for the sign-in request (e.g. `prompt: login`, `login_hint`), overriding the provider's defaults (such as Google's `access_type`). Naming a parameter the flow sets itself is an error: `client_id`, `redirect_uri`, `response_type`, `response_mode`, `scope` (use `idp_scopes`), `state`, `nonce`, `code_challenge`, `code_challenge_method`. Also read as `ipd_request_params`; both set and different is an error.",
   },
   {
     key: 'idp_trust_unverified_email',

@@ -1,0 +1,72 @@
+// Issue 37 item 4: settings that used to do less than they said are refused by parsing (and so by
+// `validate`), each with a message naming the key: idp_request_params naming a parameter the
+// sign-in flow sets itself, idp_provider: hosted, and health_check_addr.
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, test } from 'node:test';
+import { loadConfigFile } from '../../../src/config/load-file.js';
+import { formatProblem } from '../../../src/shared/errors.js';
+import { FLOW_REQUEST_PARAMS } from '../../../src/shared/flow-params.js';
+import { signInLines } from '../../support/sign-in-config.js';
+import { assertProblem, base, problems, valid } from './helpers.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'portcullis-refused-settings-'));
+after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Loads `text` as a config file named `name` through the real format parsers; the problems. */
+function loadProblems(name: string, text: string): string[] {
+  const path = join(dir, name);
+  writeFileSync(path, text);
+  const result = loadConfigFile(path, {});
+  assert.equal(result.config, undefined, 'expected problems');
+  return result.problems.map(formatProblem);
+}
+
+const ROUTE_PROPERTIES = 'routes=[{"from":"https://app.example.com","to":"http://10.0.0.1:8080"}]\n';
+
+test('idp_request_params naming a flow parameter is an error at idp_request_params.<name>', () => {
+  for (const name of FLOW_REQUEST_PARAMS) {
+    const list = problems(base({ idp_request_params: { prompt: 'login', [name]: 'x' } }));
+    assert.equal(list.length, 1, list.join('\n'));
+    assertProblem(list, `idp_request_params.${name}`, 'is set by the sign-in flow itself');
+    assertProblem(list, `idp_request_params.${name}`, 'remove it');
+  }
+  assertProblem(
+    problems(base({ idp_request_params: { scope: 'openid groups' } })),
+    'idp_request_params.scope',
+    'use idp_scopes for the scopes',
+  );
+  assertProblem(
+    problems(base({ idp_request_params: { client_id: 'other' } })),
+    'idp_request_params.client_id',
+    'use idp_client_id',
+  );
+  // Other parameters, and differently cased names (the parameters are case-sensitive), still pass.
+  assert.deepEqual(valid(base({ idp_request_params: { prompt: 'login', State: 'x' } })).idp_request_params, {
+    prompt: 'login',
+    State: 'x',
+  });
+});
+
+test('the other spellings of idp_request_params name the spelling that was used', () => {
+  assertProblem(
+    problems(base({ ipd_request_params: { nonce: 'n' } })),
+    'ipd_request_params.nonce',
+    'is set by the sign-in flow itself',
+  );
+  assertProblem(
+    problems(base(), { IDP_REQUEST_PARAMS: '{"state":"fixed"}' }),
+    'IDP_REQUEST_PARAMS.state',
+    'is set by the sign-in flow itself',
+  );
+  assertProblem(
+    loadProblems(
+      'params.properties',
+      `insecure_server=true\naddress=:8080\n${signInLines('properties')}idp_request_params.redirect_uri=https://evil.example/cb\n${ROUTE_PROPERTIES}`,
+    ),
+    'idp_request_params.redirect_uri',
+    'authenticate_service_url with authenticate_callback_path',
+  );
+});
