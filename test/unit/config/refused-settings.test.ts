@@ -70,3 +70,19 @@ test('the other spellings of idp_request_params name the spelling that was used'
     'authenticate_service_url with authenticate_callback_path',
   );
 });
+
+test('idp_provider: hosted says there is no hosted service and what to set instead', () => {
+  const expected =
+    'is refused: there is no hosted authenticate service (Portcullis signs users in itself); set idp_provider to your identity provider';
+  for (const value of ['hosted', ' Hosted ']) {
+    const list = problems(base({ idp_provider: value }));
+    assert.equal(list.length, 1, list.join('\n'));
+    assertProblem(list, 'idp_provider', expected);
+    assertProblem(list, 'idp_provider', 'authenticate_service_url to the public URL');
+  }
+  assertProblem(problems(base(), { IDP_PROVIDER: 'hosted' }), 'IDP_PROVIDER', expected);
+  // Other unknown names keep the generic message with its suggestion.
+  assertProblem(problems(base({ idp_provider: 'gogle' })), 'idp_provider', 'is not one of oidc, google');
+  // An inherited property name is not a refused value.
+  assertProblem(problems(base({ idp_provider: 'constructor' })), 'idp_provider', 'is not one of');
+});
