@@ -86,3 +86,25 @@ test('idp_provider: hosted says there is no hosted service and what to set inste
   // An inherited property name is not a refused value.
   assertProblem(problems(base({ idp_provider: 'constructor' })), 'idp_provider', 'is not one of');
 });
+
+test('health_check_addr is refused, naming where health is served instead', () => {
+  const expected =
+    'is not supported by Portcullis: health is served on metrics_address (`/healthz`: alive, `/readyz`: ready) and as the gRPC health service (grpc.health.v1) on grpc_address; set metrics_address instead; remove it';
+  assert.deepEqual(problems(base({ health_check_addr: ':8081' })), [`health_check_addr: ${expected}`]);
+  assert.deepEqual(problems(base(), { HEALTH_CHECK_ADDR: ':8081' }), [`HEALTH_CHECK_ADDR: ${expected}`]);
+  assertProblem(
+    loadProblems('health.yaml', `insecure_server: true\naddress: ":8080"\nhealth_check_addr: ":8081"\n`),
+    'health_check_addr',
+    'set metrics_address instead',
+  );
+  // What it names instead works: metrics_address is an option of its own.
+  assert.equal(valid(base({ metrics_address: '127.0.0.1:9090' })).metrics_address, '127.0.0.1:9090');
+});
+
+test('the environment form of a peer option that would open access is refused too', () => {
+  assertProblem(
+    problems(base(), { DOWNSTREAM_MTLS: '{"ca":"x"}' }),
+    'DOWNSTREAM_MTLS',
+    'ignoring it would open access',
+  );
+});
