@@ -128,7 +128,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'enum', values: IDP_PROVIDERS, refused: { hosted: NO_HOSTED_SERVICE } },
     services: AUTHN,
     secret: false,
-    doc: 'Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used. `hosted` is an error: Portcullis has no hosted authenticate service, so it signs users in itself with the provider set here and `authenticate_service_url`.',
+    doc: "Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used. With `github` (needs the `read:org` scope, a default), the `groups` claim lists each of the user's teams as `org/team-slug` (the team slug, not its id) and, as an extra, each organization login (`org`). `hosted` is an error: Portcullis has no hosted authenticate service, so it signs users in itself with the provider set here and `authenticate_service_url`.",
   },
   {
     key: 'idp_provider_url',
