@@ -21,6 +21,11 @@ export type OptionKind =
       readonly type: 'enum';
       readonly values: readonly string[];
       readonly aliases?: Readonly<Record<string, string>>;
+      /**
+       * Values users may expect that are refused with their own message (what to do instead)
+       * rather than the generic "is not one of": `idp_provider: hosted`. Lower case.
+       */
+      readonly refused?: Readonly<Record<string, string>>;
     }
   | { readonly type: 'enum_list'; readonly values: readonly string[] }
   | {

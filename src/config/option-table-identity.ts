@@ -9,6 +9,13 @@ import { IDP_PROVIDERS, type ServiceName } from './types.js';
 /** An OAuth 2.0 scope token (RFC 6749 3.3): printable ASCII without space, `"` or `\`. */
 const SCOPE = /^[\x21\x23-\x5b\x5d-\x7e]+$/;
 
+/**
+ * Why `idp_provider: hosted` is refused: the peer's default mode signs users in through a service
+ * its maker runs; Portcullis has none, so it needs your own provider and sign-in URL.
+ */
+const NO_HOSTED_SERVICE =
+  'is refused: there is no hosted authenticate service (Portcullis signs users in itself); set idp_provider to your identity provider (oidc with idp_provider_url, or google, azure, okta, github, ...), with idp_client_id and idp_client_secret, and authenticate_service_url to the public URL where this Portcullis signs users in (such as https://authenticate.example.com)';
+
 const ALL: readonly ServiceName[] = ['authenticate', 'authorize', 'proxy', 'databroker'];
 const AUTHN: readonly ServiceName[] = ['authenticate'];
 const AUTHN_PROXY: readonly ServiceName[] = ['authenticate', 'proxy'];
@@ -118,10 +125,10 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   {
     key: 'idp_provider',
     group: 'Identity provider',
-    kind: { type: 'enum', values: IDP_PROVIDERS },
+    kind: { type: 'enum', values: IDP_PROVIDERS, refused: { hosted: NO_HOSTED_SERVICE } },
     services: AUTHN,
     secret: false,
-    doc: 'Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used.',
+    doc: "Built-in identity provider by short name. With only `idp_provider_url` set, `oidc` is used. With `github` (needs the `read:org` scope, a default), the `groups` claim lists each of the user's teams as `org/team-slug` (the team slug, not its id) and, as an extra, each organization login (`org`). `hosted` is an error: Portcullis has no hosted authenticate service, so it signs users in itself with the provider set here and `authenticate_service_url`.",
   },
   {
     key: 'idp_provider_url',
@@ -177,7 +184,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     aliases: ['ipd_request_params'],
     services: AUTHN,
     secret: false,
-    doc: 'Extra parameters for the sign-in request (e.g. `prompt: login`). Also read as `ipd_request_params`; both set and different is an error.',
+    doc: "Extra parameters for the sign-in request (e.g. `prompt: login`, `login_hint`), overriding the provider's defaults (such as Google's `access_type`). Naming a parameter the flow sets itself is an error: `client_id`, `redirect_uri`, `response_type`, `response_mode`, `scope` (use `idp_scopes`), `state`, `nonce`, `code_challenge`, `code_challenge_method`. Also read as `ipd_request_params`; both set and different is an error.",
   },
   {
     key: 'idp_trust_unverified_email',

@@ -1,3 +1,4 @@
+import { FLOW_REQUEST_PARAMS, isFlowRequestParam } from '../shared/flow-params.js';
 import type { ParsedValues } from './parsed-values.js';
 import type { IdpProvider, RouteSettings } from './types.js';
 import type { Reader } from './value-readers.js';
@@ -19,7 +20,8 @@ export interface IdentitySettings {
  * `oidc`), and a client id and secret (the route's own, or the global ones). What is missing is
  * said in ONE problem, at the first such route, listing every setting to add. Identity-provider
  * settings with no route that needs them are fine. Also checks `authenticate_service_url` itself
- * (see checkAuthenticateUrl) and trims a provider URL given with the discovery suffix (a warning).
+ * (see checkAuthenticateUrl), refuses `idp_request_params` that set the flow's own parameters (see
+ * checkRequestParams) and trims a provider URL given with the discovery suffix (a warning).
  */
 export function checkIdentity(
   reader: Reader,
@@ -29,6 +31,7 @@ export function checkIdentity(
   const url = normaliseProviderUrl(reader, values);
   const provider = values.get<IdpProvider>('idp_provider');
   checkAuthenticateUrl(reader, values, routes);
+  checkRequestParams(reader, values);
   if (values.get<string>('idp_client_id')?.trim() === '') {
     reader.problem(
       values.path('idp_client_id'),
@@ -119,6 +122,31 @@ function checkAuthenticateUrl(reader: Reader, values: ParsedValues, routes: read
     reader.problem(
       path,
       `has the host ${host} of ${clash.source_path}: the authenticate service needs a host no route uses (such as authenticate.example.com), since Portcullis answers every path on it`,
+    );
+  }
+}
+
+/**
+ * `idp_request_params` may add to the sign-in request but not set what the flow sets itself
+ * (shared/flow-params.ts): such an entry used to be dropped silently, so the operator believed it
+ * applied. Each one is an error at `idp_request_params.<name>` (or the spelling or environment
+ * variable it came from) saying where the value comes from instead.
+ */
+function checkRequestParams(reader: Reader, values: ParsedValues): void {
+  const params = values.get<Readonly<Record<string, string>>>('idp_request_params') ?? {};
+  const path = values.path('idp_request_params');
+  for (const name of Object.keys(params).filter(isFlowRequestParam)) {
+    const instead =
+      name === 'scope'
+        ? 'use idp_scopes for the scopes'
+        : name === 'client_id'
+          ? 'use idp_client_id for the client'
+          : name === 'redirect_uri'
+            ? 'the redirect URI is authenticate_service_url with authenticate_callback_path'
+            : 'Portcullis sets it for every sign-in';
+    reader.problem(
+      `${path}.${name}`,
+      `is set by the sign-in flow itself (${instead}); remove it (idp_request_params cannot set any of ${FLOW_REQUEST_PARAMS.join(', ')})`,
     );
   }
 }

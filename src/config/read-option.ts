@@ -37,8 +37,11 @@ export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, re
       return reader.number(path, value, kind.min, kind.max, syntax);
     case 'duration':
       return reader.duration(path, value);
-    case 'enum':
+    case 'enum': {
+      const why = refusedValue(value, kind.refused);
+      if (why !== undefined) return reader.problem(path, `${describe(value)} ${why}`);
       return reader.oneOf(path, value, kind.values, kind.aliases);
+    }
     case 'enum_list':
       return readEnumList(reader, path, value, kind.values);
     case 'string_list':
@@ -67,6 +70,16 @@ export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, re
     case 'routes':
       return undefined;
   }
+}
+
+/** The message for a refused enum value (compared as oneOf compares: trimmed, any case). */
+function refusedValue(
+  value: unknown,
+  refused: Readonly<Record<string, string>> | undefined,
+): string | undefined {
+  if (typeof value !== 'string' || refused === undefined) return undefined;
+  const wanted = value.trim().toLowerCase();
+  return Object.hasOwn(refused, wanted) ? refused[wanted] : undefined;
 }
 
 /** `host:port` or `:port` (all interfaces); the port must be 1..65535. */

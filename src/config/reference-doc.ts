@@ -8,7 +8,12 @@ import {
   type OptionSpec,
 } from './option-table.js';
 import { CRITERIA, LIST_MATCHER_OPERATORS, STRING_MATCHER_OPERATORS } from './policy-types.js';
-import { PEER_ONLY_OPTIONS, PEER_ONLY_REFUSED, REMOVED_OPTIONS } from './removed-options.js';
+import {
+  PEER_ONLY_OPTIONS,
+  PEER_ONLY_REFUSED,
+  PEER_ONLY_REPLACED,
+  REMOVED_OPTIONS,
+} from './removed-options.js';
 import { ROUTE_OPTIONS } from './route-option-table.js';
 import { UNSUPPORTED_CRITERIA } from './unsupported-options.js';
 
@@ -261,6 +266,12 @@ These load with a warning and are ignored: ${PEER_ONLY_OPTIONS.map((key) => `\`$
 These are errors, because ignoring them would open access: ${Object.entries(PEER_ONLY_REFUSED)
     .map(([key, consequence]) => `\`${key}\` (${consequence})`)
     .join(', ')}.
+
+These are errors that name what Portcullis uses instead: ${Object.entries(PEER_ONLY_REPLACED)
+    .map(([key, instead]) => `\`${key}\` (${instead})`)
+    .join(', ')}.
+
+The environment variable forms of both kinds of error (\`DOWNSTREAM_MTLS\`, \`HEALTH_CHECK_ADDR\`) are errors too.
 `;
 }
 

@@ -133,7 +133,6 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'authorize_service_urls',
   'databroker_service_urls',
   'databroker_internal_service_url',
-  'health_check_addr',
   'identity_providers',
   'idp_access_token_allowed_audiences',
   'runtime_flags',
@@ -151,3 +150,25 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
 export const PEER_ONLY_REFUSED: Readonly<Record<string, string>> = {
   downstream_mtls: 'client certificates would be neither required nor checked',
 };
+
+/**
+ * Options of the peer that Portcullis does not implement because it does the same job elsewhere:
+ * setting one is an error saying what to use instead, since ignoring it would leave, say, a load
+ * balancer probing an address nothing listens on. Each maps to that replacement.
+ */
+export const PEER_ONLY_REPLACED: Readonly<Record<string, string>> = {
+  health_check_addr:
+    'health is served on metrics_address (`/healthz`: alive, `/readyz`: ready) and as the gRPC health service (grpc.health.v1) on grpc_address; set metrics_address instead',
+};
+
+/**
+ * The error message for a peer-only option that is refused (PEER_ONLY_REFUSED or
+ * PEER_ONLY_REPLACED), or undefined for any other key.
+ */
+export function peerOnlyRefusal(key: string): string | undefined {
+  if (Object.hasOwn(PEER_ONLY_REFUSED, key))
+    return `is not supported by Portcullis, and ignoring it would open access: ${PEER_ONLY_REFUSED[key]}; remove it`;
+  if (Object.hasOwn(PEER_ONLY_REPLACED, key))
+    return `is not supported by Portcullis: ${PEER_ONLY_REPLACED[key]}; remove it`;
+  return undefined;
+}

@@ -4,6 +4,8 @@ import {
   findRemoved,
   PEER_ONLY_OPTIONS,
   PEER_ONLY_REFUSED,
+  PEER_ONLY_REPLACED,
+  peerOnlyRefusal,
   REMOVED_OPTIONS,
   removedMessage,
 } from './removed-options.js';
@@ -28,8 +30,9 @@ export interface RawValue {
 
 /**
  * Collects every option's raw value by precedence (environment variable, then file key, then the
- * table's default) and checks the keys themselves: removed options are errors naming their
- * replacement, unknown keys are errors with a did-you-mean hint (a misspelled key would silently
+ * table's default) and checks the keys themselves: removed options, and the peer's options that
+ * Portcullis refuses, are errors naming their replacement (in a file or as environment
+ * variables), unknown keys are errors with a did-you-mean hint (a misspelled key would silently
  * leave its option at the default), two spellings of one option with different values are an
  * error. An empty environment variable counts as unset. `fileSyntax` says how the document's
  * values are written: `text` for a properties file, `typed` otherwise.
@@ -45,6 +48,10 @@ export function collectRawValues(
     if (removed.scope === 'global' && isSet(env[envName(removed.key)])) {
       reader.problem(envName(removed.key), removedMessage(removed, envName(removed.key)));
     }
+  }
+  for (const key of [...Object.keys(PEER_ONLY_REFUSED), ...Object.keys(PEER_ONLY_REPLACED)]) {
+    const refusal = peerOnlyRefusal(key);
+    if (refusal !== undefined && isSet(env[envName(key)])) reader.problem(envName(key), refusal);
   }
   const values = new Map<string, RawValue>();
   for (const option of GLOBAL_OPTIONS) {
@@ -120,15 +127,13 @@ function checkTopLevelKeys(reader: Reader, document: Record<string, unknown>): v
   for (const key of Object.keys(document)) {
     if (KNOWN_GLOBAL_KEYS.includes(key)) continue;
     const removed = findRemoved(key, 'global');
+    const refusal = peerOnlyRefusal(key);
     if (removed !== undefined) {
       reader.problem(key, removedMessage(removed));
     } else if (findRemoved(key, 'route') !== undefined) {
       reader.problem(key, `is a route option; move it into a route under routes`);
-    } else if (PEER_ONLY_REFUSED[key] !== undefined) {
-      reader.problem(
-        key,
-        `is not supported by Portcullis, and ignoring it would open access: ${PEER_ONLY_REFUSED[key]}; remove it`,
-      );
+    } else if (refusal !== undefined) {
+      reader.problem(key, refusal);
     } else if (PEER_ONLY_OPTIONS.includes(key)) {
       reader.warn(key, 'is not supported by Portcullis; ignored');
     } else {

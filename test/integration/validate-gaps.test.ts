@@ -88,3 +88,29 @@ test('validate refuses a file that is not UTF-8, naming the line', () => {
   assert.match(result.stderr, /not valid UTF-8 \(line 3\)/);
   assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
 });
+
+test('validate refuses settings that did less than they said, naming each key (issue 37 item 4)', () => {
+  const config = [
+    'insecure_server: true',
+    'address: ":8080"',
+    SIGN_IN_YAML.trimEnd(),
+    'idp_provider: hosted',
+    'idp_request_params: {prompt: login, state: fixed, redirect_uri: "https://evil.example/cb"}',
+    'health_check_addr: ":8081"',
+    'routes:',
+    '  - from: https://app.example.com',
+    '    to: http://10.0.0.1:80',
+    '',
+  ].join('\n');
+  const result = validate(Buffer.from(config));
+  assert.equal(result.status, 1, result.stderr);
+  for (const expected of [
+    /idp_provider: "hosted" is refused: there is no hosted authenticate service .*authenticate_service_url/,
+    /idp_request_params\.state: is set by the sign-in flow itself/,
+    /idp_request_params\.redirect_uri: is set by the sign-in flow itself/,
+    /health_check_addr: is not supported by Portcullis: health is served on metrics_address/,
+  ])
+    assert.match(result.stderr, expected);
+  assert.doesNotMatch(result.stderr, /idp_request_params\.prompt/);
+  assert.doesNotMatch(result.stderr, /\n\s+at /, 'no stack trace');
+});

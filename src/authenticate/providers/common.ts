@@ -5,6 +5,7 @@
  */
 import { allowInsecureRequests, customFetch } from 'openid-client';
 import type { Configuration, CustomFetch, TokenEndpointResponse } from 'openid-client';
+import { isFlowRequestParam } from '../../shared/flow-params.js';
 import { silentLogger } from '../../shared/logger.js';
 import type { Logger } from '../../shared/logger.js';
 import type { FlowChecks, ProviderConfig, SignInResult } from '../types.js';
@@ -65,22 +66,10 @@ export function configure(config: Configuration, options: ResolvedOptions): Conf
   return config;
 }
 
-/** Parameters `idp_request_params` may not set: the flow's own (the PKCE ones included). */
-const RESERVED = new Set([
-  'client_id',
-  'redirect_uri',
-  'response_type',
-  'response_mode',
-  'scope',
-  'state',
-  'nonce',
-  'code_challenge',
-  'code_challenge_method',
-]);
-
 /**
  * The authorization request: provider defaults, then `idp_request_params` (which override the
- * defaults but never the flow's own parameters), then the flow's: redirect_uri, response_type
+ * defaults but never the flow's own parameters: validation refuses those, see shared/flow-params.ts,
+ * and they are skipped here too for a ProviderConfig built any other way), then the flow's: redirect_uri, response_type
  * code, scope, state, nonce (OIDC only), the PKCE S256 challenge, and response_mode=form_post
  * when the provider posts the callback.
  */
@@ -98,7 +87,7 @@ export function authorizationParams(
 ): Record<string, string> {
   const params: Record<string, string> = { ...defaults };
   for (const [key, value] of Object.entries(provider.requestParams))
-    if (!RESERVED.has(key)) params[key] = value;
+    if (!isFlowRequestParam(key)) params[key] = value;
   return {
     ...params,
     redirect_uri: flow.redirectUri,

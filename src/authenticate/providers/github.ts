@@ -1,7 +1,8 @@
 /**
  * The ProviderClient for GitHub (github.com, or GitHub Enterprise Server at `idp_provider_url`):
  * plain OAuth 2.0, no discovery and no ID token, so the user comes from the REST API (`/user`,
- * `/user/emails` for the primary verified address, `/user/orgs` as groups). openid-client still
+ * `/user/emails` for the primary verified address, `/user/teams` and `/user/orgs` for the groups:
+ * see githubGroups). openid-client still
  * does the protocol: authorization URL (state and PKCE S256; GitHub supports PKCE), code exchange
  * with the state check, refresh (GitHub App user tokens). GitHub has no RFC 7009 revocation
  * endpoint and no RP-initiated logout, so `revoke` does nothing and `endSessionUrl` is undefined.
@@ -43,6 +44,31 @@ interface GithubUser {
 
 const text = (value: unknown): string | undefined =>
   typeof value === 'string' && value !== '' ? value : undefined;
+
+/** Items per page of a list call (GitHub's maximum). */
+const PAGE_SIZE = 100;
+/** Pages read of one list, so a user in thousands of teams cannot stall sign-in; 1,000 items. */
+const MAX_PAGES = 10;
+
+/**
+ * The `groups` claim of a GitHub user: each team as `<org login>/<team slug>` (spec 5.7: the team
+ * slug, not its integer id; with the organization, since a slug is unique only within one, and as
+ * GitHub writes team mentions), then each organization login as an extra, documented group (what
+ * Portcullis gave before teams). Entries without the fields are skipped; duplicates kept once.
+ */
+export function githubGroups(teams: readonly unknown[], orgs: readonly unknown[]): string[] {
+  const groups = new Set<string>();
+  for (const team of teams as { slug?: unknown; organization?: { login?: unknown } | null }[]) {
+    const slug = text(team?.slug);
+    const org = text(team?.organization?.login);
+    if (slug !== undefined && org !== undefined) groups.add(`${org}/${slug}`);
+  }
+  for (const org of orgs as { login?: unknown }[]) {
+    const login = text(org?.login);
+    if (login !== undefined) groups.add(login);
+  }
+  return [...groups];
+}
 
 /** A GitHub ProviderClient; build it with createProviderClient. */
 export class GithubProviderClient implements ProviderClient {
@@ -123,7 +149,8 @@ export class GithubProviderClient implements ProviderClient {
           (e) => e.primary === true,
         )
       : undefined;
-    const orgs = await this.#get(tokens.access_token, 'user/orgs', false);
+    const teams = await this.#list(tokens.access_token, 'user/teams');
+    const orgs = await this.#list(tokens.access_token, 'user/orgs');
     const login = text(user.login);
     const claims = {
       sub: String(user.id),
@@ -132,11 +159,29 @@ export class GithubProviderClient implements ProviderClient {
       email: text(primary?.email) ?? text(user.email),
       email_verified: primary?.verified === true,
       picture: text(user.avatar_url),
-      groups: Array.isArray(orgs)
-        ? orgs.map((org: { login?: unknown }) => text(org.login)).filter((g) => g !== undefined)
-        : [],
+      groups: githubGroups(teams, orgs),
     };
     return signInResult(tokens, claims, undefined, this.options.now(), emailVerifiedBy(claims, this.config));
+  }
+
+  /**
+   * Every item of a paged list (`?per_page=100&page=n`, until a short page or MAX_PAGES). A 4xx on
+   * the first page (no `read:org` scope) gives an empty list, as before; a failure on a later page
+   * fails the sign-in instead of leaving the user with part of their groups.
+   */
+  async #list(accessToken: string, path: string): Promise<unknown[]> {
+    const items: unknown[] = [];
+    for (let page = 1; page <= MAX_PAGES; page++) {
+      const body = await this.#get(accessToken, `${path}?per_page=${PAGE_SIZE}&page=${page}`, page > 1);
+      if (!Array.isArray(body)) return items;
+      items.push(...(body as unknown[]));
+      if (body.length < PAGE_SIZE) return items;
+    }
+    this.options.logger.warn(
+      { path, kept: items.length },
+      `GitHub ${path} has more than ${MAX_PAGES * PAGE_SIZE} entries; the groups claim keeps the first ones`,
+    );
+    return items;
   }
 
   /** GET one API path as JSON; a failure of an optional one (missing scope) gives undefined. */

@@ -7,6 +7,7 @@ import { envName, findOption, GLOBAL_OPTIONS, KNOWN_GLOBAL_KEYS } from '../../..
 import {
   PEER_ONLY_OPTIONS,
   PEER_ONLY_REFUSED,
+  PEER_ONLY_REPLACED,
   REMOVED_OPTIONS,
 } from '../../../src/config/removed-options.js';
 import { ROUTE_OPTIONS } from '../../../src/config/route-option-table.js';
@@ -125,7 +126,11 @@ test('removed options are not also current options, and each says what to do', (
 });
 
 test('options of the peer that Portcullis lacks are not current options (they would be documented as ignored)', () => {
-  for (const key of [...PEER_ONLY_OPTIONS, ...Object.keys(PEER_ONLY_REFUSED)]) {
+  for (const key of [
+    ...PEER_ONLY_OPTIONS,
+    ...Object.keys(PEER_ONLY_REFUSED),
+    ...Object.keys(PEER_ONLY_REPLACED),
+  ]) {
     assert.equal(findOption(key), undefined, `${key} is implemented now: remove it from removed-options.ts`);
   }
 });

@@ -115,7 +115,7 @@ test('peer options whose absence would open access are errors; the others still 
     'downstream_mtls',
     'ignoring it would open access: client certificates would be neither required nor checked',
   );
-  for (const key of ['otel_traces_exporter', 'health_check_addr']) {
+  for (const key of ['otel_traces_exporter', 'autocert']) {
     const result = parse(base({ [key]: 'x' }));
     assert.ok(result.config, key);
     assert.deepEqual(result.warnings.map(formatProblem), [`${key}: is not supported by Portcullis; ignored`]);

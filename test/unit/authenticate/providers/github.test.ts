@@ -1,7 +1,8 @@
 // The GitHub ProviderClient against a tiny FAKE GitHub on loopback (GitHub itself cannot run here):
 // the fake implements only what the client uses (authorize redirect, the token endpoint with PKCE
-// and client_secret_post, /user, /user/emails, /user/orgs) the way GitHub's docs describe them,
-// including the token endpoint's habit of answering errors with HTTP 200.
+// and client_secret_post, /user, /user/emails, /user/teams and /user/orgs with their `per_page` and
+// `page` paging) the way GitHub's docs describe them, including the token endpoint's habit of
+// answering errors with HTTP 200.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
@@ -10,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { randomPKCECodeVerifier } from 'openid-client';
 import { createProviderClient } from '../../../../src/authenticate/providers/client.js';
+import { githubGroups } from '../../../../src/authenticate/providers/github.js';
 import { IdpError } from '../../../../src/authenticate/types.js';
 import type { FlowChecks, ProviderClient } from '../../../../src/authenticate/types.js';
 
@@ -21,12 +23,37 @@ interface FakeGithub {
   apiStatus: number;
   /** Whether /user/emails says the primary address is verified. */
   primaryVerified: boolean;
+  /** The user's teams, as `org/slug`, that /user/teams lists. */
+  teams: string[];
+  /** Status /user/teams answers with instead of its data (0: normal), and from which page on. */
+  teamsStatus: number;
+  teamsStatusFromPage: number;
+  /** The `page` numbers /user/teams was asked for, in order. */
+  readonly teamPages: number[];
   readonly server: Server;
+}
+
+const TEAMS = ['github/justice-league', 'octo-org/owners', 'github/a-team'];
+
+/** One page of `items` as GitHub pages a list: `per_page` (default 30, at most 100) and `page` from 1. */
+function page<T>(items: readonly T[], url: URL): T[] {
+  const size = Math.min(Number(url.searchParams.get('per_page') ?? 30), 100);
+  const number = Number(url.searchParams.get('page') ?? 1);
+  return items.slice((number - 1) * size, number * size);
 }
 
 async function startFakeGithub(): Promise<FakeGithub> {
   const challenges = new Map<string, string>();
-  const fake: FakeGithub = { url: '', apiStatus: 0, primaryVerified: true, server: createServer() };
+  const fake: FakeGithub = {
+    url: '',
+    apiStatus: 0,
+    primaryVerified: true,
+    teams: [...TEAMS],
+    teamsStatus: 0,
+    teamsStatusFromPage: 1,
+    teamPages: [],
+    server: createServer(),
+  };
   const json = (res: ServerResponse, status: number, body: unknown) => {
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
   };
@@ -82,7 +109,18 @@ async function startFakeGithub(): Promise<FakeGithub> {
         { email: 'octocat@example.com', primary: true, verified: fake.primaryVerified },
       ]);
     if (url.pathname === '/api/v3/user/orgs')
-      return json(res, 200, [{ login: 'github' }, { login: 'octo-org' }]);
+      return json(res, 200, page([{ login: 'github' }, { login: 'octo-org' }], url));
+    if (url.pathname === '/api/v3/user/teams') {
+      const number = Number(url.searchParams.get('page') ?? 1);
+      fake.teamPages.push(number);
+      if (fake.teamsStatus !== 0 && number >= fake.teamsStatusFromPage)
+        return json(res, fake.teamsStatus, { message: 'fake failure' });
+      const teams = fake.teams.map((name, id) => {
+        const [org, slug] = name.split('/');
+        return { id, slug, name: slug?.toUpperCase(), organization: { login: org, id: 1 } };
+      });
+      return json(res, 200, page(teams, url));
+    }
     json(res, 404, { message: 'Not Found' });
   });
   await new Promise<void>((resolve) => fake.server.listen(0, '127.0.0.1', resolve));
@@ -145,8 +183,75 @@ describe('GitHub provider client (against a fake GitHub)', () => {
       email: 'octocat@example.com',
       email_verified: true,
       picture: 'https://a/o.png',
-      groups: ['github', 'octo-org'],
+      groups: ['github/justice-league', 'octo-org/owners', 'github/a-team', 'github', 'octo-org'],
     });
+  });
+
+  /** Signs in through the fake and gives the groups claim. */
+  async function groups(): Promise<unknown> {
+    const checks = flow();
+    const { callback } = await authorize(checks);
+    return (await client.exchangeCode(callback, REDIRECT, checks)).claims['groups'];
+  }
+
+  test('groups: every team as org/slug across pages, then the org logins (issue 37 item 4)', async (t) => {
+    t.after(() => {
+      github.teams = [...TEAMS];
+      github.teamPages.length = 0;
+    });
+    github.teams = Array.from({ length: 250 }, (_, i) => `org-${i % 3}/team-${i}`);
+    github.teamPages.length = 0;
+    const claim = (await groups()) as string[];
+    assert.deepEqual(github.teamPages, [1, 2, 3]);
+    assert.deepEqual(claim, [...github.teams, 'github', 'octo-org']);
+    // A list that ends exactly on a page boundary asks for the next page once and stops at the empty one.
+    github.teams = github.teams.slice(0, 200);
+    github.teamPages.length = 0;
+    assert.equal(((await groups()) as string[]).length, 202);
+    assert.deepEqual(github.teamPages, [1, 2, 3]);
+  });
+
+  test('groups: at most 10 pages of teams are read', async (t) => {
+    t.after(() => {
+      github.teams = [...TEAMS];
+      github.teamPages.length = 0;
+    });
+    github.teams = Array.from({ length: 1050 }, (_, i) => `org/team-${i}`);
+    github.teamPages.length = 0;
+    const claim = (await groups()) as string[];
+    assert.deepEqual(github.teamPages, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    assert.deepEqual(claim.slice(-3), ['org/team-999', 'github', 'octo-org']);
+  });
+
+  test('githubGroups skips entries without a slug or organization and keeps each group once', () => {
+    assert.deepEqual(
+      githubGroups(
+        [
+          { slug: 'a', organization: { login: 'o' } },
+          { slug: 'a', organization: { login: 'o' } },
+          { slug: 'b', organization: null },
+          { organization: { login: 'o' } },
+          null,
+        ],
+        [{ login: 'o' }, { login: '' }, {}],
+      ),
+      ['o/a', 'o'],
+    );
+  });
+
+  test('groups: without access to teams (no read:org) only the org logins; a later page failing fails the sign-in', async (t) => {
+    t.after(() => {
+      github.teamsStatus = 0;
+      github.teamsStatusFromPage = 1;
+      github.teams = [...TEAMS];
+    });
+    github.teamsStatus = 403;
+    assert.deepEqual(await groups(), ['github', 'octo-org']);
+    github.teams = Array.from({ length: 150 }, (_, i) => `org/team-${i}`);
+    github.teamsStatusFromPage = 2;
+    const checks = flow();
+    const { callback } = await authorize(checks);
+    await assert.rejects(client.exchangeCode(callback, REDIRECT, checks), isIdp('refused'));
   });
 
   test('an unverified primary address is unverified unless the client trusts it (issue 33 item 7)', async (t) => {
