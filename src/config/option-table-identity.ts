@@ -253,7 +253,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     kind: { type: 'signing_key' },
     services: AUTHZ_PROXY,
     secret: true,
-    doc: 'PEM (or base64 of PEM) ECDSA or RSA private key that signs the identity assertion; the algorithm follows the key. Ed25519 is not supported.',
+    doc: 'PEM (or base64 of PEM) ECDSA or RSA private key that signs the identity assertion; the algorithm follows the key. Several keys rotate: the first signs, all are published in the JWKS (put the new key first, keep the old one until upstreams have refreshed their JWKS, then drop it). Ed25519 is not supported.',
   },
   {
     key: 'signing_key_file',

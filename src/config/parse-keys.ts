@@ -91,7 +91,7 @@ export function readSigningKey(reader: Reader, path: string, raw: unknown): Sign
   );
   const first = algorithms[0];
   if (first === undefined || algorithms.includes(undefined)) return undefined;
-  return { pem: new Secret(blocks.join('\n')), algorithm: first };
+  return { pem: new Secret(blocks.join('\n')), blocks: new Secret(blocks), algorithm: first };
 }
 
 function keyAlgorithm(reader: Reader, path: string, block: string): SigningKey['algorithm'] | undefined {

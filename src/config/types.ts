@@ -141,7 +141,10 @@ import type { IdpProvider } from '../shared/idp-providers.js';
 
 /** A validated identity-assertion signing key: PEM text (first block signs) and its JWS algorithm. */
 export interface SigningKey {
+  /** Every key's PEM block, the signing key first (the rest are published for verification only). */
   readonly pem: Secret<string>;
+  /** The same keys, one PEM block each, in order. */
+  readonly blocks: Secret<readonly string[]>;
   readonly algorithm: 'ES256' | 'ES384' | 'ES512' | 'RS256';
 }
 

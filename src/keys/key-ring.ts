@@ -22,8 +22,12 @@ export interface KeySecrets {
   readonly cookieSecret: Buffer;
   /** Which of the two were not configured: the process generated them, so they change on restart. */
   readonly generated: { readonly sharedSecret: boolean; readonly cookieSecret: boolean };
-  /** `signing_key` (PEM); absent: the identity signing key is derived from the shared secret. */
-  readonly signingKeyPem: Secret<string> | undefined;
+  /**
+   * `signing_key`, one PEM block per key: the first signs, every one is published in the JWKS (so
+   * operators rotate keys without breaking upstreams that cache them). Absent: the identity signing
+   * key is derived from the shared secret.
+   */
+  readonly signingKeyPems: Secret<readonly string[]> | undefined;
   /** `tls_derive`: the DNS name of the derived internal TLS; absent: no derived TLS. */
   readonly tlsDerive: string | undefined;
   /** Each identity provider's client secret, by provider id (ir.signIn.providers). */
@@ -81,12 +85,13 @@ export function buildKeyRing(secrets: KeySecrets, previous?: KeyRing): KeyRing {
       internalTls,
     };
   }
-  const pem = secrets.signingKeyPem?.reveal();
-  const signingKey = pem === undefined ? deriveSigningKey(secrets.sharedSecret) : loadSigningKey(pem);
+  const pems = secrets.signingKeyPems?.reveal() ?? [];
+  const published = pems.length === 0 ? [deriveSigningKey(secrets.sharedSecret)] : pems.map(loadSigningKey);
+  const signingKey = published[0] as SigningKey;
   return {
     ...secrets,
     signingKey,
-    jwksJson: JSON.stringify(jwksOf([signingKey])),
+    jwksJson: JSON.stringify(jwksOf(published)),
     decisionKey: deriveDecisionKey(secrets.sharedSecret),
     handles: new SessionHandles(secrets.sharedSecret),
     grpcCredential: deriveGrpcCredential(secrets.sharedSecret),
@@ -102,7 +107,14 @@ export function buildKeyRing(secrets: KeySecrets, previous?: KeyRing): KeyRing {
 function sameDerivation(ring: KeyRing, secrets: KeySecrets): boolean {
   return (
     ring.sharedSecret.equals(secrets.sharedSecret) &&
-    ring.signingKeyPem?.reveal() === secrets.signingKeyPem?.reveal() &&
+    samePems(ring.signingKeyPems?.reveal(), secrets.signingKeyPems?.reveal()) &&
     ring.tlsDerive === secrets.tlsDerive
+  );
+}
+
+function samePems(a: readonly string[] | undefined, b: readonly string[] | undefined): boolean {
+  return (
+    a === b ||
+    (a !== undefined && b !== undefined && a.length === b.length && a.every((pem, i) => pem === b[i]))
   );
 }

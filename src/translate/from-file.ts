@@ -151,7 +151,7 @@ function keySecrets(config: Config, externals: TranslateExternals): KeySecrets {
     sharedSecret: shared ?? generated.sharedSecret,
     cookieSecret: cookie ?? generated.cookieSecret,
     generated: { sharedSecret: shared === undefined, cookieSecret: cookie === undefined },
-    signingKeyPem: config.signing_key?.pem,
+    signingKeyPems: config.signing_key?.blocks,
     tlsDerive: config.tls_derive,
     idpClientSecrets: new Map(identityProviders(config).map((idp) => [idp.id, idp.clientSecret])),
     metricsBasicAuth: config.metrics_basic_auth,

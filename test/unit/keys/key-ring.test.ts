@@ -21,7 +21,7 @@ function secrets(overrides: Partial<KeySecrets> = {}): KeySecrets {
     sharedSecret: SHARED,
     cookieSecret: Buffer.alloc(32, 8),
     generated: { sharedSecret: false, cookieSecret: false },
-    signingKeyPem: undefined,
+    signingKeyPems: undefined,
     tlsDerive: undefined,
     idpClientSecrets: new Map([['idp-1', new Secret('client-secret')]]),
     metricsBasicAuth: undefined,
@@ -62,7 +62,7 @@ test('a changed shared secret, signing key or tls_derive name derives anew', () 
   const pem = generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
     .toString();
-  const configured = buildKeyRing(secrets({ signingKeyPem: new Secret(pem) }), first);
+  const configured = buildKeyRing(secrets({ signingKeyPems: new Secret([pem]) }), first);
   assert.deepEqual(configured.signingKey.publicJwk, loadSigningKey(pem).publicJwk);
   assert.equal(configured.grpcCredential, first.grpcCredential);
   const derived = buildKeyRing(secrets({ tlsDerive: 'portcullis.internal' }), first);
@@ -73,4 +73,19 @@ test('configured secrets in the ring print redacted', () => {
   const ring = buildKeyRing(secrets({ metricsBasicAuth: new Secret('user:hunter2') }));
   const printed = JSON.stringify({ ...ring, idpClientSecrets: [...ring.idpClientSecrets] });
   assert.doesNotMatch(printed, /hunter2|client-secret/);
+});
+
+test('several signing keys: the first signs, every one is in the JWKS; dropping one leaves the JWKS', () => {
+  const pemOf = (): string =>
+    generateKeyPairSync('ec', { namedCurve: 'prime256v1' })
+      .privateKey.export({ type: 'pkcs8', format: 'pem' })
+      .toString();
+  const [next, current] = [pemOf(), pemOf()];
+  const rotating = buildKeyRing(secrets({ signingKeyPems: new Secret([next, current]) }));
+  const kids = (ring: typeof rotating): string[] =>
+    (JSON.parse(ring.jwksJson) as { keys: { kid: string }[] }).keys.map((key) => key.kid);
+  assert.deepEqual(kids(rotating), [loadSigningKey(next).kid, loadSigningKey(current).kid]);
+  assert.equal(rotating.signingKey.kid, loadSigningKey(next).kid, 'the first key signs');
+  const done = buildKeyRing(secrets({ signingKeyPems: new Secret([next]) }), rotating);
+  assert.deepEqual(kids(done), [loadSigningKey(next).kid], 'the old key is no longer published');
 });
