@@ -62,7 +62,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     default: 'false',
     services: PROXY,
     secret: false,
-    doc: 'Expect the PROXY protocol on the listener so client addresses (X-Forwarded-For) are right behind another proxy.',
+    doc: 'Expect the PROXY protocol (v1 or v2) on the listener, and on the `http_redirect_addr` listener, so client addresses (X-Forwarded-For, the access log) are right behind a load balancer that sends it; a connection without a PROXY header is refused.',
   },
   {
     key: 'xff_num_trusted_hops',

@@ -38,6 +38,8 @@ export interface IRHttpRedirect {
   readonly port: number;
   /** The port of the HTTPS listener (`address`), which the redirects name unless it is 443. */
   readonly httpsPort: number;
+  /** `use_proxy_protocol`: connections start with a PROXY header (v1 or v2), as on the HTTPS listener. */
+  readonly useProxyProtocol: boolean;
 }
 
 /** Portcullis's own endpoints as Envoy sees them. */

@@ -80,15 +80,21 @@ function certificateNames(certPem: string): string[] {
 
 /**
  * The IR's redirect listener for `http_redirect_addr` (`listenAddress`): where it listens, and the
- * port the redirects name, that of `address` (`httpsAddress`; left out of the URL when 443).
+ * port the redirects name, that of `address` (`httpsAddress`; left out of the URL when 443), and
+ * whether its connections carry a PROXY header like the HTTPS listener's (`use_proxy_protocol`).
  */
-export function httpRedirect(listenAddress: string, httpsAddress: string): IRHttpRedirect {
+export function httpRedirect(
+  listenAddress: string,
+  httpsAddress: string,
+  useProxyProtocol: boolean,
+): IRHttpRedirect {
   const listen = splitAddress(listenAddress);
   return {
     name: HTTP_REDIRECT_LISTENER,
     host: listen.host,
     port: listen.port,
     httpsPort: splitAddress(httpsAddress).port,
+    useProxyProtocol,
   };
 }
 

@@ -108,7 +108,9 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       internal: options.internal,
       ...(config.http_redirect_addr === undefined
         ? {}
-        : { httpRedirect: httpRedirect(config.http_redirect_addr, config.address) }),
+        : {
+            httpRedirect: httpRedirect(config.http_redirect_addr, config.address, config.use_proxy_protocol),
+          }),
       process: translateProcess(config),
       observability: translateObservability(config),
       signIn: translateSignIn(config),

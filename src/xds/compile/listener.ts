@@ -41,12 +41,7 @@ export function compileListener(
   scoping: RouteScoping = 'single',
 ): Message<'envoy.config.listener.v3.Listener'> {
   const listenerFilters: Message<'envoy.config.listener.v3.ListenerFilter'>[] = [];
-  if (listener.useProxyProtocol) {
-    listenerFilters.push({
-      name: LISTENER_FILTER_PROXY_PROTOCOL,
-      typed_config: typed('envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol', {}),
-    });
-  }
+  if (listener.useProxyProtocol) listenerFilters.push(proxyProtocolFilter());
   const chain: Message<'envoy.config.listener.v3.FilterChain'> = {
     filters: [
       {
@@ -256,5 +251,17 @@ function downstreamTls(
         alpn_protocols: ['h2', 'http/1.1'],
       },
     }),
+  };
+}
+
+/**
+ * `use_proxy_protocol`: the listener filter that reads a PROXY header (v1 or v2) first, so the
+ * client address a load balancer saw is the one Envoy logs, forwards and authorizes with. Every
+ * connection must then start with one (a load balancer in front sends it on each).
+ */
+export function proxyProtocolFilter(): Message<'envoy.config.listener.v3.ListenerFilter'> {
+  return {
+    name: LISTENER_FILTER_PROXY_PROTOCOL,
+    typed_config: typed('envoy.extensions.filters.listener.proxy_protocol.v3.ProxyProtocol', {}),
   };
 }

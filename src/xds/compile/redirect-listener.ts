@@ -1,4 +1,5 @@
 import { accessLogs } from './access-log.js';
+import { proxyProtocolFilter } from './listener.js';
 import type { IRHttpRedirect } from '../../ir/types.js';
 import { durationMs, typed, wrapped } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
@@ -57,7 +58,7 @@ export function compileRedirectListener(
   // Logged like every other request when the HTTPS listener logs (`log_level` info or lower);
   // assigned rather than spread in, so the field name is type-checked.
   if (accessLog) manager.access_log = accessLogs();
-  return {
+  const listener: Message<'envoy.config.listener.v3.Listener'> = {
     name: redirect.name,
     address: { socket_address: { address: redirect.host, port_value: redirect.port } },
     per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
@@ -75,4 +76,7 @@ export function compileRedirectListener(
       },
     ],
   };
+  // Behind the same load balancer as the HTTPS listener: its connections carry a PROXY header too.
+  if (redirect.useProxyProtocol) listener.listener_filters = [proxyProtocolFilter()];
+  return listener;
 }
