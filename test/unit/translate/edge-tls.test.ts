@@ -135,21 +135,25 @@ test('no certificate settings and no insecure_server is still a descriptive erro
   );
 });
 
-test('http_redirect_addr becomes the redirect listener, naming the HTTPS port', () => {
-  const withRedirect = (address: string, redirect: string) =>
-    translate(parse({ ...TLS_DOCUMENT, address, http_redirect_addr: redirect }), { systemCaFile: '/ca.pem' })
-      .ir?.httpRedirect;
+test('http_redirect_addr becomes the redirect listener, naming the HTTPS port and reading PROXY headers as the HTTPS listener does', () => {
+  const withRedirect = (address: string, redirect: string, proxyProtocol = false) =>
+    translate(
+      parse({ ...TLS_DOCUMENT, address, http_redirect_addr: redirect, use_proxy_protocol: proxyProtocol }),
+      { systemCaFile: '/ca.pem' },
+    ).ir?.httpRedirect;
   assert.deepEqual(withRedirect(':443', ':80'), {
     name: HTTP_REDIRECT_LISTENER,
     host: '0.0.0.0',
     port: 80,
     httpsPort: 443,
+    useProxyProtocol: false,
   });
-  assert.deepEqual(withRedirect('127.0.0.1:8443', '[::1]:8080'), {
+  assert.deepEqual(withRedirect('127.0.0.1:8443', '[::1]:8080', true), {
     name: HTTP_REDIRECT_LISTENER,
     host: '::1',
     port: 8080,
     httpsPort: 8443,
+    useProxyProtocol: true,
   });
   assert.equal(translate(parse(TLS_DOCUMENT), { systemCaFile: '/ca.pem' }).ir?.httpRedirect, undefined);
 });
