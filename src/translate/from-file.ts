@@ -98,7 +98,7 @@ export function* translateFile(
     filesRead,
   });
   try {
-    const keys = buildKeyRing(keySecrets(config, externals), previous?.keys);
+    const keys = buildKeyRing(keySecrets(config, externals.generatedSecrets), previous?.keys);
     const translated = translate(config, translateOptions(config, keys, externals));
     if (translated.ir === undefined) return failed(translated.problems);
     return { ok: true, ir: translated.ir, keys, memo: { routeCache, keys }, warnings, filesRead };
@@ -133,15 +133,15 @@ export function keysOfFile(
   const { config, problems } = loadConfigFile(input.configPath, input.env, input.read);
   if (config === undefined) return { keys: undefined, problems };
   try {
-    return { keys: buildKeyRing(keySecrets(config, { systemCaFile: '' })), problems: [] };
+    return { keys: buildKeyRing(keySecrets(config, undefined)), problems: [] };
   } catch (err) {
     return { keys: undefined, problems: [{ path: '', message: errorMessage(err) }] };
   }
 }
 
 /** The config's secrets as the key ring takes them, the process's generated ones where it sets none. */
-function keySecrets(config: Config, externals: TranslateExternals): KeySecrets {
-  const generated = externals.generatedSecrets ?? {
+function keySecrets(config: Config, generatedSecrets: TranslateExternals['generatedSecrets']): KeySecrets {
+  const generated = generatedSecrets ?? {
     sharedSecret: randomBytes(32),
     cookieSecret: randomBytes(32),
   };
