@@ -1,11 +1,6 @@
 import { SignJWT } from 'jose';
 import type { SigningKey } from '../keys/signing-key.js';
-
-/** `iss` of every decision token: what Envoy's jwt_authn provider for the fast path accepts. */
-export const DECISION_TOKEN_ISSUER = 'portcullis-decision';
-
-/** `typ` of every decision token, so no other JWT Portcullis signs is mistaken for one. */
-export const DECISION_TOKEN_TYPE = 'portcullis-decision+jwt';
+import { DECISION_TOKEN_ISSUER, DECISION_TOKEN_TYPE } from '../contract/fast-path.js';
 
 /**
  * The largest decision token, in bytes: with its cookie name and attributes it stays under the

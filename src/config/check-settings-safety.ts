@@ -19,6 +19,7 @@ const OAUTH2_ONLY: readonly IdpProvider[] = ['github'];
 export function checkSettingsSafety(reader: Reader, values: ParsedValues): void {
   checkCookieDomain(reader, values);
   checkCookieExpire(reader, values);
+  checkDecisionTokenLifetime(reader, values);
   checkCallbackPath(reader, values);
   checkAdminAddress(reader, values);
   checkOpenIdScope(reader, values);
@@ -48,6 +49,19 @@ function checkCookieExpire(reader: Reader, values: ParsedValues): void {
     reader.problem(
       values.path('cookie_expire'),
       'is 0s: every session would expire as it is made; give a lifetime such as 14h',
+    );
+}
+
+/** The longest decision token: revocations are held this long, and assertions it carries live 5 minutes. */
+const MAX_DECISION_TOKEN_LIFETIME_MS = 5 * 60_000;
+
+/** A decision token may live at most MAX_DECISION_TOKEN_LIFETIME_MS (0 turns the fast path off). */
+function checkDecisionTokenLifetime(reader: Reader, values: ParsedValues): void {
+  const lifetime = values.get<number>('decision_token_lifetime');
+  if (lifetime !== undefined && lifetime > MAX_DECISION_TOKEN_LIFETIME_MS)
+    reader.problem(
+      values.path('decision_token_lifetime'),
+      'is longer than 5m: a decision token is the backstop when an Envoy loses its control plane, so it stays short; use 2m (the default) or `0s` to turn the fast path off',
     );
 }
 

@@ -203,6 +203,15 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
     doc: 'Longest time Envoy waits for one ext_authz Check: past it a protected request gets 503 (public routes never wait). `0s` means the default.',
   },
   {
+    key: 'decision_token_lifetime',
+    group: 'Timeouts',
+    kind: { type: 'duration' },
+    default: '2m',
+    services: ['authorize', 'proxy'],
+    secret: false,
+    doc: 'How long Envoy may replay an allow Portcullis made (the fast path, docs/fast-path.md): after a signed-in browser is allowed on a route, Envoy decides its repeat requests to the routes of that host it was allowed on by itself, from a signed decision cookie, until this lifetime ends or the session is signed out (pushed to every Envoy at once). It is the backstop when an Envoy loses its control plane. At most `5m`; `0s` turns the fast path off: every protected request asks Portcullis.',
+  },
+  {
     key: 'grpc_client_timeout',
     group: 'Timeouts',
     kind: { type: 'duration' },

@@ -169,6 +169,7 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     grpc_insecure: get('grpc_insecure'),
     grpc_client_timeout_ms: get('grpc_client_timeout'),
     authorize_timeout_ms: get('authorize_timeout'),
+    decision_token_lifetime_ms: get('decision_token_lifetime'),
     envoy_admin_address: get('envoy_admin_address'),
     ...optional('metrics_address'),
     ...(parts.metricsBasicAuth === undefined ? {} : { metrics_basic_auth: parts.metricsBasicAuth }),

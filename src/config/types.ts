@@ -210,6 +210,8 @@ export interface Config {
   readonly grpc_client_timeout_ms: number;
   /** Bound on one ext_authz Check (Envoy's `grpc_service.timeout`); 0 means the default. */
   readonly authorize_timeout_ms: number;
+  /** `decision_token_lifetime`: how long Envoy may replay an allow (the fast path); 0 turns it off. */
+  readonly decision_token_lifetime_ms: number;
   readonly envoy_admin_address: string;
   readonly metrics_address?: string;
   /** `user:password` (decoded from base64) that `/metrics` requires, when set. */

@@ -82,6 +82,11 @@ export interface IRAuthorize {
   readonly issuerFormat: 'host_only' | 'uri';
   /** `jwt_groups_filter`: the groups an assertion may name; absent: every group. */
   readonly groupsFilter: readonly string[] | undefined;
+  /**
+   * `decision_token_lifetime`: how long Envoy may replay an allow by itself (the fast path,
+   * docs/fast-path.md); 0 means the fast path is off and compile emits no fast-path filter.
+   */
+  readonly decisionTokenLifetimeMs: number;
 }
 
 export interface IRListener {
@@ -171,6 +176,12 @@ export interface IRRoute {
    * here and pipes their bytes to the cluster (compile/tcp-route.ts); `match` is unused.
    */
   readonly tcpAuthority?: string;
+  /**
+   * Set when Envoy may replay this route's allows (the fast path is on and the allow depends on
+   * the session alone, on an exact host: translate/decision-name.ts): `<route id>.<checksum>`, the
+   * name decision tokens list the route under. Editing what the allow depends on renames it.
+   */
+  readonly decisionName?: string;
 }
 
 export interface IREndpoint {

@@ -1,4 +1,4 @@
-import type { IRAuthorize, IRRoute } from '../ir/types.js';
+import { CATCH_ALL_VHOST, type IRAuthorize, type IRRoute, type IRVirtualHost } from '../ir/types.js';
 import type { Criterion, PolicyRule } from '../ir/policy.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
@@ -83,4 +83,26 @@ export function decisionName(route: IRRoute, authorize: IRAuthorize): string {
 
 function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 'path'>[] {
   return criteria.map(({ path: _path, ...criterion }) => criterion);
+}
+
+/**
+ * The virtual hosts with each replayable route's `decisionName` set: routes with no slow-path
+ * reason, on a host of exact names. A wildcard host is never replayed: a token is minted for one
+ * concrete host (its assertion names it as `aud`), and only an exact host ties every request that
+ * reaches the route to that one host.
+ */
+export function withDecisionNames(
+  hosts: readonly IRVirtualHost[],
+  authorize: IRAuthorize,
+): IRVirtualHost[] {
+  return hosts.map((host) => {
+    const exact = host.name !== CATCH_ALL_VHOST && host.domains.every((domain) => !domain.includes('*'));
+    if (!exact) return host;
+    const routes = host.routes.map((route) =>
+      route.authorityRegex === undefined && slowPathReason(route) === undefined
+        ? { ...route, decisionName: decisionName(route, authorize) }
+        : route,
+    );
+    return { ...host, routes };
+  });
 }

@@ -2,6 +2,7 @@ import type { Problem } from '../shared/errors.js';
 import type { Config, RouteSettings } from '../config/types.js';
 import type {
   IR,
+  IRAuthorize,
   IRCluster,
   IRInternal,
   IRListener,
@@ -23,6 +24,7 @@ import { tcpShadowed, translateTcpRoute } from './tcp-routes.js';
 import { createShadowIndex, type Shadowing } from './shadowing.js';
 import { connectAuthority } from '../config/parse-url.js';
 import { translateObservability, translateProcess, translateSignIn } from './services.js';
+import { withDecisionNames } from './decision-name.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -92,19 +94,22 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   const clusters = routes
     .flatMap((route) => (route.cluster === undefined ? [] : [route.cluster]))
     .sort((a, b) => byCodeUnits(a.name, b.name));
+  const authorize: IRAuthorize = {
+    claimHeaders: config.jwt_claims_headers,
+    authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
+    cookieName: config.cookie_name,
+    issuerFormat: config.jwt_issuer_format,
+    groupsFilter: config.jwt_groups_filter,
+    decisionTokenLifetimeMs: options.internal === undefined ? 0 : config.decision_token_lifetime_ms,
+  };
+  const hosts = groupHosts(routes);
   return {
     ir: {
       listener: buildListener(config, options),
-      virtualHosts: groupHosts(routes),
+      virtualHosts: authorize.decisionTokenLifetimeMs > 0 ? withDecisionNames(hosts, authorize) : hosts,
       clusters,
       responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
-      authorize: {
-        claimHeaders: config.jwt_claims_headers,
-        authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
-        cookieName: config.cookie_name,
-        issuerFormat: config.jwt_issuer_format,
-        groupsFilter: config.jwt_groups_filter,
-      },
+      authorize,
       internal: options.internal,
       ...(config.http_redirect_addr === undefined
         ? {}

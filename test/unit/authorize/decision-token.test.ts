@@ -5,12 +5,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { importJWK, jwtVerify, decodeProtectedHeader } from 'jose';
-import {
-  DECISION_TOKEN_ISSUER,
-  DECISION_TOKEN_TYPE,
-  MAX_DECISION_TOKEN_BYTES,
-  mintDecisionToken,
-} from '../../../src/authorize/decision-token.js';
+import { MAX_DECISION_TOKEN_BYTES, mintDecisionToken } from '../../../src/authorize/decision-token.js';
+import { DECISION_TOKEN_ISSUER, DECISION_TOKEN_TYPE } from '../../../src/contract/fast-path.js';
 import { deriveDecisionKey, deriveSigningKey } from '../../../src/keys/signing-key.js';
 
 const SECRET = Buffer.alloc(32, 3);

@@ -486,6 +486,14 @@ const ROWS: readonly Row[] = [
     fromEnv: 250,
   },
   {
+    key: 'decision_token_lifetime',
+    file: '90s',
+    env: '0s',
+    read: (c) => c.decision_token_lifetime_ms,
+    fromFile: 90_000,
+    fromEnv: 0,
+  },
+  {
     key: 'grpc_client_timeout',
     file: '5s',
     env: '500ms',
