@@ -150,6 +150,8 @@ export async function startSignInRig(
     extraConfig?: Record<string, unknown>;
     /** Options of the app route instead of `allowed_domains: [example.com]` (a policy to test). */
     appRoute?: Record<string, unknown>;
+    /** More routes, before the app route (more specific paths of app.localhost go here), given the upstream's URL. */
+    extraRoutes?: (upstreamUrl: string) => Record<string, unknown>[];
   } = {},
 ): Promise<SignInRig> {
   const cleanups: (() => Promise<void>)[] = [];
@@ -176,6 +178,7 @@ export async function startSignInRig(
       idp_client_id: CLIENT.clientId,
       idp_client_secret: CLIENT.clientSecret,
       routes: [
+        ...(options.extraRoutes?.(upstream.url) ?? []),
         {
           from: 'http://app.localhost',
           to: upstream.url,
