@@ -11,6 +11,7 @@ import assert from 'node:assert/strict';
 import { generateKeyPair, SignJWT, decodeJwt } from 'jose';
 import { after, before, describe, test } from 'node:test';
 import { adminRequest } from '../../src/envoy/admin.js';
+import { checksSoFar } from '../support/envoy-checks.js';
 import {
   decisionCookieName,
   DECISION_TOKEN_ISSUER,
@@ -26,19 +27,6 @@ import type { EchoResponse } from '../support/upstreams.js';
 
 const DT_COOKIE = decisionCookieName(SESSION_COOKIE);
 const CLAIM_HEADER = 'x-portcullis-claim-email';
-
-/** Checks Envoy sent to Portcullis so far: ext_authz's ok, denied and error counters. */
-async function checksSoFar(adminUrl: string): Promise<number> {
-  const { body } = await adminRequest(
-    adminUrl,
-    `/stats?format=json&filter=${encodeURIComponent('^http\\.ingress\\.ext_authz\\.(ok|denied|error)$')}`,
-    {
-      timeoutMs: 2_000,
-    },
-  );
-  const stats = (JSON.parse(body) as { stats: { name?: string; value?: number }[] }).stats;
-  return stats.reduce((sum, stat) => sum + (stat.name === undefined ? 0 : (stat.value ?? 0)), 0);
-}
 
 describe('the fast path through a real Envoy, after a real sign-in', () => {
   let rig: SignInRig;

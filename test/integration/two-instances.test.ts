@@ -18,9 +18,12 @@ import { startRedisServer, type TestRedisServer } from '../support/redis-server.
 import { startTestIdp, type TestIdp } from '../support/test-idp.js';
 import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstreams.js';
 import { waitFor } from '../support/wait.js';
+import { checksSoFar } from '../support/envoy-checks.js';
+import { decisionCookieName } from '../../src/contract/fast-path.js';
 
 const CLIENT = { clientId: 'portcullis-two-instances', clientSecret: 'two-instances-secret' };
 const COOKIE = '_portcullis';
+const DT_COOKIE = decisionCookieName(COOKIE);
 
 /** GET `path` from the Envoy listening on `address`:`port` with `host` as the Host header. */
 function get(address: string, port: number, host: string, path: string, headers: Record<string, string>) {
@@ -142,6 +145,45 @@ describe('two instances on one Redis', () => {
       String(refused.headers.location),
     );
     assert.equal((await get('127.0.0.1', port, appHost, '/after', asBrowser)).status, 302);
+    await page.waitForURL((url) => url.origin === idp.issuer);
+  });
+
+  test('the fast path: both Envoys decide repeat requests from the decision cookie, and a sign-out through one stops it at both at once', async (t) => {
+    const { context, page } = await signIn(t);
+    const session = await browserCookie(context, appOrigin, COOKIE);
+    const decision = await browserCookie(context, appOrigin, DT_COOKIE);
+    const asBrowser = { accept: 'text/html', cookie: `${COOKIE}=${session}; ${DT_COOKIE}=${decision}` };
+    // A token minted by the first instance is honoured by the second's Envoy: the same derived key.
+    for (const [address, instance] of [
+      ['127.0.0.1', first],
+      ['127.0.0.2', second],
+    ] as const) {
+      const before = await checksSoFar(instance.adminUrl);
+      for (let i = 0; i < 5; i += 1) {
+        const answer = await get(address, port, appHost, `/fast/${i}`, asBrowser);
+        assert.equal(answer.status, 200, `${address}: ${answer.status} ${answer.body}`);
+      }
+      assert.equal((await checksSoFar(instance.adminUrl)) - before, 0, `${address} asked Portcullis`);
+    }
+
+    await page.goto(`${appOrigin}/.portcullis/`);
+    const signedOutAt = Date.now();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    const refusedAt = await Promise.all(
+      ['127.0.0.1', '127.0.0.2'].map(async (address) => {
+        await waitFor(async () => (await get(address, port, appHost, '/after', asBrowser)).status === 302, {
+          what: `${address} to refuse the signed-out cookies`,
+          timeoutMs: 5_000,
+          intervalMs: 5,
+        });
+        return Date.now() - signedOutAt;
+      }),
+    );
+    t.diagnostic(
+      `after the sign-out click, refused by the first Envoy in ${refusedAt[0]} ms and the second in ${refusedAt[1]} ms`,
+    );
+    for (const took of refusedAt)
+      assert.ok(took < 1_000, `an Envoy honoured the signed-out decision cookie for ${took} ms`);
     await page.waitForURL((url) => url.origin === idp.issuer);
   });
 });
