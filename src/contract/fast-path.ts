@@ -64,12 +64,17 @@ export const FAST_PATH_RESULT_KEY = `${FAST_PATH_STAT_PREFIX}shadow_engine_resul
 /** The value of FAST_PATH_RESULT_KEY when Envoy decided by itself. */
 export const FAST_PATH_ALLOWED = 'allowed';
 
-/**
- * Clock skew jwt_authn allows on `exp`, and the margin a revocation adds to its `notBeforeMs`, so
- * a token an instance with a clock a little ahead minted just before the revocation is still
- * refused.
- */
+/** Clock skew jwt_authn allows on a decision token's `exp`. */
 export const DECISION_CLOCK_SKEW_S = 5;
+
+/**
+ * How far past the moment a session changed its revocation reaches (`notBeforeMs` = change +
+ * this): tokens minted within it are refused too. It covers an instance whose copy of the session
+ * was still the old one (the change feed's delay, milliseconds) or whose clock runs a little
+ * ahead; instances' clocks are assumed within it of each other. The price: for this long after a
+ * sign-in or a refresh, Portcullis decides the session's requests itself.
+ */
+export const DECISION_REVOCATION_MARGIN_MS = 1_000;
 
 /**
  * The session id a decision token names: a one-way digest of the session id, so neither the
