@@ -24,6 +24,7 @@ import {
   type SignInRig,
 } from '../support/sign-in-envoy.js';
 import type { EchoResponse } from '../support/upstreams.js';
+import { waitFor } from '../support/wait.js';
 
 const DT_COOKIE = decisionCookieName(SESSION_COOKIE);
 const CLAIM_HEADER = 'x-portcullis-claim-email';
@@ -59,10 +60,25 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
   }
   const cookieOf = (client: EnvoyClient, name: string): string | undefined =>
     client.jar.get(`app.localhost:${rig.port}`, name);
+  /**
+   * Signs alice in, then requests the app until Portcullis hands out a decision cookie: it mints
+   * none within DECISION_REVOCATION_MARGIN_MS of a change of the session, its creation included.
+   */
+  async function signIn(client: EnvoyClient): Promise<{ sessionId: string }> {
+    const signedIn = await rig.signIn(client, '/');
+    await waitFor(
+      async () => {
+        await client.get(`${rig.appOrigin}/`);
+        return cookieOf(client, DT_COOKIE);
+      },
+      { what: 'a decision cookie', timeoutMs: 5_000, intervalMs: 100 },
+    );
+    return signedIn;
+  }
 
   test('repeat requests are decided by Envoy: no Check, and the upstream gets what a slow-path allow sends', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     const token = cookieOf(client, DT_COOKIE);
     assert.ok(token !== undefined, 'the allow set no decision cookie');
     // What the slow path sends, for comparison: the same request without the decision cookie.
@@ -97,7 +113,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
 
   test('a route whose policy names http_method always asks Portcullis', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     for (let i = 0; i < 3; i += 1) {
       const { answer, checks: asked } = await get(client, '/method');
       assert.equal(answer.status, 200);
@@ -107,7 +123,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
 
   test('every wrong token asks Portcullis, which decides correctly', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     const session = `${SESSION_COOKIE}=${cookieOf(client, SESSION_COOKIE) ?? ''}`;
     const token = cookieOf(client, DT_COOKIE) ?? '';
     const payload = decodeJwt(token);
@@ -143,7 +159,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
 
   test('what an upstream received authorizes nothing: the assertion as a cookie, a bearer or a header', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     const seen = JSON.parse((await get(client, '/')).answer.body) as EchoResponse;
     const assertion = String(seen.headers['x-portcullis-jwt-assertion']);
     for (const headers of [
@@ -163,7 +179,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
 
   test('an API client with Authorization: Portcullis keeps the slow path and gets no decision cookie', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     const handle = cookieOf(client, SESSION_COOKIE) ?? '';
     const bearer = rig.client();
     for (let i = 0; i < 2; i += 1) {
@@ -183,7 +199,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
       expected: number,
     ): Promise<void> => {
       const client = rig.client();
-      const { sessionId } = await rig.signIn(client, '/');
+      const { sessionId } = await signIn(client);
       assert.equal((await get(client, '/')).checks, 0, 'the fast path was not in use before');
       const kept = `${DT_COOKIE}=${cookieOf(client, DT_COOKIE) ?? ''}; ${SESSION_COOKIE}=${cookieOf(client, SESSION_COOKIE) ?? ''}`;
       await end(sessionId);
@@ -214,7 +230,7 @@ describe('the fast path through a real Envoy, after a real sign-in', () => {
 
   test('a policy edit takes effect on the next request', async () => {
     const client = rig.client();
-    await rig.signIn(client, '/');
+    await signIn(client);
     assert.equal((await get(client, '/')).checks, 0);
     const routes = (rig.config.routes as Record<string, unknown>[]).map((route) =>
       route.allowed_domains === undefined ? route : { ...route, allowed_domains: ['example.org'] },

@@ -151,7 +151,14 @@ describe('two instances on one Redis', () => {
   test('the fast path: both Envoys decide repeat requests from the decision cookie, and a sign-out through one stops it at both at once', async (t) => {
     const { context, page } = await signIn(t);
     const session = await browserCookie(context, appOrigin, COOKIE);
-    const decision = await browserCookie(context, appOrigin, DT_COOKIE);
+    // None is minted within DECISION_REVOCATION_MARGIN_MS of the session's creation: browse on.
+    const decision = await waitFor(
+      async () => {
+        await page.goto(`${appOrigin}/browse`);
+        return (await context.cookies(appOrigin)).find((cookie) => cookie.name === DT_COOKIE)?.value;
+      },
+      { what: 'the browser to get a decision cookie', timeoutMs: 5_000, intervalMs: 100 },
+    );
     const asBrowser = { accept: 'text/html', cookie: `${COOKIE}=${session}; ${DT_COOKIE}=${decision}` };
     // A token minted by the first instance is honoured by the second's Envoy: the same derived key.
     for (const [address, instance] of [
