@@ -198,7 +198,7 @@ test('revoked: nothing is minted until the revocation time has passed, and an ol
   assert.ok((after.v as number) > (fixture.revoked.get(decisionSessionId('ada')) ?? Infinity));
 });
 
-test('a cached token answers synchronously until half its life is spent; invalidation and a new state mint anew', async () => {
+test('a cached token answers synchronously until half its life is spent; after it, or an invalidation, a new one is minted', async () => {
   const fixture = mintFixture();
   await fixture.addSession('ada');
   const first = await allowOf(fixture.authorize(fixture.ask('team', 'ada')));
