@@ -3,7 +3,9 @@ import type { Logger } from '../shared/logger.js';
 import type { Reloader } from '../runtime/reloader.js';
 import type { SessionStack } from '../databroker/stack.js';
 import { RevocationFeed, type CompileFastPathRbac } from '../xds/fast-path-revocations.js';
-import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import { OVERLAY_TYPE, type SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import type { EncodedResource } from '../xds/snapshot/types.js';
+import { FAST_PATH_FILTER } from '../contract/fast-path.js';
 import type { ServiceParts } from './services.js';
 import type { Closer } from './service-table.js';
 
@@ -47,7 +49,7 @@ export function startRevocationFeed(options: {
     sessions: stack?.sessions,
     ...(stack === undefined ? {} : { changes: stack.records }),
     lifetimeMs: options.initial.authorize.decisionTokenLifetimeMs,
-    ...(parts.proxy ? { overlay: (resources) => store.overlay(resources) } : {}),
+    ...(parts.proxy ? { overlay: (resources) => store.overlay(besideOthers(store, resources)) } : {}),
     logger: options.logger,
     ...(options.compile === undefined ? {} : { compile: options.compile }),
   });
@@ -57,4 +59,17 @@ export function startRevocationFeed(options: {
     publish: (build) => feed.setLifetime(build.ir.authorize.decisionTokenLifetimeMs),
   });
   return feed;
+}
+
+/**
+ * `resources` (the fast path filter, or nothing) with every other resource the overlay serves now,
+ * so the feed replaces only its own (tests put filters of their own there).
+ */
+function besideOthers(
+  store: SnapshotStore,
+  resources: ReadonlyMap<string, EncodedResource>,
+): ReadonlyMap<string, EncodedResource> {
+  const served = store.current()?.resources[OVERLAY_TYPE] ?? new Map<string, EncodedResource>();
+  const others = [...served].filter(([name]) => name !== FAST_PATH_FILTER);
+  return new Map([...others, ...resources]);
 }

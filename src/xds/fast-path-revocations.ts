@@ -37,7 +37,9 @@ export interface RevocationFeedOptions {
   readonly lifetimeMs: number;
   /**
    * Where the filter is published (SnapshotStore's `overlay`), given where the proxy runs: ADS then
-   * pushes that one resource. Without it the feed only keeps the set (an authorize process).
+   * pushes that one resource. It is handed the fast path filter alone, or an empty map for none;
+   * keeping any other overlay resource is the caller's. Without it the feed only keeps the set (an
+   * authorize process).
    */
   readonly overlay?: (resources: ReadonlyMap<string, EncodedResource>) => boolean;
   /** Default compileFastPathRbac; tests inject their own. */
@@ -74,7 +76,7 @@ const MAX_FAILURES_LOGGED = 8;
  * compile that throws publishes the filter that refuses every token instead, and failing that
  * keeps the last good one, retrying on each prune tick. With the lifetime 0 the overlay carries
  * nothing, but revocations are still kept, so turning the fast path back on within a lifetime
- * forgets none. The overlay is this feed's alone: it replaces the whole of it.
+ * forgets none.
  */
 export class RevocationFeed {
   private readonly revocations: DecisionRevocations;

@@ -1,7 +1,7 @@
 // The composition root's revocation feed (cmd/revocation-feed.ts): a proxy alone opens the session
 // stack for it only with the fast path on and a databroker to reach; the feed runs where the proxy
-// or authorize does, publishes into the snapshot store's overlay only where the proxy runs, follows
-// each build's lifetime, and closes with the process.
+// or authorize does, publishes into the snapshot store's overlay only where the proxy runs (beside
+// any other overlay resource), follows each build's lifetime, and closes with the process.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { proxyNeedsSessions, startRevocationFeed } from '../../../src/cmd/revocation-feed.js';
@@ -12,7 +12,11 @@ import type { Reloader } from '../../../src/runtime/reloader.js';
 import type { BuildSubscriber } from '../../../src/runtime/subscribers.js';
 import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
 import { silentLogger } from '../../../src/shared/logger.js';
-import { SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
+import { FAST_PATH_FILTER } from '../../../src/contract/fast-path.js';
+import { OVERLAY_TYPE, SnapshotStore } from '../../../src/xds/snapshot/snapshot-store.js';
+import { denyHeaderFilterConfig } from '../../support/ecds-filter.js';
+import { waitFor } from '../../support/wait.js';
+import { baseSpec, buildSnapshot } from '../xds/server/helpers.js';
 import { recordingCompile } from '../../support/revocation-compile.js';
 
 /** The slice of the IR the wiring reads. */
@@ -108,4 +112,31 @@ test('where the proxy runs the feed publishes into the overlay and follows reloa
     assert.equal(closers.length, 1);
     await closers[0]?.(0);
   }
+});
+
+test("the proxy's feed replaces only its own filter in the overlay", async () => {
+  const store = new SnapshotStore();
+  store.publish(buildSnapshot(baseSpec()));
+  const other = denyHeaderFilterConfig('another-filter', 'x-a');
+  store.overlay(new Map([[other.name, other]]));
+  const { reloader, reload } = fakeReloader(ir(0));
+  const closers: Closer[] = [];
+  startRevocationFeed({
+    parts: servicePartsOf(['proxy']),
+    stack: undefined,
+    store,
+    reloader,
+    initial: ir(0),
+    logger: silentLogger,
+    closers,
+    compile: recordingCompile().compile,
+  });
+  reload(ir(120_000));
+  const served = () => [...(store.current()?.resources[OVERLAY_TYPE].keys() ?? [])];
+  assert.deepEqual(served(), ['another-filter', FAST_PATH_FILTER]);
+  reload(ir(0));
+  await waitFor(async () => served().length === 1 && served()[0] === 'another-filter', {
+    what: 'the fast path filter removed, the other kept',
+  });
+  for (const close of closers) await close(0);
 });
