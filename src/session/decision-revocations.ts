@@ -46,6 +46,12 @@ interface EarlierLifetime {
 export class DecisionRevocations {
   /** Decision session id -> the latest notBeforeMs it was revoked with. */
   private readonly notBefore = new Map<string, number>();
+  /**
+   * At most the earliest notBeforeMs held, so `prune` looks at the entries only once one may have
+   * expired: a burst of revocations (every cached session, when the change feed resumes) stays
+   * linear however full the set is.
+   */
+  private earliestNotBeforeMs = Number.POSITIVE_INFINITY;
   private lifetimeMs: number;
   private earlier: EarlierLifetime | undefined;
   /** The latest notBeforeMs of a revocation the set could not keep (or of `revokeAll`). */
@@ -70,6 +76,7 @@ export class DecisionRevocations {
     }
     if (this.notBefore.size < this.options.maxEntries) {
       this.notBefore.set(sid, notBeforeMs);
+      this.earliestNotBeforeMs = Math.min(this.earliestNotBeforeMs, notBeforeMs);
       return true;
     }
     return this.revokeAll(notBeforeMs) || pruned;
@@ -120,11 +127,17 @@ export class DecisionRevocations {
   prune(): boolean {
     const now = this.options.now();
     let changed = false;
-    for (const [sid, notBeforeMs] of this.notBefore) {
-      if (this.expired(notBeforeMs, now)) {
-        this.notBefore.delete(sid);
-        changed = true;
+    if (this.expired(this.earliestNotBeforeMs, now)) {
+      let earliest = Number.POSITIVE_INFINITY;
+      for (const [sid, notBeforeMs] of this.notBefore) {
+        if (this.expired(notBeforeMs, now)) {
+          this.notBefore.delete(sid);
+          changed = true;
+        } else {
+          earliest = Math.min(earliest, notBeforeMs);
+        }
       }
+      this.earliestNotBeforeMs = earliest;
     }
     if (this.overflowNotBeforeMs !== undefined && this.expired(this.overflowNotBeforeMs, now)) {
       const was = this.overflowed();
