@@ -1,7 +1,8 @@
 // Split mode end to end (issue 25): databroker (memory), authorize, authenticate and proxy (its own
 // Envoy) as four processes of the real command, with tls_derive. A browserless sign-in through
 // Envoy reaches the upstream with an assertion that verifies against the route host's JWKS, and
-// sign-out ends the session. The databroker refuses internal calls without a valid token (none,
+// sign-out ends the session. The proxy follows the databroker's change feed (the fast path's
+// revocations). The databroker refuses internal calls without a valid token (none,
 // expired, a user assertion) and answers a valid one; derived TLS refuses another secret's CA and
 // plaintext; authorize's gRPC health answers SERVING. Killing the databroker makes a signed-in
 // request answer 503 (never 302 or 200) while public routes keep working.
@@ -206,6 +207,8 @@ describe('split services (four processes, tls_derive)', () => {
       const client = new EnvoyClient(split.proxyPort);
       await signIn(client, '/');
       assert.equal((await client.get(`${split.appOrigin}/`)).status, 200);
+      const proxy = split.processes.proxy;
+      assert.doesNotMatch(proxy.output(), /revocations cannot be seen|change feed is lost/);
       await split.processes.databroker.stop('SIGKILL');
       const killedAt = Date.now();
       const seen: number[] = [];
@@ -227,6 +230,11 @@ describe('split services (four processes, tls_derive)', () => {
       }
       const open = await client.get(`${split.publicOrigin}/`);
       assert.equal(open.status, 200, `the public route failed with the databroker down: ${open.body}`);
+      // The proxy follows the databroker's change feed for the fast path's revocations: it noticed.
+      await waitFor(async () => proxy.output().includes('the session change feed is lost'), {
+        what: "the proxy's revocation feed to notice the databroker is gone",
+        timeoutMs: 10_000,
+      });
 
       // A restarted (memory) databroker has lost the session. Authorize and authenticate reconnect by
       // themselves (their channels retry within the client's 2 s backoff cap): the old cookie is then
