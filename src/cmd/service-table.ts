@@ -91,6 +91,7 @@ export const SERVICE_STARTS: Readonly<Record<ServiceName, (process: ProcessParts
       telemetry: process.metrics,
       tracer: process.tracing.tracer,
       subscribe: installer(process.reloader),
+      ...(process.revocations === undefined ? {} : { revokedUntil: process.revocations.revokedUntil }),
     });
   },
   authenticate: (process) => {
