@@ -38,7 +38,13 @@ export const DECISION_PAYLOAD_KEY = 's';
  * - `ja`: the identity assertion Envoy forwards as X-Portcullis-Jwt-Assertion;
  * - `h`: claim header values, keyed `c<index>` in the sorted list of claim header names.
  */
-export const DECISION_CLAIMS = { sid: 'sid', routes: 'r', mintedMs: 'v', assertion: 'ja', headers: 'h' } as const;
+export const DECISION_CLAIMS = {
+  sid: 'sid',
+  routes: 'r',
+  mintedMs: 'v',
+  assertion: 'ja',
+  headers: 'h',
+} as const;
 
 /** The key under `h` of the claim header at `index` of the sorted claim header names. */
 export function claimHeaderKey(index: number): string {

@@ -91,10 +91,7 @@ function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 
  * concrete host (its assertion names it as `aud`), and only an exact host ties every request that
  * reaches the route to that one host.
  */
-export function withDecisionNames(
-  hosts: readonly IRVirtualHost[],
-  authorize: IRAuthorize,
-): IRVirtualHost[] {
+export function withDecisionNames(hosts: readonly IRVirtualHost[], authorize: IRAuthorize): IRVirtualHost[] {
   return hosts.map((host) => {
     const exact = host.name !== CATCH_ALL_VHOST && host.domains.every((domain) => !domain.includes('*'));
     if (!exact) return host;

@@ -1,6 +1,7 @@
 import { typed } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
+import { DECISION_SID_HEADER, decisionCookieName } from '../../contract/fast-path.js';
 import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
 import { IDENTITY_HEADER_NAMES, IDENTITY_HEADER_PREFIXES } from '../../shared/identity-headers.js';
 
@@ -115,12 +116,27 @@ export function identityPassMetadata(
  * occurrence is removed (the authorizer reads the first). A Cookie header that loses a cookie is
  * rebuilt from its other pieces (trimmed, joined with `; `), and dropped when none is left; other
  * headers are kept as sent. (The identity strip has joined the fields into one already; each
- * field is still handled on its own, so nothing depends on that.) An Authorization header goes when any comma-separated credential in it
- * has the scheme `Portcullis` in any letter case (the authorizer accepts `Portcullis <token>`).
+ * field is still handled on its own, so nothing depends on that.) An Authorization header goes
+ * when any comma-separated credential in it has the scheme `Portcullis` in any letter case (the
+ * authorizer accepts `Portcullis <token>`).
+ *
+ * With `fastPath`, the decision token's cookie (contract/fast-path.ts `decisionCookieName`) goes by
+ * the same rules, and so does the DECISION_SID_HEADER header jwt_authn set from the token: jwt_authn
+ * leaves the cookie in the request, and neither may reach an upstream (a decision token an upstream
+ * saw could be replayed to Envoy). Without it, the script is byte for byte the one before the fast
+ * path.
  */
-export function credentialStripScript(cookieName: string): string {
+export function credentialStripScript(cookieName: string, fastPath = false): string {
+  const decision = fastPath
+    ? `local CREDENTIAL_COOKIES = {[COOKIE] = true, [${luaString(decisionCookieName(cookieName))}] = true}
+local SID_HEADER = ${luaString(DECISION_SID_HEADER)}
+`
+    : '';
+  const name = 'trim(string.sub(piece, 1, eq - 1))';
+  const isCredentialCookie = fastPath ? `CREDENTIAL_COOKIES[${name}]` : `${name} == COOKIE`;
+  const removeSid = fastPath ? '  headers:remove(SID_HEADER)\n' : '';
   return `local COOKIE = ${luaString(cookieName)}
-local SCHEME = ${luaString(AUTHORIZATION_SCHEME.toLowerCase())}
+${decision}local SCHEME = ${luaString(AUTHORIZATION_SCHEME.toLowerCase())}
 local function trim(text)
   return string.match(text, "^[ \\t]*(.-)[ \\t]*$")
 end
@@ -129,7 +145,7 @@ local function without_session(value)
   local dropped = false
   for piece in string.gmatch(value .. ";", "([^;]*);") do
     local eq = string.find(piece, "=", 1, true)
-    if eq ~= nil and trim(string.sub(piece, 1, eq - 1)) == COOKIE then
+    if eq ~= nil and ${isCredentialCookie} then
       dropped = true
     else
       local trimmed = trim(piece)
@@ -177,7 +193,7 @@ function envoy_on_request(handle)
     if portcullis_credential(value) then return nil end
     return value
   end)
-end
+${removeSid}end
 `;
 }
 
@@ -205,11 +221,12 @@ export function identityStripFilter(
  */
 export function credentialStripFilter(
   cookieName: string,
+  fastPath = false,
 ): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_STRIP_CREDENTIALS,
     typed_config: typed(LUA_TYPE, {
-      default_source_code: { inline_string: credentialStripScript(cookieName) },
+      default_source_code: { inline_string: credentialStripScript(cookieName, fastPath) },
     }),
   };
 }

@@ -32,6 +32,7 @@ function render(document: Record<string, unknown>): {
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
+      decisionJwksJson: '{"keys":[]}',
       http: { host: '127.0.0.1', port: 5080 },
     },
   });
