@@ -16,8 +16,8 @@ export const ACCESS_LOG_USER_KEYS = { id: 'user', email: 'email' } as const;
 
 /**
  * The key that says who decided a request when the fast path is on, and its values: Envoy replayed
- * an allow from a decision token (`envoy`), or Portcullis's ext_authz was asked (`portcullis`).
- * JSON null where nobody decided (a public route, a request refused before any filter ran).
+ * an allow from a decision token (`envoy`), or Portcullis did (`portcullis`: its ext_authz was
+ * asked, or its config made the route public). JSON null for a request refused before any filter.
  */
 export const ACCESS_LOG_DECIDED_BY = { key: 'decided_by', envoy: 'envoy', portcullis: 'portcullis' } as const;
 

@@ -33,10 +33,9 @@ export const XDS_CLUSTER = 'portcullis-xds';
  * contract/fast-path.ts `FAST_PATH_FILTER`), ext_authz (with authorization on), the credential
  * strip, the router. The three Lua filters have Portcullis's own names: Envoy finds a filter's
  * per-route config by the filter's name, so the host-case filter's per-route "off" reaches it
- * alone. Per-route config names only `HTTP_FILTER_HOST_CASE`, `HTTP_FILTER_EXT_AUTHZ`,
- * `HTTP_FILTER_JWT_AUTHN` and `FAST_PATH_FILTER`; the strips have none, ever, and the extension
- * name `envoy.filters.http.lua` is never a key either, so no lookup by extension name could reach
- * them.
+ * alone. Per-route config names only `HTTP_FILTER_HOST_CASE` and `HTTP_FILTER_EXT_AUTHZ`; the
+ * strips have none, ever, and the extension name `envoy.filters.http.lua` is never a key either, so
+ * no lookup by extension name could reach them.
  */
 export const HTTP_FILTER_HOST_CASE = 'portcullis.host_case';
 export const HTTP_FILTER_STRIP_IDENTITY = 'portcullis.strip_identity_headers';

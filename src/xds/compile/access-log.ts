@@ -47,9 +47,10 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 /**
  * The fields a line gains with the fast path on:
  * - `decided_by`: `envoy` when the shadow RBAC allowed (Envoy replayed an allow, ext_authz was not
- *   asked), `portcullis` when it did not (ext_authz was asked), null where the shadow RBAC did not
- *   run (public routes switch it off). Envoy 1.40's built-in CEL formatter computes it from the
- *   shadow result; a missing result is a CEL error, which the formatter writes as null.
+ *   asked), `portcullis` when it did not (ext_authz was asked, or the route is public: Portcullis's
+ *   config let it through), null where the shadow RBAC never ran (a request refused before the
+ *   filters). Envoy 1.40's built-in CEL formatter computes it from the shadow result; a missing
+ *   result is a CEL error, which the formatter writes as null.
  * - `decision_sid`: the verified decision token's `sid` (a one-way digest of the session id), so
  *   fast-path lines, which carry no `user` (ext_authz did not run), can still be told apart by
  *   session and matched with a revocation.

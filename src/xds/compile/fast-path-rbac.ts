@@ -1,8 +1,6 @@
 import {
   DECISION_CLAIMS,
   DECISION_PAYLOAD_KEY,
-  DECISION_ROUTE_METADATA,
-  DECISION_ROUTE_METADATA_KEY,
   DECISION_SID_HEADER,
   FAST_PATH_FILTER,
   FAST_PATH_STAT_PREFIX,
@@ -33,16 +31,14 @@ const payload = path(select(ident('metadata'), 'filter_metadata'), [
 ]);
 
 /**
- * "The route is listed": the matched route's decision name (its metadata, `decisionRouteMetadata`)
- * is in the token's `r`. Route metadata, read through CEL's `xds.route_metadata`, binds the token to
- * the route, and through the route id inside the name, to its exact host.
+ * "The route is listed": the matched route's name is in the token's `r`. Envoy names each replayable
+ * route by its decision name (fast-path.ts `withFastPath`) and no other route has a name of that
+ * form (`<route id>.<checksum>`; other routes are `route-<id>` or unnamed), so this binds the token
+ * to the route and its policy, and through the route id inside the name to its exact host. (CEL's
+ * `xds.route_metadata` reads route metadata too, but that costs each route about 65 bytes.)
  */
 export function routeListed(): CelNode {
-  const decisionName = path(select(select(ident('xds'), 'route_metadata'), 'filter_metadata'), [
-    DECISION_ROUTE_METADATA,
-    DECISION_ROUTE_METADATA_KEY,
-  ]);
-  return isIn(decisionName, path(payload, [DECISION_CLAIMS.routes]));
+  return isIn(select(ident('xds'), 'route_name'), path(payload, [DECISION_CLAIMS.routes]));
 }
 
 /** "The token was minted after `notBeforeMs`": its `v` (Unix ms) is greater. */

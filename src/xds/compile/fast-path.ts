@@ -1,14 +1,12 @@
 import type { IR, IRAuthorize, IRInternal, IRRoute } from '../../ir/types.js';
 import { typed } from '../../proto/codec.js';
-import type { AnyMessage, Message } from '../../proto/messages.js';
+import type { Message } from '../../proto/messages.js';
 import { ASSERTION_HEADER } from '../../contract/authz.js';
 import {
   DECISION_CLAIMS,
   DECISION_CLOCK_SKEW_S,
   DECISION_PAYLOAD_KEY,
   DECISION_PROVIDER,
-  DECISION_ROUTE_METADATA,
-  DECISION_ROUTE_METADATA_KEY,
   DECISION_SID_HEADER,
   DECISION_TOKEN_ISSUER,
   FAST_PATH_ALLOWED,
@@ -52,15 +50,31 @@ export function decisionClaimHeaders(claimHeaders: Readonly<Record<string, strin
 }
 
 /**
+ * The headers jwt_authn sets from a decision token besides the sid: the assertion (`ja`) and the
+ * claim headers (`h`), lower case and sorted. What the credential strip removes on a fast-path
+ * allow of a route that sends no identity headers.
+ */
+export function tokenIdentityHeaders(claimHeaders: Readonly<Record<string, string>>): string[] {
+  return [...new Set([ASSERTION_HEADER, ...decisionClaimHeaders(claimHeaders)])].sort();
+}
+
+/**
  * jwt_authn with the one decision-token provider: the token comes from the decision cookie only
  * (never `Authorization`, which may be the upstream's own credential), is verified against the
  * decision key's public JWKS inline (no fetch), must carry `exp` (with DECISION_CLOCK_SKEW_S of
  * skew) and the issuer DECISION_TOKEN_ISSUER, and has no audience: the host binding is the route's,
  * since a decision name holds the route id, which derives from the exact host. The verified payload
  * goes to dynamic metadata (`payload_in_metadata`) for the shadow RBAC, and its `sid`, `ja` and
- * `h.c<i>` claims become the sid, assertion and claim headers. Only routes whose per-route config
- * names the requirement (`fastPathRoute`) verify anything; on the rest the filter does nothing.
- * The requirement allows a missing or failed token: such a request goes on to ext_authz.
+ * `h.c<i>` claims become the sid, assertion and claim headers. A missing or failed token is allowed
+ * through (the request then asks ext_authz).
+ *
+ * The requirement applies to every request (one filter-level rule), not per route: a per-route
+ * config costs each route about 135 bytes, which a 10,000-route table cannot spare under 4 MiB. So
+ * jwt_authn also verifies a token sent to a route it cannot open, and the headers it sets are
+ * settled later wherever they must not reach an upstream: ext_authz removes or overwrites every
+ * `x-portcullis-*` and claim header it did not set; public routes remove the identity headers
+ * (`publicRouteHeadersToRemove`); the credential strip removes the sid header always, and the
+ * assertion and claim headers on a fast-path allow of a route that sends none (`credentialStripScript`).
  */
 export function jwtAuthnFilter(
   internal: IRInternal,
@@ -89,6 +103,7 @@ export function jwtAuthnFilter(
           ],
         },
       },
+      rules: [{ match: { prefix: '/' }, requirement_name: DECISION_PROVIDER }],
       requirement_map: {
         [DECISION_PROVIDER]: {
           requires_any: {
@@ -132,42 +147,13 @@ export function fastPathGate(): Message<'envoy.type.matcher.v3.MetadataMatcher'>
 }
 
 /**
- * `compiled` (the Envoy route of `route`) with its fast-path settings, when the fast path is on:
- * - a route with a decision name gets jwt_authn's requirement (the same bytes on every such route)
- *   and its decision name in its metadata, beside the identity strip's (`DECISION_ROUTE_METADATA`:
- *   what the shadow RBAC's CEL reads); when it does not pass identity headers it also removes the
- *   assertion and claim headers (`identityRemovals`), which jwt_authn sets from the token on every
- *   route of the host;
- * - a public route switches the shadow RBAC off: no decision is made there, so no result is written
- *   (and the access log's `decided_by` is empty).
- * Mutates and returns `compiled`, like the other per-route settings of compileVirtualHost.
+ * `compiled` (the Envoy route of `route`) named by its decision name when it has one: the shadow
+ * RBAC matches that name against the token's `r` (`xds.route_name`), and the credential strip reads
+ * from it whether the route sends identity headers (DECISION_NAME_IDENTITY_SUFFIX). Nothing else is
+ * added per route, so the fast path costs a route table only the name's extra characters. Mutates
+ * and returns `compiled`, like the other per-route settings of compileVirtualHost.
  */
-export function withFastPath(compiled: Route, route: IRRoute, identityRemovals: readonly string[]): Route {
-  if (route.public) {
-    compiled.typed_per_filter_config = {
-      ...compiled.typed_per_filter_config,
-      [FAST_PATH_FILTER]: typed('envoy.config.route.v3.FilterConfig', { disabled: true }),
-    };
-    return compiled;
-  }
-  const name = route.decisionName;
-  if (name === undefined) return compiled;
-  const perFilter: Record<string, AnyMessage> = {
-    ...compiled.typed_per_filter_config,
-    [HTTP_FILTER_JWT_AUTHN]: typed('envoy.extensions.filters.http.jwt_authn.v3.PerRouteConfig', {
-      requirement_name: DECISION_PROVIDER,
-    }),
-  };
-  compiled.typed_per_filter_config = perFilter;
-  compiled.metadata = {
-    filter_metadata: {
-      ...compiled.metadata?.filter_metadata,
-      [DECISION_ROUTE_METADATA]: { fields: { [DECISION_ROUTE_METADATA_KEY]: { stringValue: name } } },
-    },
-  };
-  if (!route.passIdentityHeaders) {
-    const own = compiled.request_headers_to_remove ?? [];
-    compiled.request_headers_to_remove = [...new Set([...own, ...identityRemovals])];
-  }
+export function withFastPath(compiled: Route, route: IRRoute): Route {
+  if (route.decisionName !== undefined) compiled.name = route.decisionName;
   return compiled;
 }

@@ -4,7 +4,7 @@ import { extAuthzFilter } from './ext-authz.js';
 import { hostCaseFilter } from './host-case.js';
 import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
-import { fastPathInternal, fastPathRbacFilter, jwtAuthnFilter } from './fast-path.js';
+import { fastPathInternal, fastPathRbacFilter, jwtAuthnFilter, tokenIdentityHeaders } from './fast-path.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
@@ -110,14 +110,15 @@ function hostScopedRoutes(): Message<'envoy.extensions.filters.network.http_conn
  *    header of the shared identity list (`impersonate-*`, `x-forwarded-user`, ...) the route does
  *    not pass by name (identity-strip.ts);
  * 3. with the fast path on (`decision_token_lifetime` above 0, docs/fast-path.md), jwt_authn
- *    verifies the decision token on routes with a decision name and sets the sid, assertion and
- *    claim headers from it, and the shadow RBAC (its config over ECDS: the revocations) writes
- *    whether Envoy may replay the allow (fast-path.ts);
+ *    verifies a decision token and sets the sid, assertion and claim headers from it, and the shadow
+ *    RBAC (its config over ECDS: the revocations) writes whether Envoy may replay the allow: the
+ *    route is named in the token and the session not revoked (fast-path.ts);
  * 4. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
  *    sets the assertion and claim headers and the Cookie header without the session cookie; with
  *    the fast path on it is skipped when the shadow RBAC allowed;
  * 5. the credential strip: the session cookie and `Authorization: Portcullis` go, and with the fast
- *    path on the decision cookie and the sid header too;
+ *    path on the decision cookie and the sid header too, and on a fast-path allow the token's
+ *    identity headers where the route sends none;
  * 6. the router.
  *
  * The strips have no per-route config anywhere, so they run on every request that can reach an
@@ -139,7 +140,12 @@ export function httpConnectionManager(
       identityStripFilter(Object.keys(authorize.claimHeaders)),
       ...(fastPath === undefined ? [] : [jwtAuthnFilter(fastPath, authorize), fastPathRbacFilter()]),
       ...(internal === undefined ? [] : [extAuthzFilter(internal, fastPath !== undefined)]),
-      credentialStripFilter(authorize.cookieName, fastPath !== undefined),
+      credentialStripFilter(
+        authorize.cookieName,
+        fastPath === undefined
+          ? undefined
+          : { identityHeaders: tokenIdentityHeaders(authorize.claimHeaders) },
+      ),
       {
         name: HTTP_FILTER_ROUTER,
         typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}),

@@ -122,7 +122,7 @@ function routeConfiguration(
  * (`request_headers_to_remove`): a second line behind the strip filters of the connection manager,
  * which run on every request (listener.ts). Protected routes cannot: Envoy applies a route's
  * removals after ext_authz, so they would remove the assertion Portcullis sets. With the fast path
- * on, each route also gets its fast-path settings (fast-path.ts `withFastPath`).
+ * on, each replayable route is named by its decision name (fast-path.ts `withFastPath`).
  */
 function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost {
   if (ir.internal === undefined)
@@ -136,7 +136,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost 
       const own = compiled.request_headers_to_remove ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];
     }
-    return fastPath ? withFastPath(compiled, route, publicRemovals) : compiled;
+    return fastPath ? withFastPath(compiled, route) : compiled;
   });
   return {
     name: vhost.name,
