@@ -77,6 +77,8 @@ export interface CompiledFastPath {
   readonly store: SnapshotStore;
   /** Access-log lines (the supervisor's `request` records), oldest first. */
   readonly accessLog: () => readonly Record<string, unknown>[];
+  /** Every record the Envoy supervisor logged (Envoy's own lines, redacted), oldest first. */
+  readonly envoyLogs: () => readonly LogRecord[];
   /** The decision cookie's name. */
   readonly cookie: string;
   /**
@@ -178,6 +180,7 @@ export async function startCompiledFastPath(
       authz,
       store,
       cookie: decisionCookieName(build.ir.authorize.cookieName),
+      envoyLogs: () => logger.records,
       accessLog: () =>
         logger.records
           .filter((record: LogRecord) => record.msg === 'request')
