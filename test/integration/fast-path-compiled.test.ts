@@ -296,7 +296,7 @@ describe('the compiled fast path in a real Envoy over ADS', () => {
       /^envoy_http_rbac_shadow_denied\{envoy_rbac_http_prefix="fast_path_",envoy_http_conn_manager_prefix="ingress"\} [1-9]/m,
       /^envoy_http_ext_authz_denied\{envoy_http_conn_manager_prefix="ingress"\} [1-9]/m,
       /^envoy_http_ext_authz_ok\{envoy_http_conn_manager_prefix="ingress"\} [1-9]/m,
-      /^envoy_http_jwt_authn_allowed\{envoy_http_conn_manager_prefix="ingress"\} [1-9]/m,
+      /^envoy_http_jwt_authn_jwt_cache_miss\{envoy_http_conn_manager_prefix="ingress"\} [1-9]/m,
     ])
       assert.match(prometheus, series);
   });
