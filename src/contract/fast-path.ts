@@ -51,9 +51,14 @@ export function claimHeaderKey(index: number): string {
   return `c${index}`;
 }
 
-/** The route metadata namespace holding a replayable route's decision name (key `d`). */
-export const DECISION_ROUTE_METADATA = 'portcullis.fast_path';
-export const DECISION_ROUTE_METADATA_KEY = 'd';
+/**
+ * The end of the decision name of a route that sends identity headers upstream
+ * (translate/decision-name.ts). Envoy names each replayable route by its decision name (what the
+ * shadow RBAC's `xds.route_name in r` reads), so the credential strip can tell from the route name
+ * alone whether the assertion and claim headers jwt_authn set from the token may go upstream: no
+ * per-route config or metadata, which would not fit a 10,000-route table in 4 MiB.
+ */
+export const DECISION_NAME_IDENTITY_SUFFIX = '.i';
 
 /**
  * The shadow RBAC filter's name, which is also the name of the ECDS resource carrying its config

@@ -2,6 +2,7 @@ import { CATCH_ALL_VHOST, type IRAuthorize, type IRRoute, type IRVirtualHost } f
 import type { Criterion, PolicyRule } from '../ir/policy.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
+import { DECISION_NAME_IDENTITY_SUFFIX } from '../contract/fast-path.js';
 
 /**
  * Criteria whose outcome depends on the request, not only on who the session is: the method, the
@@ -54,7 +55,8 @@ function requestCriterion(policy: readonly PolicyRule[]): Criterion['kind'] | un
 }
 
 /**
- * The name a decision token gives this route: `<route id>.<checksum>`, the checksum over
+ * The name a decision token gives this route: `<route id>.<checksum>`, and `.i` after it
+ * (DECISION_NAME_IDENTITY_SUFFIX) when the route sends identity headers upstream, the checksum over
  * everything the allow and what the upstream receives depend on (the policy, the identity provider
  * whose sessions count, whether identity headers are sent, the headers set, and the global claim
  * headers, issuer format and groups filter). Editing any of them renames the route, so every token
@@ -78,7 +80,8 @@ export function decisionName(route: IRRoute, authorize: IRAuthorize): string {
     issuer: authorize.issuerFormat,
     groups: authorize.groupsFilter ?? null,
   });
-  return `${route.id}.${shortHash(decidedBy)}`;
+  const identity = route.passIdentityHeaders ? DECISION_NAME_IDENTITY_SUFFIX : '';
+  return `${route.id}.${shortHash(decidedBy)}${identity}`;
 }
 
 function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 'path'>[] {
