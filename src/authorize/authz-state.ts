@@ -1,4 +1,4 @@
-import { claimHeaderKey, decisionCookieName } from '../contract/fast-path.js';
+import { claimHeaderKey, decisionClaimHeaders, decisionCookieName } from '../contract/fast-path.js';
 import type { IR } from '../ir/types.js';
 import type { DecisionCookieSettings } from './fast-path/decision-cookie.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
@@ -118,9 +118,16 @@ function fastPathSettings(ir: IR): FastPathSettings | undefined {
   const lifetimeMs = ir.authorize.decisionTokenLifetimeMs;
   if (!(lifetimeMs > 0)) return undefined;
   const session = ir.signIn?.cookie;
-  const headers = Object.entries(ir.authorize.claimHeaders)
-    .map(([header, claim]) => [header.toLowerCase(), claim] as const)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  // The claim of each header as the slow path sends it: of names that differ only in case, the
+  // last one set wins (Envoy overwrites the earlier).
+  const claimOf = new Map(
+    Object.entries(ir.authorize.claimHeaders).map(
+      ([header, claim]) => [header.toLowerCase(), claim] as const,
+    ),
+  );
+  const headers = decisionClaimHeaders(ir.authorize.claimHeaders).map(
+    (header) => [header, claimOf.get(header) ?? ''] as const,
+  );
   return {
     lifetimeMs,
     cookie: {

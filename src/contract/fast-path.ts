@@ -46,6 +46,15 @@ export const DECISION_CLAIMS = {
   headers: 'h',
 } as const;
 
+/**
+ * The claim header names a decision token carries values for, lower-cased, without repeats and
+ * sorted: the one at index i is the token's `h.c<i>` (`claimHeaderKey`). Compile maps them back to
+ * headers and authorize fills them, both from this one list.
+ */
+export function decisionClaimHeaders(claimHeaders: Readonly<Record<string, string>>): string[] {
+  return [...new Set(Object.keys(claimHeaders).map((name) => name.toLowerCase()))].sort();
+}
+
 /** The key under `h` of the claim header at `index` of the sorted claim header names. */
 export function claimHeaderKey(index: number): string {
   return `c${index}`;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { deriveDecisionKey } from '../../src/keys/signing-key.js';
 import { ASSERTION_HEADER } from '../../src/contract/authz.js';
 import { DECISION_SID_HEADER, claimHeaderKey } from '../../src/contract/fast-path.js';
-import { decisionClaimHeaders } from '../../src/xds/compile/fast-path.js';
+import { decisionClaimHeaders } from '../../src/contract/fast-path.js';
 import type { IRRoute } from '../../src/ir/types.js';
 import {
   signDecisionToken,

@@ -37,6 +37,7 @@ const INTERNAL: IRInternal = {
   authorize: { host: '127.0.0.1', port: 5443 },
   authorizeTimeoutMs: 1000,
   jwksJson: '{"keys":[]}',
+  decisionJwksJson: '{"keys":[]}',
   http: { host: '127.0.0.1', port: 5080 },
 };
 

@@ -13,6 +13,7 @@ import {
   FAST_PATH_FILTER,
   FAST_PATH_RESULT_KEY,
   claimHeaderKey,
+  decisionClaimHeaders,
   decisionCookieName,
 } from '../../contract/fast-path.js';
 import { HTTP_FILTER_JWT_AUTHN, RBAC_METADATA_NAMESPACE } from '../../contract/names.js';
@@ -40,14 +41,6 @@ export function fastPathInternal(ir: FastPathInputs): IRInternal | undefined {
  * default `jwt_max_token_size`, so every one is cached), so a full cache is a few MiB.
  */
 const JWT_CACHE_SIZE = 1000;
-
-/**
- * The claim header names a decision token carries values for, lower-cased and sorted: the one at
- * index i is the token's `h.c<i>` (contract/fast-path.ts `claimHeaderKey`).
- */
-export function decisionClaimHeaders(claimHeaders: Readonly<Record<string, string>>): string[] {
-  return [...new Set(Object.keys(claimHeaders).map((name) => name.toLowerCase()))].sort();
-}
 
 /**
  * The headers jwt_authn sets from a decision token besides the sid: the assertion (`ja`) and the
