@@ -193,7 +193,16 @@ describe('authorize through Envoy', () => {
   });
 
   test('an allow hands a cookie session a decision token beside the upstream’s own Set-Cookie; a bearer gets none', async () => {
-    const response = await get('cookies.test', { cookie: cookieFor(ada) });
+    // None is minted within the revocation margin of the session's last change (its put).
+    const response = await waitFor(
+      async () => {
+        const answer = await get('cookies.test', { cookie: cookieFor(ada) });
+        return [answer.headers['set-cookie'] ?? []].flat().some((c) => c.startsWith('_portcullis_dt='))
+          ? answer
+          : undefined;
+      },
+      { what: 'a decision cookie', timeoutMs: 10_000, intervalMs: 100 },
+    );
     assert.equal(response.status, 200, response.body);
     const raw = response.headers['set-cookie'];
     const setCookies = raw === undefined ? [] : [raw].flat();
