@@ -56,7 +56,7 @@ export async function runCompile(
 /** `compiled` with the fast path's ECDS resource (no revocation) when `ir` has the fast path on. */
 function withFastPathFilter(ir: IR, compiled: CompiledResources): CompiledResources {
   if (fastPathInternal(ir) === undefined) return compiled;
-  const resource = { name: FAST_PATH_FILTER, message: compileFastPathRbac([], false) };
+  const resource = { name: FAST_PATH_FILTER, message: compileFastPathRbac([], { refuseAll: false }) };
   return { ...compiled, [TYPED_EXTENSION_CONFIG_TYPE]: [resource] };
 }
 

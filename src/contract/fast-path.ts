@@ -92,7 +92,8 @@ export const DECISION_CLOCK_SKEW_S = 5;
  * this): tokens minted within it are refused too. It covers an instance whose copy of the session
  * was still the old one (the change feed's delay, milliseconds) or whose clock runs a little
  * ahead; instances' clocks are assumed within it of each other. The price: for this long after a
- * sign-in or a refresh, Portcullis decides the session's requests itself.
+ * sign-in or a refresh, Portcullis decides the session's requests itself. The revocation feed's
+ * floor (raised at start and when the change feed resumes) reaches as far past its moment.
  */
 export const DECISION_REVOCATION_MARGIN_MS = 1_000;
 

@@ -16,7 +16,7 @@ export interface DecisionRevocationsOptions {
   readonly lifetimeMs: number;
   /** The clock skew Envoy allows on a token's `exp` (ms), which every hold adds. */
   readonly skewMs: number;
-  /** Most entries kept; a revocation past it overflows the set (see `overflowed`). */
+  /** Most entries kept; a revocation that finds them taken raises the floor instead (`raiseFloor`). */
   readonly maxEntries: number;
   /** Unix ms. */
   readonly now: () => number;
@@ -36,26 +36,36 @@ interface EarlierLifetime {
  * lifetime + the skew. When a reload shortens the lifetime, the longer one keeps counting until
  * the tokens minted under it have expired too.
  *
- * It never forgets a revocation. A revocation that finds `maxEntries` taken overflows the set:
- * `overflowed()` turns true and the compiled filter then refuses every token (every request asks
- * Portcullis) until that revocation has aged out as an entry would have. `revokeAll` does the same
- * on purpose (the change feed came back and may have missed changes), and `setFeedLost(true)`
- * keeps it overflowed for as long as revocations cannot be seen at all. `entries()` is sorted by
- * sid, so equal sets compile to equal resources. One per process: it is state, not a cache.
+ * Beside the entries it keeps a **floor**: every token minted at or before `floorMs`, whatever its
+ * session, is refused. Tokens minted later pass it, so unlike refusing everything it costs the
+ * fast path nothing once the sessions' next tokens are minted. It only rises (`raiseFloor`), and
+ * an entry at or below it is dropped (the floor covers it), so every entry is above the floor. It
+ * never forgets a revocation: one that finds `maxEntries` taken raises the floor to its
+ * `notBeforeMs` instead, which covers it and drops every entry revoked before it. The caller
+ * raises it at start (tokens minted before the process could not be seen being revoked) and when
+ * the change feed comes back (changes may have been missed). The floor needs no expiry, as it
+ * never refuses a token minted after it; but once every token minted at or before it has expired
+ * (floor + lifetime + skew) it refuses nothing that Envoy would still accept, so `activeFloorMs`
+ * leaves it out from then on (the next prune), and the compiled resource is again what the entries
+ * alone give.
+ *
+ * `setFeedLost(true)` refuses every token (`refusesAll`) for as long as revocations cannot be seen
+ * at all. `entries()` is sorted by sid, so equal sets compile to equal resources. One per process:
+ * it is state, not a cache.
  */
 export class DecisionRevocations {
-  /** Decision session id -> the latest notBeforeMs it was revoked with. */
+  /** Decision session id -> the latest notBeforeMs it was revoked with (always above the floor). */
   private readonly notBefore = new Map<string, number>();
   /**
-   * At most the earliest notBeforeMs held, so `prune` looks at the entries only once one may have
-   * expired: a burst of revocations (every cached session, when the change feed resumes) stays
-   * linear however full the set is.
+   * At most the earliest notBeforeMs held, so `prune` and `raiseFloor` look at the entries only
+   * once one may go: a burst of revocations stays linear however full the set is.
    */
   private earliestNotBeforeMs = Number.POSITIVE_INFINITY;
   private lifetimeMs: number;
   private earlier: EarlierLifetime | undefined;
-  /** The latest notBeforeMs of a revocation the set could not keep (or of `revokeAll`). */
-  private overflowNotBeforeMs: number | undefined;
+  private floor: number | undefined;
+  /** Whether the floor may still refuse a token Envoy accepts (as of the last prune or raise). */
+  private floorActive = false;
   private feedLost = false;
 
   constructor(private readonly options: DecisionRevocationsOptions) {
@@ -63,11 +73,23 @@ export class DecisionRevocations {
   }
 
   /**
-   * Refuses the tokens of `sid` minted at or before `notBeforeMs` (a repeat keeps the later time).
-   * True when the entries or the overflow changed, i.e. the compiled filter must be pushed again.
+   * Tokens minted at or before it (Unix ms) are refused, whatever their session; undefined until
+   * first raised. It only rises.
+   */
+  get floorMs(): number | undefined {
+    return this.floor;
+  }
+
+  /**
+   * Refuses the tokens of `sid` minted at or before `notBeforeMs` (a repeat keeps the later time;
+   * one at or below the floor is covered already). A set that is full raises the floor to
+   * `notBeforeMs` instead. True when the entries or the floor changed, i.e. the compiled filter
+   * must be pushed again.
    */
   revoke(sid: string, notBeforeMs: number): boolean {
     const pruned = this.prune();
+    // Covered: by the floor while it is active, and once it is not, such tokens have all expired.
+    if (this.floor !== undefined && notBeforeMs <= this.floor) return pruned;
     const known = this.notBefore.get(sid);
     if (known !== undefined) {
       if (notBeforeMs <= known) return pruned;
@@ -79,34 +101,51 @@ export class DecisionRevocations {
       this.earliestNotBeforeMs = Math.min(this.earliestNotBeforeMs, notBeforeMs);
       return true;
     }
-    return this.revokeAll(notBeforeMs) || pruned;
+    return this.raiseFloor(notBeforeMs) || pruned;
   }
 
   /**
-   * Refuses every token minted at or before `notBeforeMs`, whatever its session: the set overflows
-   * until such tokens have expired. True when the set was not overflowed before.
+   * Refuses every token minted at or before `floorMs`, whatever its session, and drops the entries
+   * it covers (`notBeforeMs` at or below it). A lower floor than the current one changes nothing.
+   * True when the floor or the entries changed.
    */
-  revokeAll(notBeforeMs: number): boolean {
-    const was = this.overflowed();
-    this.overflowNotBeforeMs = Math.max(this.overflowNotBeforeMs ?? notBeforeMs, notBeforeMs);
-    return !was;
+  raiseFloor(floorMs: number): boolean {
+    const pruned = this.prune();
+    if (this.floor !== undefined && floorMs <= this.floor) return pruned;
+    const wasActive = this.floorActive;
+    this.floor = floorMs;
+    this.floorActive = !this.expired(floorMs, this.options.now());
+    let dropped = false;
+    if (this.earliestNotBeforeMs <= floorMs) {
+      let earliest = Number.POSITIVE_INFINITY;
+      for (const [sid, notBeforeMs] of this.notBefore) {
+        if (notBeforeMs <= floorMs) {
+          this.notBefore.delete(sid);
+          dropped = true;
+        } else {
+          earliest = Math.min(earliest, notBeforeMs);
+        }
+      }
+      this.earliestNotBeforeMs = earliest;
+    }
+    return pruned || dropped || wasActive || this.floorActive;
   }
 
   /**
-   * While `lost` (the session change feed is down: revocations happen unseen) the set stays
-   * overflowed. On the way back the caller should `revokeAll` up to now plus the skew: what was
-   * revoked meanwhile is unknown. True when `overflowed()` changed.
+   * While `lost` (the session change feed is down: revocations happen unseen) every token is
+   * refused (`refusesAll`). On the way back the caller should `raiseFloor` to now plus the margin:
+   * what was revoked meanwhile is unknown. True when `refusesAll()` changed.
    */
   setFeedLost(lost: boolean): boolean {
-    const was = this.overflowed();
+    const was = this.feedLost;
     this.feedLost = lost;
-    this.prune();
-    return was !== this.overflowed();
+    return was !== lost;
   }
 
   /**
    * Follows a reload's `decision_token_lifetime`. A shorter one (0 included) does not shorten the
-   * holds until every token minted under the longer one has expired. True when entries went.
+   * holds until every token minted under the longer one has expired. True when entries (or the
+   * floor) went.
    */
   setLifetime(lifetimeMs: number): boolean {
     const now = this.options.now();
@@ -123,7 +162,10 @@ export class DecisionRevocations {
     return this.prune();
   }
 
-  /** Drops the entries (and ends the overflow) whose tokens have all expired; true when any went. */
+  /**
+   * Drops the entries whose tokens have all expired, and retires the floor once the tokens it
+   * refuses have (see `activeFloorMs`); true when anything went.
+   */
   prune(): boolean {
     const now = this.options.now();
     let changed = false;
@@ -139,17 +181,28 @@ export class DecisionRevocations {
       }
       this.earliestNotBeforeMs = earliest;
     }
-    if (this.overflowNotBeforeMs !== undefined && this.expired(this.overflowNotBeforeMs, now)) {
-      const was = this.overflowed();
-      this.overflowNotBeforeMs = undefined;
-      changed ||= was !== this.overflowed();
+    if (this.floorActive && this.floor !== undefined && this.expired(this.floor, now)) {
+      this.floorActive = false;
+      changed = true;
     }
     return changed;
   }
 
-  /** True while every token must be refused: revocations overflowed the set, or cannot be seen. */
-  overflowed(): boolean {
-    return this.feedLost || this.overflowNotBeforeMs !== undefined;
+  /**
+   * True while every token must be refused: the change feed is lost (or there is none), so
+   * revocations cannot be seen. A full set never comes to this: it raises the floor.
+   */
+  refusesAll(): boolean {
+    return this.feedLost;
+  }
+
+  /**
+   * The floor as the compiled filter carries it (as of the last prune): undefined once every token
+   * minted at or before it has expired, as nothing Envoy accepts is left for it to refuse; the
+   * resource then goes back to what the entries alone give, not changing again until the next raise.
+   */
+  activeFloorMs(): number | undefined {
+    return this.floorActive ? this.floor : undefined;
   }
 
   /** The revoked sessions, sorted by sid (as of the last prune: the caller prunes before compiling). */
@@ -159,15 +212,15 @@ export class DecisionRevocations {
       .map(([sid, notBeforeMs]) => ({ sid, notBeforeMs }));
   }
 
-  /** How many sessions are held (the overflow not counted). */
+  /** How many sessions are held (the floor not counted). */
   get size(): number {
     return this.notBefore.size;
   }
 
   /**
    * Up to when tokens of `sid` are refused (Unix ms), or undefined when none is: authorize mints
-   * no token for `sid` until then, as Envoy would refuse it. An overflow counts for every session
-   * (which ones overflowed is not known); while the feed is lost it is +Infinity.
+   * no token for `sid` until then, as Envoy would refuse it. The later of its own entry and the
+   * floor, each while some token it refuses may still be honoured; +Infinity while the feed is lost.
    */
   revokedUntil(sid: string): number | undefined {
     if (this.feedLost) return Number.POSITIVE_INFINITY;
@@ -175,8 +228,8 @@ export class DecisionRevocations {
     const live = (notBeforeMs: number | undefined): number | undefined =>
       notBeforeMs === undefined || this.expired(notBeforeMs, now) ? undefined : notBeforeMs;
     const own = live(this.notBefore.get(sid));
-    const all = live(this.overflowNotBeforeMs);
-    return own === undefined ? all : all === undefined ? own : Math.max(own, all);
+    const floor = live(this.floor);
+    return own === undefined ? floor : floor === undefined ? own : Math.max(own, floor);
   }
 
   /** Whether every token minted at or before `notBeforeMs` has expired (and its skew passed) by `now`. */

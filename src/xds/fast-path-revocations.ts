@@ -1,5 +1,6 @@
 import {
   DECISION_CLOCK_SKEW_S,
+  DECISION_REVOCATION_MARGIN_MS,
   decisionSessionId,
   FAST_PATH_FILTER,
   type DecisionRevocation,
@@ -13,13 +14,16 @@ import type { SessionStore } from '../session/session.js';
 import { errorMessage } from '../shared/errors.js';
 import { shortHash } from '../shared/hash.js';
 import type { Logger } from '../shared/logger.js';
-import { compileFastPathRbac } from './compile/fast-path-rbac.js';
+import { compileFastPathRbac, type FastPathRbacOptions } from './compile/fast-path-rbac.js';
 import type { EncodedResource } from './snapshot/types.js';
 
-/** compileFastPathRbac's contract: the revocations (sorted by sid) and the overflow, as the ECDS resource. */
+/**
+ * compileFastPathRbac's contract: the revocations (sorted by sid), the floor and whether every token
+ * is refused, as the ECDS resource.
+ */
 export type CompileFastPathRbac = (
   revocations: readonly DecisionRevocation[],
-  overflowed: boolean,
+  options: FastPathRbacOptions,
 ) => Message<'envoy.config.core.v3.TypedExtensionConfig'>;
 
 /** Options of `RevocationFeed`. */
@@ -47,7 +51,7 @@ export interface RevocationFeedOptions {
   readonly logger: Logger;
   /** Unix ms (the revocations' clock). Default Date.now. */
   readonly now?: () => number;
-  /** Most revocations held before the set overflows. Default 10,000. */
+  /** Most revocations held; one more raises the floor. Default DEFAULT_MAX_REVOCATIONS (4,000). */
   readonly maxEntries?: number;
   /** Least time between two publishes (ms): a burst of revocations is pushed as one. Default 10. */
   readonly coalesceMs?: number;
@@ -56,7 +60,13 @@ export interface RevocationFeedOptions {
 }
 
 const SKEW_MS = DECISION_CLOCK_SKEW_S * 1000;
-const DEFAULT_MAX_ENTRIES = 10_000;
+const MARGIN_MS = DECISION_REVOCATION_MARGIN_MS;
+/**
+ * The revocation set's default `maxEntries`: the compiled resource is then 1.74 MB of protobuf
+ * (434 bytes an entry, measured by test/unit/xds/fast-path-rbac.test.ts), pushed whole to every
+ * Envoy on each change. One more revocation raises the floor instead.
+ */
+export const DEFAULT_MAX_REVOCATIONS = 4_000;
 const DEFAULT_COALESCE_MS = 10;
 const DEFAULT_PRUNE_INTERVAL_MS = 1_000;
 /** Distinct failures logged per failing spell, so a failure whose message varies cannot flood the log. */
@@ -65,18 +75,21 @@ const MAX_FAILURES_LOGGED = 8;
 /**
  * Pushes session revocations to every Envoy (docs/fast-path.md, "Revocation over ADS"). Every
  * session the store invalidates (sign-out, delete, expiry, a refresh refused, changed or plain)
- * revokes its decision tokens minted up to now plus the skew; authorize mints none for it until
- * then (`revokedUntil`). Where the proxy runs, each change compiles the set into the fast path's
- * one ECDS resource and puts it in the snapshot store's overlay, so ADS pushes that small resource
- * and never listeners or routes. Publishes are coalesced: the first change after a quiet spell is
- * pushed at once (after the current burst of I/O), later ones at most every `coalesceMs`.
+ * revokes its decision tokens minted up to now plus DECISION_REVOCATION_MARGIN_MS; authorize mints
+ * none for it until then (`revokedUntil`). Where the proxy runs, each change compiles the set into
+ * the fast path's one ECDS resource and puts it in the snapshot store's overlay, so ADS pushes that
+ * small resource and never listeners or routes. Publishes are coalesced: the first change after a
+ * quiet spell is pushed at once (after the current burst of I/O), later ones at most every
+ * `coalesceMs`.
  *
- * It fails closed. While the change feed is lost every token is refused, and when it resumes
- * every token minted before then is, for one token lifetime (changes may have been missed). A
- * compile that throws publishes the filter that refuses every token instead, and failing that
- * keeps the last good one, retrying on each prune tick. With the lifetime 0 the overlay carries
- * nothing, but revocations are still kept, so turning the fast path back on within a lifetime
- * forgets none.
+ * It fails closed. At start it raises the set's floor to now plus the margin: sessions revoked
+ * before this process ran were never seen, so its Envoys refuse every token minted before then
+ * (and pass the ones minted after at once). While the change feed is lost every token is refused;
+ * when it resumes the floor rises to now plus the margin (changes may have been missed). A full
+ * set raises the floor too (DecisionRevocations). A compile that throws publishes the filter that
+ * refuses every token instead, and failing that keeps the last good one, retrying on each prune
+ * tick. With the lifetime 0 the overlay carries nothing, but revocations are still kept, so
+ * turning the fast path back on within a lifetime forgets none.
  */
 export class RevocationFeed {
   private readonly revocations: DecisionRevocations;
@@ -105,9 +118,10 @@ export class RevocationFeed {
     this.revocations = new DecisionRevocations({
       lifetimeMs: options.lifetimeMs,
       skewMs: SKEW_MS,
-      maxEntries: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
+      maxEntries: options.maxEntries ?? DEFAULT_MAX_REVOCATIONS,
       now: this.now,
     });
+    this.revocations.raiseFloor(this.now() + MARGIN_MS);
     const { sessions, changes } = options;
     if (sessions === undefined) {
       this.revocations.setFeedLost(true);
@@ -159,12 +173,12 @@ export class RevocationFeed {
   }
 
   private invalidated(sessionId: string): void {
-    const overflowed = this.revocations.overflowed();
-    if (!this.revocations.revoke(decisionSessionId(sessionId), this.now() + SKEW_MS)) return;
-    if (!overflowed && this.revocations.overflowed()) {
+    const floorMs = this.revocations.floorMs;
+    if (!this.revocations.revoke(decisionSessionId(sessionId), this.now() + MARGIN_MS)) return;
+    if (this.revocations.floorMs !== floorMs) {
       this.logger.warn(
-        { held: this.revocations.size },
-        'more sessions were revoked within one decision token lifetime than the fast path holds: it refuses every decision token until they age out',
+        { max: this.options.maxEntries ?? DEFAULT_MAX_REVOCATIONS, floorMs: this.revocations.floorMs },
+        'more sessions were revoked within one decision token lifetime than the fast path holds: it refuses every decision token minted until now instead',
       );
     }
     this.changed();
@@ -177,8 +191,8 @@ export class RevocationFeed {
     } else if (change.kind === 'resumed') {
       // Revocations made while it was down went unseen: refuse every token minted until now.
       const lifted = this.revocations.setFeedLost(false);
-      const all = this.revocations.revokeAll(this.now() + SKEW_MS);
-      if (lifted || all) this.changed();
+      const raised = this.revocations.raiseFloor(this.now() + MARGIN_MS);
+      if (lifted || raised) this.changed();
     }
   }
 
@@ -211,14 +225,17 @@ export class RevocationFeed {
       return;
     }
     const entries = this.revocations.entries();
-    const overflowed = this.revocations.overflowed();
+    const state = {
+      refuseAll: this.revocations.refusesAll(),
+      floorMs: this.revocations.activeFloorMs(),
+    };
     let resource: EncodedResource;
     try {
-      resource = this.encoded(entries, overflowed);
+      resource = this.encoded(entries, state);
     } catch (err) {
       this.failed(err, 'compiling the fast-path revocations failed: refusing every decision token');
       try {
-        resource = this.encoded([], true);
+        resource = this.encoded([], { refuseAll: true });
       } catch (again) {
         this.failed(again, 'compiling the fast path filter failed: Envoy keeps the last one pushed');
         return;
@@ -252,8 +269,8 @@ export class RevocationFeed {
   }
 
   /** The ECDS resource of `entries`; throws when compile does, or names another resource. */
-  private encoded(entries: readonly DecisionRevocation[], overflowed: boolean): EncodedResource {
-    const message = this.compile(entries, overflowed);
+  private encoded(entries: readonly DecisionRevocation[], state: FastPathRbacOptions): EncodedResource {
+    const message = this.compile(entries, state);
     if (message.name !== FAST_PATH_FILTER) {
       throw new Error(`the compiled filter is named ${String(message.name)}, not ${FAST_PATH_FILTER}`);
     }

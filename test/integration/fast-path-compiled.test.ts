@@ -3,9 +3,9 @@
 // tokens signed by hand with the build's own decision key. A token that lists the route lets Envoy
 // forward with no Check, the upstream getting the token's assertion and claim headers but never the
 // decision cookie or the sid header; every token Envoy cannot honour (another route, expired,
-// another key, malformed, no sid, revoked) asks Portcullis; client-sent identity headers never
-// pass; public routes never replay a token; on the slow path Portcullis's answer settles what
-// jwt_authn set. The access log says who decided, and Envoy's
+// another key, malformed, no sid, revoked, minted at or before the floor) asks Portcullis;
+// client-sent identity headers never pass; public routes never replay a token; on the slow path
+// Portcullis's answer settles what jwt_authn set. The access log says who decided, and Envoy's
 // counters for both sides appear in its Prometheus stats (what Portcullis's /metrics appends).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -207,11 +207,61 @@ describe('the compiled fast path in a real Envoy over ADS', () => {
       await fp.send(HOST, '/beta', await token('sid-revoked', [alpha], { v: mintedMs + 2 })),
       'minted after the revocation, on a route it does not list',
     );
+    for (const v of [undefined, String(mintedMs + 2)])
+      assertAsked(
+        await fp.send(HOST, '/alpha', await token('sid-revoked', [alpha], { v })),
+        `a revoked session's token with v ${JSON.stringify(v)} (no number: refused)`,
+      );
     assertFast(await fp.send(HOST, '/alpha', bystander), 'another session');
-    await fp.pushRevocations([], true);
-    assertAsked(await fp.send(HOST, '/alpha', bystander), 'overflowed: every token asks');
+    await fp.pushRevocations([], { refuseAll: true });
+    assertAsked(await fp.send(HOST, '/alpha', bystander), 'refusing all: every token asks');
     await fp.pushRevocations([]);
     assertFast(await fp.send(HOST, '/alpha', old), 'the revocation lifted');
+  });
+
+  test('a floor refuses every token minted up to it, whatever its session, and passes later ones', async () => {
+    fp.authz.answer({ kind: 'deny' });
+    const alpha = decision(HOST, '/alpha');
+    const floorMs = Date.now();
+    const minted = (sid: string, v: unknown, routes = [alpha]) => token(sid, routes, { v });
+    const early = await minted('sid-floor', floorMs - 5_000);
+    assertFast(await fp.send(HOST, '/alpha', early), 'no floor yet');
+    await fp.pushRevocations(
+      [
+        { sid: 'sid-below', notBeforeMs: floorMs - 1_000 },
+        { sid: 'sid-above', notBeforeMs: floorMs + 1_000 },
+      ],
+      { refuseAll: false, floorMs },
+    );
+    assertAsked(await fp.send(HOST, '/alpha', early), 'minted before the floor');
+    assertAsked(await fp.send(HOST, '/alpha', await minted('sid-other', floorMs)), 'minted at the floor');
+    assertFast(await fp.send(HOST, '/alpha', await minted('sid-floor', floorMs + 1)), 'minted after it');
+    assertFast(await fp.send(HOST, '/alpha', await minted('sid-other', floorMs + 1)), 'any session');
+    assertAsked(
+      await fp.send(HOST, '/beta', await minted('sid-floor', floorMs + 1)),
+      'minted after it, on a route it does not list',
+    );
+    for (const v of [undefined, String(floorMs + 1)])
+      assertAsked(
+        await fp.send(HOST, '/alpha', await minted('sid-floor', v)),
+        `v ${JSON.stringify(v)} (no number: refused)`,
+      );
+    // A revoked session below the floor is held to the floor, one above it to its own notBefore.
+    assertAsked(await fp.send(HOST, '/alpha', await minted('sid-below', floorMs - 500)), 'below: at nb+500');
+    assertFast(
+      await fp.send(HOST, '/alpha', await minted('sid-below', floorMs + 1)),
+      'below: after the floor',
+    );
+    assertAsked(
+      await fp.send(HOST, '/alpha', await minted('sid-above', floorMs + 1)),
+      'above: after the floor',
+    );
+    assertFast(
+      await fp.send(HOST, '/alpha', await minted('sid-above', floorMs + 1_001)),
+      'above: after its own',
+    );
+    await fp.pushRevocations([]);
+    assertFast(await fp.send(HOST, '/alpha', early), 'the floor lifted');
   });
 
   test('client-sent sid and identity headers never reach the upstream', async () => {

@@ -143,23 +143,22 @@ function withEcdsConfig(name: string, config: unknown): Json {
   return edited;
 }
 
-test('Envoy accepts the fast-path ECDS resource: revocations, none, and overflowed', async () => {
+test('Envoy accepts the fast-path ECDS resource: revocations, none, a floor, and refusing all', async () => {
   const envoy = await locateEnvoy();
-  for (const [label, revocations, overflowed] of [
-    [
-      'revocations',
-      [
-        { sid: 'AAAAAAAAAAAAAAAAAAAAAA', notBeforeMs: 1_700_000_000_000 },
-        { sid: 'b', notBeforeMs: 1 },
-      ],
-      false,
-    ],
-    ['none', [], false],
-    ['overflowed', [{ sid: 'x', notBeforeMs: 1 }], true],
+  const revocations = [
+    { sid: 'AAAAAAAAAAAAAAAAAAAAAA', notBeforeMs: 1_700_000_000_000 },
+    { sid: 'b', notBeforeMs: 1 },
+  ];
+  for (const [label, entries, options] of [
+    ['revocations', revocations, { refuseAll: false }],
+    ['none', [], { refuseAll: false }],
+    ['a floor', revocations, { refuseAll: false, floorMs: 1_700_000_000_500 }],
+    ['a floor alone', [], { refuseAll: false, floorMs: 1_700_000_000_500 }],
+    ['refusing all', [{ sid: 'x', notBeforeMs: 1 }], { refuseAll: true }],
   ] as const) {
     const rendered = renderResources({
       ...EMPTY_RESOURCES,
-      [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac(revocations, overflowed) }],
+      [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac(entries, options) }],
     });
     const [resource] = rendered.filters as { typed_config: unknown }[];
     const result = await validateBootstrap(
@@ -171,7 +170,7 @@ test('Envoy accepts the fast-path ECDS resource: revocations, none, and overflow
   // The check is real: the map Envoy refuses (empty) fails validation.
   const broken = renderResources({
     ...EMPTY_RESOURCES,
-    [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac([], false) }],
+    [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac([], { refuseAll: false }) }],
   }).filters[0] as { typed_config: { shadow_matcher: { matcher_tree: { exact_match_map: { map: Json } } } } };
   broken.typed_config.shadow_matcher.matcher_tree.exact_match_map.map = {};
   const refused = await validateBootstrap(

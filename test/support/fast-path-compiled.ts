@@ -20,7 +20,7 @@ import { encodeMessage } from '../../src/proto/codec.js';
 import { TYPED_EXTENSION_CONFIG_TYPE } from '../../src/proto/type-urls.js';
 import { AdsServer } from '../../src/xds/server/ads-server.js';
 import { SnapshotStore } from '../../src/xds/snapshot/snapshot-store.js';
-import { compileFastPathRbac } from '../../src/xds/compile/fast-path-rbac.js';
+import { compileFastPathRbac, type FastPathRbacOptions } from '../../src/xds/compile/fast-path-rbac.js';
 import type { SigningKey } from '../../src/keys/signing-key.js';
 import {
   DECISION_TOKEN_ISSUER,
@@ -82,10 +82,10 @@ export interface CompiledFastPath {
   /** The decision cookie's name. */
   readonly cookie: string;
   /**
-   * Pushes `compileFastPathRbac(revocations, overflowed)` through the store's overlay and waits
-   * until Envoy has loaded it (its ECDS reload counter moved).
+   * Pushes `compileFastPathRbac(revocations, options)` (default: no floor, not refusing all)
+   * through the store's overlay and waits until Envoy has loaded it (its ECDS reload counter moved).
    */
-  pushRevocations(revocations: readonly DecisionRevocation[], overflowed?: boolean): Promise<void>;
+  pushRevocations(revocations: readonly DecisionRevocation[], options?: FastPathRbacOptions): Promise<void>;
   /** GET `path` on `host` with the decision `token` (beside `theme=dark`) and `headers`. */
   send(host: string, path: string, token?: string, headers?: Record<string, string>): Promise<Sent>;
   /** One counter from Envoy's admin `/stats` (0 when absent). */
@@ -185,12 +185,9 @@ export async function startCompiledFastPath(
         logger.records
           .filter((record: LogRecord) => record.msg === 'request')
           .map((record: LogRecord) => (record.obj ?? {}) as Record<string, unknown>),
-      async pushRevocations(revocations, overflowed = false) {
+      async pushRevocations(revocations, options = { refuseAll: false }) {
         const before = await stat(RELOADS);
-        const bytes = encodeMessage(
-          TYPED_EXTENSION_CONFIG_TYPE,
-          compileFastPathRbac(revocations, overflowed),
-        );
+        const bytes = encodeMessage(TYPED_EXTENSION_CONFIG_TYPE, compileFastPathRbac(revocations, options));
         store.overlay(
           new Map([[FAST_PATH_FILTER, { name: FAST_PATH_FILTER, version: shortHash(bytes), bytes }]]),
         );

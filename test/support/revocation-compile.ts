@@ -1,29 +1,34 @@
 // A stand-in for compileFastPathRbac (xds/compile/fast-path-rbac.ts) in tests of the revocation
 // feed: it records what it was handed and encodes it in a valid ECDS resource (an RBAC filter with
-// one policy per revoked session, named `<sid>@<notBeforeMs>`, and `*overflowed*`), which
-// `revocationsIn` reads back from what the snapshot store serves. The feed's tests assert on the
-// revocations, not on the real filter's matcher tree, which other tests own.
+// one policy per revoked session, named `<sid>@<notBeforeMs>`, `*floor*@<floorMs>` and
+// `*refuse-all*`), which `revocationsIn` reads back from what the snapshot store serves. The feed's
+// tests assert on the revocations, not on the real filter's matcher tree, which other tests own.
 import { FAST_PATH_FILTER, type DecisionRevocation } from '../../src/contract/fast-path.js';
 import { decodeMessage, typed } from '../../src/proto/codec.js';
 import type { Message } from '../../src/proto/messages.js';
 import { TYPED_EXTENSION_CONFIG_TYPE } from '../../src/proto/type-urls.js';
+import type { FastPathRbacOptions } from '../../src/xds/compile/fast-path-rbac.js';
 import type { EncodedResource } from '../../src/xds/snapshot/types.js';
 
-/** The policy name that stands for `overflowed`. */
-const OVERFLOWED = '*overflowed*';
+/** The policy name that stands for `refuseAll`. */
+const REFUSE_ALL = '*refuse-all*';
+/** The policy name that stands for the floor, followed by `@<floorMs>`. */
+const FLOOR = '*floor*';
 
 /** One call of the recording compile. */
 export interface CompileCall {
   readonly revocations: readonly DecisionRevocation[];
-  readonly overflowed: boolean;
+  readonly refuseAll: boolean;
+  readonly floorMs: number | undefined;
   /** performance.now() of the call. */
   readonly atMs: number;
 }
 
-/** What a stand-in's resource says: the revocations and whether every token is refused. */
+/** What a stand-in's resource says: the revocations, the floor and whether every token is refused. */
 export interface CompiledRevocations {
   readonly revocations: readonly DecisionRevocation[];
-  readonly overflowed: boolean;
+  readonly refuseAll: boolean;
+  readonly floorMs: number | undefined;
 }
 
 /**
@@ -31,25 +36,29 @@ export interface CompiledRevocations {
  * throws while `fail` returns a message (given what it was handed).
  */
 export function recordingCompile(
-  fail: (revocations: readonly DecisionRevocation[], overflowed: boolean) => string | undefined = () =>
-    undefined,
+  fail: (
+    revocations: readonly DecisionRevocation[],
+    options: FastPathRbacOptions,
+  ) => string | undefined = () => undefined,
 ): {
   readonly calls: CompileCall[];
   compile(
     revocations: readonly DecisionRevocation[],
-    overflowed: boolean,
+    options: FastPathRbacOptions,
   ): Message<'envoy.config.core.v3.TypedExtensionConfig'>;
 } {
   const calls: CompileCall[] = [];
   return {
     calls,
-    compile(revocations, overflowed) {
-      calls.push({ revocations: [...revocations], overflowed, atMs: performance.now() });
-      const failure = fail(revocations, overflowed);
+    compile(revocations, options) {
+      const { refuseAll, floorMs } = options;
+      calls.push({ revocations: [...revocations], refuseAll, floorMs, atMs: performance.now() });
+      const failure = fail(revocations, options);
       if (failure !== undefined) throw new Error(failure);
       const names = [
         ...revocations.map(({ sid, notBeforeMs }) => `${sid}@${notBeforeMs}`),
-        ...(overflowed ? [OVERFLOWED] : []),
+        ...(floorMs === undefined ? [] : [`${FLOOR}@${floorMs}`]),
+        ...(refuseAll ? [REFUSE_ALL] : []),
       ];
       return {
         name: FAST_PATH_FILTER,
@@ -66,6 +75,12 @@ export function recordingCompile(
   };
 }
 
+/** `<name>@<ms>` split. */
+function split(name: string): { sid: string; notBeforeMs: number } {
+  const at = name.lastIndexOf('@');
+  return { sid: name.slice(0, at), notBeforeMs: Number(name.slice(at + 1)) };
+}
+
 /** What a resource made by `recordingCompile` holds. */
 export function revocationsIn(resource: EncodedResource): CompiledRevocations {
   const decoded = decodeMessage(TYPED_EXTENSION_CONFIG_TYPE, resource.bytes) as {
@@ -74,14 +89,13 @@ export function revocationsIn(resource: EncodedResource): CompiledRevocations {
   };
   if (decoded.name !== FAST_PATH_FILTER) throw new Error(`not the fast path filter: ${decoded.name}`);
   const names = Object.keys(decoded.typed_config?.rules?.policies ?? {});
+  const floor = names.find((name) => name.startsWith(`${FLOOR}@`));
   return {
     revocations: names
-      .filter((name) => name !== OVERFLOWED)
-      .map((name) => {
-        const at = name.lastIndexOf('@');
-        return { sid: name.slice(0, at), notBeforeMs: Number(name.slice(at + 1)) };
-      })
+      .filter((name) => name !== REFUSE_ALL && name !== floor)
+      .map(split)
       .sort((a, b) => (a.sid < b.sid ? -1 : a.sid > b.sid ? 1 : 0)),
-    overflowed: names.includes(OVERFLOWED),
+    refuseAll: names.includes(REFUSE_ALL),
+    floorMs: floor === undefined ? undefined : split(floor).notBeforeMs,
   };
 }

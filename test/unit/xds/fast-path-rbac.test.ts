@@ -1,6 +1,8 @@
 // The fast path's shadow RBAC config (the ECDS resource, xds/compile/fast-path-rbac.ts) and the CEL
 // ASTs it carries (xds/compile/cel.ts): the shape Envoy 1.40 was shown to accept and evaluate
-// (test/integration/fast-path-compiled.test.ts), sorted and deterministic, failing closed.
+// (test/integration/fast-path-compiled.test.ts), sorted and deterministic, failing closed; a floor
+// on the shared ALLOW predicate and on each revoked entry; its size at the feed's default 4,000
+// entries, printed.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import {
@@ -9,12 +11,15 @@ import {
   mintedAfter,
   PLACEHOLDER_SID,
   routeListed,
+  type FastPathRbacOptions,
 } from '../../../src/xds/compile/fast-path-rbac.js';
-import { celParsed } from '../../../src/xds/compile/cel.js';
+import { and, celParsed } from '../../../src/xds/compile/cel.js';
+import { DEFAULT_MAX_REVOCATIONS } from '../../../src/xds/fast-path-revocations.js';
 import { assertKnownFields, encodeMessage } from '../../../src/proto/codec.js';
 import { TYPED_EXTENSION_CONFIG_TYPE } from '../../../src/proto/type-urls.js';
 import {
   DECISION_SID_HEADER,
+  decisionSessionId,
   FAST_PATH_FILTER,
   FAST_PATH_STAT_PREFIX,
 } from '../../../src/contract/fast-path.js';
@@ -84,8 +89,11 @@ test('"minted after" compares the token v with a double (metadata numbers are do
 });
 
 /** The rendered-free view of the resource's RBAC config. */
-function rbacOf(revocations: Parameters<typeof compileFastPathRbac>[0], overflowed = false): Json {
-  const resource = compileFastPathRbac(revocations, overflowed) as Json;
+function rbacOf(
+  revocations: Parameters<typeof compileFastPathRbac>[0],
+  options: FastPathRbacOptions = { refuseAll: false },
+): Json {
+  const resource = compileFastPathRbac(revocations, options) as Json;
   assertKnownFields(TYPED_EXTENSION_CONFIG_TYPE, resource);
   assert.equal(resource.name, FAST_PATH_FILTER);
   assert.equal(resource.typed_config['@type'], RBAC_TYPE);
@@ -115,26 +123,70 @@ test('no revocations: the placeholder DENY, and ALLOW only with a sid header and
   });
 });
 
-test('a revoked sid allows only a token minted after notBeforeMs that lists the route', () => {
-  const map = rbacOf([{ sid: 'sid-b', notBeforeMs: 5 }]).shadow_matcher.matcher_tree.exact_match_map.map;
-  assert.deepEqual(Object.keys(map), [PLACEHOLDER_SID, 'sid-b']);
-  const nested = map['sid-b'].matcher;
-  assert.deepEqual(action(nested.on_no_match), ['revoked', 'DENY']);
-  const [only] = nested.matcher_list.matchers;
+/** The shared ALLOW predicate's CEL (on the tree's no-match path), after the sid-present check. */
+function sharedCel(config: Json): Json {
+  const [only] = config.shadow_matcher.on_no_match.matcher.matcher_list.matchers;
   assert.deepEqual(action(only.on_match), ['listed', 'ALLOW']);
-  const { expr } = only.predicate.single_predicate.custom_match.typed_config.expr_match.parsed_expr;
-  assert.equal(expr.call_expr.function, '_&&_');
-  const [after, listed] = expr.call_expr.args;
-  assert.equal(after.call_expr.function, '_>_');
-  assert.deepEqual(after.call_expr.args[1].const_expr, { double_value: 5 });
-  assert.equal(listed.call_expr.function, '@in');
+  const [, cel] = only.predicate.and_matcher.predicate;
+  return cel.single_predicate.custom_match.typed_config.expr_match;
+}
+
+/** The `v >` threshold of a revoked sid's entry, checking its shape on the way. */
+function entryThreshold(map: Json, sid: string): number {
+  const nested = map[sid].matcher;
+  assert.equal(nested.on_no_match, undefined, 'a later token falls through to the shared predicate');
+  const [only, ...rest] = nested.matcher_list.matchers;
+  assert.equal(rest.length, 0);
+  assert.deepEqual(action(only.on_match), ['revoked', 'DENY']);
+  const { expr } =
+    only.predicate.not_matcher.single_predicate.custom_match.typed_config.expr_match.parsed_expr;
+  assert.equal(expr.call_expr.function, '_>_');
+  assert.equal(expr.call_expr.args[0].call_expr.args[1].const_expr.string_value, 'v');
+  return expr.call_expr.args[1].const_expr.double_value as number;
+}
+
+test('a revoked sid is denied unless its token was minted after notBeforeMs; a later one meets the shared predicate', () => {
+  const config = rbacOf([{ sid: 'sid-b', notBeforeMs: 5 }]);
+  const map = config.shadow_matcher.matcher_tree.exact_match_map.map;
+  assert.deepEqual(Object.keys(map), [PLACEHOLDER_SID, 'sid-b']);
+  assert.deepEqual(
+    map['sid-b'].matcher.matcher_list.matchers[0].predicate.not_matcher.single_predicate.custom_match
+      .typed_config.expr_match,
+    { parsed_expr: celParsed(mintedAfter(5)) },
+  );
+  assert.equal(entryThreshold(map, 'sid-b'), 5);
+  assert.deepEqual(sharedCel(config), { parsed_expr: celParsed(routeListed()) });
+});
+
+test('a floor: the shared ALLOW predicate requires v > floorMs too, each entry the later of its notBeforeMs and the floor', () => {
+  const config = rbacOf(
+    [
+      { sid: 'sid-below', notBeforeMs: 5 },
+      { sid: 'sid-above', notBeforeMs: 50 },
+    ],
+    { refuseAll: false, floorMs: 20 },
+  );
+  assert.deepEqual(sharedCel(config), { parsed_expr: celParsed(and(mintedAfter(20), routeListed())) });
+  const map = config.shadow_matcher.matcher_tree.exact_match_map.map;
+  assert.deepEqual(Object.keys(map), [PLACEHOLDER_SID, 'sid-above', 'sid-below']);
+  assert.equal(entryThreshold(map, 'sid-below'), 20);
+  assert.equal(entryThreshold(map, 'sid-above'), 50);
+  // The floor alone, and no floor: only the shared predicate differs.
+  const alone = rbacOf([], { refuseAll: false, floorMs: 20 });
+  assert.deepEqual(Object.keys(alone.shadow_matcher.matcher_tree.exact_match_map.map), [PLACEHOLDER_SID]);
+  assert.deepEqual(sharedCel(alone), sharedCel(config));
+  assert.notDeepEqual(rbacOf([]), alone);
+  assert.deepEqual(rbacOf([], { refuseAll: false, floorMs: undefined }), rbacOf([]));
 });
 
 test('equal sets give equal bytes: sorted by sid, a sid listed twice keeps its latest notBeforeMs', () => {
-  const bytes = (revocations: Parameters<typeof compileFastPathRbac>[0]): string =>
-    Buffer.from(encodeMessage(TYPED_EXTENSION_CONFIG_TYPE, compileFastPathRbac(revocations, false))).toString(
-      'hex',
-    );
+  const bytes = (revocations: Parameters<typeof compileFastPathRbac>[0], floorMs?: number): string =>
+    Buffer.from(
+      encodeMessage(
+        TYPED_EXTENSION_CONFIG_TYPE,
+        compileFastPathRbac(revocations, { refuseAll: false, floorMs }),
+      ),
+    ).toString('hex');
   const sorted = [
     { sid: 'a', notBeforeMs: 1 },
     { sid: 'b', notBeforeMs: 9 },
@@ -149,12 +201,40 @@ test('equal sets give equal bytes: sorted by sid, a sid listed twice keeps its l
     'c',
   ]);
   assert.notEqual(bytes([{ sid: 'a', notBeforeMs: 2 }]), bytes([{ sid: 'a', notBeforeMs: 1 }]));
+  assert.equal(bytes(shuffled, 2), bytes(sorted, 2));
+  assert.notEqual(bytes(sorted, 2), bytes(sorted, 3));
 });
 
-test('overflowed, and the default config: nothing is ever allowed', () => {
-  for (const config of [rbacOf([{ sid: 'x', notBeforeMs: 1 }], true), denyEverything('unavailable')]) {
+test('refusing all, and the default config: nothing is ever allowed', () => {
+  for (const config of [
+    rbacOf([{ sid: 'x', notBeforeMs: 1 }], { refuseAll: true, floorMs: 1 }),
+    denyEverything('unavailable'),
+  ]) {
     assert.doesNotMatch(JSON.stringify(config), /ALLOW/);
     assert.deepEqual(Object.keys(config.shadow_matcher.matcher_tree.exact_match_map.map), [PLACEHOLDER_SID]);
   }
-  assert.deepEqual(action(rbacOf([], true).shadow_matcher.on_no_match), ['overflowed', 'DENY']);
+  assert.deepEqual(action(rbacOf([], { refuseAll: true }).shadow_matcher.on_no_match), [
+    'refuse-all',
+    'DENY',
+  ]);
+});
+
+test(`the resource at the feed's default ${DEFAULT_MAX_REVOCATIONS} entries stays under 2 MB of protobuf`, () => {
+  const resource = (count: number) =>
+    compileFastPathRbac(
+      Array.from({ length: count }, (_, i) => ({
+        sid: decisionSessionId(`session-${i}`),
+        notBeforeMs: 1_700_000_000_000 + i,
+      })),
+      { refuseAll: false, floorMs: 1_699_999_999_999 },
+    );
+  const empty = encodeMessage(TYPED_EXTENSION_CONFIG_TYPE, resource(0)).length;
+  const full = resource(DEFAULT_MAX_REVOCATIONS);
+  const bytes = encodeMessage(TYPED_EXTENSION_CONFIG_TYPE, full).length;
+  const perEntry = (bytes - empty) / DEFAULT_MAX_REVOCATIONS;
+  console.log(
+    `# fast-path resource at ${DEFAULT_MAX_REVOCATIONS} entries: ${bytes} bytes of protobuf ` +
+      `(${empty} empty, ${perEntry.toFixed(0)} an entry), ${JSON.stringify(full).length} bytes as JSON`,
+  );
+  assert.ok(bytes < 2_000_000, `${bytes} bytes`);
 });

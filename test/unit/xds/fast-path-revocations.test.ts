@@ -1,13 +1,16 @@
 // The revocation feed (xds/fast-path-revocations.ts) with a fake session store, a fake overlay and
-// a recording compile: each invalidated session reaches the overlay at once as a revocation of its
-// decision session id up to now + skew; bursts are coalesced; entries that age out are republished
-// away; the lifetime 0 empties the overlay and turning it back on forgets nothing; a compile that
-// throws publishes the refuse-everything filter, or keeps the last good one; a lost change feed
-// refuses every token; without a session store every token is refused.
+// a recording compile: at start the floor refuses every token minted before now + margin; each
+// invalidated session reaches the overlay at once as a revocation of its decision session id up to
+// now + margin; bursts are coalesced; entries (and the floor) that age out are republished away;
+// the lifetime 0 empties the overlay and turning it back on forgets nothing; a compile that throws
+// publishes the refuse-everything filter, or keeps the last good one; a lost change feed refuses
+// every token, and once back the floor rises; a full set raises the floor; without a session
+// store every token is refused.
 import assert from 'node:assert/strict';
 import { afterEach, test } from 'node:test';
 import {
   DECISION_CLOCK_SKEW_S,
+  DECISION_REVOCATION_MARGIN_MS,
   decisionSessionId,
   FAST_PATH_FILTER,
 } from '../../../src/contract/fast-path.js';
@@ -24,6 +27,9 @@ import { waitFor } from '../../support/wait.js';
 
 const LIFETIME = 120_000;
 const SKEW_MS = DECISION_CLOCK_SKEW_S * 1000;
+const MARGIN_MS = DECISION_REVOCATION_MARGIN_MS;
+/** How long after its invalidation a revocation (and the startup floor, after the start) is held. */
+const HOLD_MS = MARGIN_MS + LIFETIME + SKEW_MS;
 const START = 1_700_000_000_000;
 
 /** One overlay call: what it carried (undefined: emptied) and when. */
@@ -60,11 +66,16 @@ type RigOptions = Partial<Omit<RevocationFeedOptions, 'sessions'>> & {
   readonly noSessions?: boolean;
   /** No overlay (an authorize process). */
   readonly noOverlay?: boolean;
+  /**
+   * Leave the clock at the start (default: 1 ms on), where an invalidation is covered by the
+   * startup floor (now + margin) rather than an entry.
+   */
+  readonly noTick?: boolean;
 };
 
 /** A feed over fakes; `options` override the defaults. */
 function rig(options: RigOptions = {}) {
-  const { failWhen, noSessions, noOverlay, ...feedOptions } = options;
+  const { failWhen, noSessions, noOverlay, noTick, ...feedOptions } = options;
   let now = START;
   const invalidations = listeners<string>();
   const changes = listeners<RecordChange>();
@@ -93,6 +104,7 @@ function rig(options: RigOptions = {}) {
     ...feedOptions,
   });
   feeds.push(feed);
+  if (noTick !== true) now += 1;
   return {
     feed,
     published,
@@ -111,16 +123,35 @@ function rig(options: RigOptions = {}) {
 
 const sid = (id: string) => decisionSessionId(id);
 
-test('at start the overlay carries the empty filter, before any build', () => {
+test('at start the overlay carries the filter with the floor at now + margin, before any build', () => {
   const { published, calls } = rig();
   assert.deepEqual(
     published.map((p) => p.content),
-    [{ revocations: [], overflowed: false }],
+    [{ revocations: [], refuseAll: false, floorMs: START + MARGIN_MS }],
   );
   assert.deepEqual(
-    calls.map((c) => [c.revocations, c.overflowed]),
-    [[[], false]],
+    calls.map((c) => [c.revocations, c.refuseAll, c.floorMs]),
+    [[[], false, START + MARGIN_MS]],
   );
+});
+
+test('the startup floor: tokens minted before it are refused for every session, later ones pass; it leaves after a lifetime', async () => {
+  const { feed, invalidate, advance, published, last } = rig({ noTick: true });
+  assert.equal(feed.revokedUntil(sid('anyone')), START + MARGIN_MS, 'authorize mints nothing until then');
+  invalidate('same-ms');
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  assert.equal(published.length, 1, 'an invalidation in the start ms is covered by the floor');
+  advance(1);
+  invalidate('later');
+  await waitFor(async () => last()?.revocations.length === 1, { what: 'an entry', intervalMs: 1 });
+  assert.equal(last()?.revocations[0]?.notBeforeMs, START + 1 + MARGIN_MS);
+  assert.equal(feed.revokedUntil(sid('later')), START + 1 + MARGIN_MS);
+  advance(HOLD_MS - 1);
+  await waitFor(async () => last()?.floorMs === undefined, { what: 'the floor retired', intervalMs: 1 });
+  assert.equal(last()?.revocations.length, 1, 'the later entry stays a ms longer');
+  assert.equal(feed.revokedUntil(sid('anyone')), undefined);
+  advance(1);
+  await waitFor(async () => last()?.revocations.length === 0, { what: 'the entry pruned', intervalMs: 1 });
 });
 
 test('an invalidated session reaches the overlay within milliseconds, as its decision sid up to now + skew', async () => {
@@ -141,7 +172,7 @@ test('an invalidated session reaches the overlay within milliseconds, as its dec
     latencies.push(seen.atMs - started);
     assert.ok(
       seen.content?.revocations.some(
-        (r) => r.sid === sid(`session-${i}`) && r.notBeforeMs === now() + SKEW_MS,
+        (r) => r.sid === sid(`session-${i}`) && r.notBeforeMs === now() + MARGIN_MS,
       ),
     );
     // The next one waits out the coalescing interval: keep them apart to measure each one alone.
@@ -149,10 +180,10 @@ test('an invalidated session reaches the overlay within milliseconds, as its dec
   }
   assert.equal(
     feed.revokedUntil(sid('session-3')),
-    now() + SKEW_MS,
+    now() + MARGIN_MS,
     'authorize mints nothing for it until then',
   );
-  assert.equal(feed.revokedUntil(sid('other')), undefined);
+  assert.equal(feed.revokedUntil(sid('other')), START + MARGIN_MS, 'the startup floor');
   const sorted = [...latencies].sort((a, b) => a - b);
   const worst = sorted.at(-1) ?? Infinity;
   console.log(`# invalidate -> overlay: median ${sorted[10]?.toFixed(2)} ms, worst ${worst.toFixed(2)} ms`);
@@ -186,8 +217,9 @@ test('entries that age out are pruned on the timer and the filter republished wi
   advance(1000);
   invalidate('new');
   await waitFor(async () => last()?.revocations.length === 2, { what: 'both published', intervalMs: 1 });
-  advance(LIFETIME + 2 * SKEW_MS - 1000);
+  advance(HOLD_MS - 1000);
   await waitFor(async () => last()?.revocations.length === 1, { what: 'old pruned', intervalMs: 1 });
+  assert.equal(last()?.floorMs, undefined, 'the startup floor went before old did');
   assert.deepEqual(
     last()?.revocations.map((r) => r.sid),
     [sid('new')],
@@ -220,8 +252,8 @@ test('lifetime 0: nothing at start; turned on it publishes at once with what was
 test('a compile that throws publishes the filter refusing every token; failing that, keeps the last good', async () => {
   let mode: 'ok' | 'entries' | 'all' = 'ok';
   const { published, invalidate, logger, last, calls } = rig({
-    failWhen: (revocations, overflowed) =>
-      mode === 'all' || (mode === 'entries' && (revocations.length > 0 || !overflowed))
+    failWhen: (revocations, options) =>
+      mode === 'all' || (mode === 'entries' && (revocations.length > 0 || !options.refuseAll))
         ? `broken (${mode})`
         : undefined,
   });
@@ -229,8 +261,8 @@ test('a compile that throws publishes the filter refusing every token; failing t
   await waitFor(async () => last()?.revocations.length === 1, { what: 'a published', intervalMs: 1 });
   mode = 'entries';
   invalidate('b');
-  await waitFor(async () => last()?.overflowed === true, { what: 'the refuse-all filter', intervalMs: 1 });
-  assert.deepEqual(last(), { revocations: [], overflowed: true });
+  await waitFor(async () => last()?.refuseAll === true, { what: 'the refuse-all filter', intervalMs: 1 });
+  assert.deepEqual(last(), { revocations: [], refuseAll: true, floorMs: undefined });
   mode = 'all';
   const count = published.length;
   invalidate('c');
@@ -253,7 +285,7 @@ test('a compile that throws publishes the filter refusing every token; failing t
     what: 'recovered on the next tick',
     intervalMs: 1,
   });
-  assert.equal(last()?.overflowed, false);
+  assert.equal(last()?.refuseAll, false);
   assert.ok(logger.records.some((r) => r.level === 'info' && /again/.test(r.msg ?? '')));
 });
 
@@ -276,32 +308,43 @@ test('an overlay that throws is logged and does not stop the feed', async () => 
   await waitFor(async () => seen.length > 0, { what: 'published on a later tick', intervalMs: 1 });
 });
 
-test('a lost change feed refuses every token until it is back, then every token minted before for one lifetime', async () => {
+test('a lost change feed refuses every token until it is back; then the floor rises to now + margin', async () => {
   const { invalidate, change, last, advance, feed, now } = rig();
   change({ kind: 'lost' });
-  await waitFor(async () => last()?.overflowed === true, { what: 'refuse all', intervalMs: 1 });
+  await waitFor(async () => last()?.refuseAll === true, { what: 'refuse all', intervalMs: 1 });
   assert.equal(feed.revokedUntil(sid('anyone')), Number.POSITIVE_INFINITY);
   advance(10 * LIFETIME);
   change({ kind: 'resumed' });
+  const resumedAt = now();
+  await waitFor(async () => last()?.refuseAll === false, { what: 'back', intervalMs: 1 });
+  assert.equal(last()?.floorMs, resumedAt + MARGIN_MS, 'changes may have been missed: older tokens refused');
+  assert.equal(feed.revokedUntil(sid('anyone')), resumedAt + MARGIN_MS, 'newer ones are minted');
+  advance(1);
   invalidate('after');
   await waitFor(async () => last()?.revocations.length === 1, {
     what: 'the revocation after',
     intervalMs: 1,
   });
-  assert.equal(last()?.overflowed, true, 'changes may have been missed');
-  assert.equal(feed.revokedUntil(sid('anyone')), now() + SKEW_MS);
-  advance(LIFETIME + 2 * SKEW_MS);
-  await waitFor(async () => last()?.overflowed === false, { what: 'back to the fast path', intervalMs: 1 });
+  advance(HOLD_MS - 1);
+  await waitFor(async () => last()?.floorMs === undefined, { what: 'the floor retired', intervalMs: 1 });
 });
 
-test('past maxEntries the filter refuses every token (with a warning) until the revocations age out', async () => {
-  const { invalidate, last, advance, logger } = rig({ maxEntries: 3 });
-  for (const id of ['1', '2', '3', '4']) invalidate(id);
-  await waitFor(async () => last()?.overflowed === true, { what: 'overflowed', intervalMs: 1 });
-  assert.equal(last()?.revocations.length, 3);
+test('past maxEntries the floor rises to the revocation (with a warning), and retires a lifetime later', async () => {
+  const { invalidate, last, advance, logger, feed, now } = rig({ maxEntries: 3 });
+  for (const id of ['1', '2', '3']) invalidate(id);
+  await waitFor(async () => last()?.revocations.length === 3, { what: 'three entries', intervalMs: 1 });
+  advance(1);
+  invalidate('4');
+  await waitFor(async () => last()?.floorMs === now() + MARGIN_MS, { what: 'the floor', intervalMs: 1 });
+  assert.deepEqual(last()?.revocations, [], 'every entry was covered');
+  assert.equal(last()?.refuseAll, false, 'never refuses all for it');
+  for (const id of ['1', '4', 'other']) assert.equal(feed.revokedUntil(sid(id)), now() + MARGIN_MS);
   assert.equal(logger.records.filter((r) => r.level === 'warn').length, 1);
-  advance(LIFETIME + 2 * SKEW_MS);
-  await waitFor(async () => last()?.overflowed === false && last()?.revocations.length === 0, {
+  advance(1);
+  invalidate('5');
+  await waitFor(async () => last()?.revocations.length === 1, { what: 'back to entries', intervalMs: 1 });
+  advance(HOLD_MS);
+  await waitFor(async () => last()?.floorMs === undefined && last()?.revocations.length === 0, {
     what: 'recovered',
     intervalMs: 1,
   });
@@ -311,7 +354,7 @@ test('without a session store every token is refused, and said so', () => {
   const { published, logger } = rig({ noSessions: true });
   assert.deepEqual(
     published.map((p) => p.content),
-    [{ revocations: [], overflowed: true }],
+    [{ revocations: [], refuseAll: true, floorMs: START + MARGIN_MS }],
   );
   assert.ok(logger.records.some((r) => r.level === 'warn' && /databroker_service_url/.test(r.msg ?? '')));
 });
@@ -319,7 +362,7 @@ test('without a session store every token is refused, and said so', () => {
 test('without an overlay (authorize alone) it only keeps the set; close unsubscribes', async () => {
   const { feed, invalidate, invalidations, now } = rig({ noOverlay: true });
   invalidate('s');
-  assert.equal(feed.revokedUntil(sid('s')), now() + SKEW_MS);
+  assert.equal(feed.revokedUntil(sid('s')), now() + MARGIN_MS);
   assert.equal(invalidations.size, 1);
   feed.close();
   assert.equal(invalidations.size, 0);
