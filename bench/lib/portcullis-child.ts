@@ -34,6 +34,8 @@ interface BenchSession {
   readonly id: string;
   readonly userId: string;
   readonly email: string;
+  /** Whether the provider verified the address: e-mail policies match verified addresses only. */
+  readonly emailVerified: boolean;
   readonly name: string;
   readonly groups: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
@@ -88,6 +90,7 @@ function benchSession(index: number, now: number, idpId: string): BenchSession {
     id: benchSessionId(index),
     userId: `user-${index}`,
     email: `user${index}@example.com`,
+    emailVerified: true,
     name: `User ${index}`,
     groups: ['staff'],
     claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },

@@ -249,7 +249,7 @@ function measurementsOf(result: SizeResult): Measurement[] {
       value: failed,
       unit: 'requests',
       pass: failed === 0,
-      detail: `${result.changes} changes; ${describeLoad(result.load)}; Envoy sent ${result.checks} Checks for the about ${Math.round(result.load.requests / 2).toLocaleString('en-US')} protected-route requests (the rest the fast path decided)`,
+      detail: `${result.changes} changes; ${describeLoad(result.load)}; Envoy sent ${result.checks} Checks (one per protected-route request the fast path did not decide) for about ${Math.round(result.load.requests / 2).toLocaleString('en-US')} protected-route requests`,
     },
     {
       what: `rename to the change serving under churn, ${routes} routes`,
