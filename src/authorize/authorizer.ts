@@ -7,7 +7,10 @@ import type { AuthzState, RouteAuthz } from './authz-state.js';
 import { requestClientKind } from './client-kind.js';
 import type { AuthorizeRequest, Decision } from './decision.js';
 import { denyResponse, signInRedirect, storeUnavailableResponse } from './error-responses.js';
+import type { DecisionMinter, RevokedUntil } from './fast-path/decision-minter.js';
+import { mintInputFor, withDecisionCookie, type AllowDecision } from './fast-path/mint-on-allow.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
+import type { PolicyOutcome } from './policy/compile-policy.js';
 import { claimValues } from './policy/claims.js';
 import { readCredentials, type RequestCredentials } from './request-credentials.js';
 import { assertionTarget, hostnameOf } from './request-host.js';
@@ -36,6 +39,17 @@ export interface AuthorizerDeps {
   readonly logger: Logger;
   /** Unix ms clock for rate-limiting the store-outage warning (default Date.now). */
   readonly now?: () => number;
+  /**
+   * Mints the fast path's decision tokens on allows (docs/fast-path.md) and caches them; the
+   * service's own. Absent: no token is ever handed out.
+   */
+  readonly decisions?: DecisionMinter;
+  /**
+   * When a session's decision tokens were revoked, by decision session id (`decisionSessionId`):
+   * Envoy refuses tokens minted at or before the returned Unix ms, so none is minted until then
+   * (it would be refused, and minted again on every request). Absent: nothing is revoked.
+   */
+  readonly revokedUntil?: RevokedUntil;
 }
 
 /** The authorizer's own state across requests: warnings it already gave. */
@@ -53,7 +67,8 @@ interface Warnings {
  * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
- * route passes identity headers. A session made by another identity-provider client than the
+ * route passes identity headers. On a replayable route of a cookie session with the fast path on,
+ * the allow also sets the decision-token cookie (fast-path/mint-on-allow.ts). A session made by another identity-provider client than the
  * route's counts as no session. A public route never looks its session up; a session store that
  * cannot be reached answers 503 (storeUnavailableResponse), never an allow or a sign-in redirect.
  * Checks without a route id are Portcullis's own routes: the JWKS, and `/.portcullis/*` or any
@@ -175,6 +190,35 @@ function decide(
       outcome.allowReasons,
     );
   }
+  const allowed = allowDecision(deps, state, route, request, credentials, session, outcome, warnedLarge);
+  const minter = deps.decisions;
+  if (minter === undefined) return allowed;
+  const input = mintInputFor({
+    revokedUntil: deps.revokedUntil,
+    signer: deps.signer,
+    state,
+    route,
+    request,
+    credentials,
+    session,
+  });
+  return input === undefined ? allowed : withDecisionCookie(allowed, input, minter, deps.logger);
+}
+
+/**
+ * The allow for a request the policy admitted: credentials and client-sent identity headers
+ * stripped, and the assertion and claim headers set when the route passes identity headers.
+ */
+function allowDecision(
+  deps: AuthorizerDeps,
+  state: AuthzState,
+  route: RouteAuthz,
+  request: AuthorizeRequest,
+  credentials: RequestCredentials,
+  session: Session | undefined,
+  outcome: PolicyOutcome,
+  warnedLarge: OncePerKey,
+): AllowDecision | Promise<AllowDecision> {
   const setHeaders: [string, string][] = [];
   const removeHeaders = strippedHeaders(request, credentials, state);
   if (credentials.cookieWithoutSession !== undefined && credentials.hadSessionCookie) {
@@ -233,7 +277,7 @@ interface AllowedIdentity {
 }
 
 /** The allow decision carrying `token` as the identity assertion (warned about once when large). */
-function allowWithAssertion(allowed: AllowedIdentity, token: string, warnedLarge: OncePerKey): Decision {
+function allowWithAssertion(allowed: AllowedIdentity, token: string, warnedLarge: OncePerKey): AllowDecision {
   const { deps, session, setHeaders, removeHeaders } = allowed;
   if (token.length > LARGE_ASSERTION_BYTES && warnedLarge.first(session.id)) {
     deps.logger.warn(

@@ -1,4 +1,6 @@
+import { claimHeaderKey, decisionClaimHeaders, decisionCookieName } from '../contract/fast-path.js';
 import type { IR } from '../ir/types.js';
+import type { DecisionCookieSettings } from './fast-path/decision-cookie.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
 
 /** Everything authorize knows about one route, compiled once per config version. */
@@ -9,6 +11,28 @@ export interface RouteAuthz {
   readonly policy: CompiledPolicy;
   /** The identity-provider client of the route; a session made by another client counts as none. */
   readonly idpId: string;
+  /** Set when Envoy may replay this route's allows (the fast path is on, `IRRoute.decisionName`). */
+  readonly decision: RouteDecision | undefined;
+}
+
+/** What a replayable route's allow hands out: the decision token names its host's allowed routes. */
+export interface RouteDecision {
+  /** `IRRoute.decisionName`: the name decision tokens list the route under. */
+  readonly name: string;
+  /** Every replayable route of the same IR virtual host, in config order (this one included). */
+  readonly hostRoutes: readonly RouteAuthz[];
+}
+
+/** The fast path of one config (docs/fast-path.md): how decision tokens are minted and set. */
+export interface FastPathSettings {
+  /** `decision_token_lifetime`, ms (always > 0 here). */
+  readonly lifetimeMs: number;
+  readonly cookie: DecisionCookieSettings;
+  /**
+   * The claim headers as [`claimHeaderKey(i)`, claim], `i` indexing the sorted lower-cased header
+   * names: the keys of the token's `h`, which the compiled filters turn back into headers.
+   */
+  readonly claimHeaders: readonly (readonly [string, string])[];
 }
 
 /**
@@ -32,6 +56,8 @@ export interface AuthzState {
   readonly issuerFormat: 'host_only' | 'uri';
   /** The JWKS served at /.well-known/portcullis/jwks.json on every route host (undefined: none). */
   readonly jwksJson: string | undefined;
+  /** Undefined when the fast path is off (`decision_token_lifetime` 0): no token is minted. */
+  readonly fastPath: FastPathSettings | undefined;
 }
 
 /**
@@ -44,18 +70,25 @@ export interface AuthzState {
 export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
   const routes = new Map<string, RouteAuthz>();
   const policies = new Map<string, CompiledPolicy>();
+  const fastPath = fastPathSettings(ir);
   for (const vhost of ir.virtualHosts) {
+    // Filled while the host's routes are built; every replayable route of the host shares it.
+    const hostRoutes: RouteAuthz[] = [];
     for (const route of vhost.routes) {
       const key = JSON.stringify(route.policy);
       const policy = policies.get(key) ?? previous?.policies.get(key) ?? compilePolicy(route.policy);
       policies.set(key, policy);
-      routes.set(route.id, {
+      const replayable = fastPath !== undefined && route.decisionName !== undefined;
+      const built: RouteAuthz = {
         id: route.id,
         public: route.public,
         passIdentityHeaders: route.passIdentityHeaders,
         policy,
         idpId: route.idpId,
-      });
+        decision: replayable ? { name: route.decisionName, hostRoutes } : undefined,
+      };
+      if (replayable) hostRoutes.push(built);
+      routes.set(route.id, built);
     }
   }
   return {
@@ -72,5 +105,36 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
     cookieName: ir.authorize.cookieName,
     issuerFormat: ir.authorize.issuerFormat,
     jwksJson: ir.internal?.jwksJson,
+    fastPath,
+  };
+}
+
+/**
+ * The fast path's settings, or undefined when `decision_token_lifetime` is 0. The cookie follows
+ * the session cookie's Secure and SameSite (`signIn.cookie`); without sign-in settings, Secure
+ * unless the listener is plain HTTP, and SameSite Lax (the session cookie's default).
+ */
+function fastPathSettings(ir: IR): FastPathSettings | undefined {
+  const lifetimeMs = ir.authorize.decisionTokenLifetimeMs;
+  if (!(lifetimeMs > 0)) return undefined;
+  const session = ir.signIn?.cookie;
+  // The claim of each header as the slow path sends it: of names that differ only in case, the
+  // last one set wins (Envoy overwrites the earlier).
+  const claimOf = new Map(
+    Object.entries(ir.authorize.claimHeaders).map(
+      ([header, claim]) => [header.toLowerCase(), claim] as const,
+    ),
+  );
+  const headers = decisionClaimHeaders(ir.authorize.claimHeaders).map(
+    (header) => [header, claimOf.get(header) ?? ''] as const,
+  );
+  return {
+    lifetimeMs,
+    cookie: {
+      name: decisionCookieName(ir.authorize.cookieName),
+      secure: session?.secure ?? ir.listener.tls !== undefined,
+      sameSite: session?.sameSite ?? 'lax',
+    },
+    claimHeaders: headers.map(([, claim], index) => [claimHeaderKey(index), claim] as const),
   };
 }

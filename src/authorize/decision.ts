@@ -9,6 +9,11 @@ export type Decision =
       readonly setHeaders: readonly (readonly [string, string])[];
       /** Headers removed from the upstream request. */
       readonly removeHeaders: readonly string[];
+      /**
+       * Headers added to the response the client gets, beside the upstream's own (appended, never
+       * overwriting: an upstream's Set-Cookie is kept). The fast path's decision-token cookie.
+       */
+      readonly responseHeaders?: readonly (readonly [string, string])[];
       readonly reasons: readonly string[];
       /** Who is signed in, when a session allowed it: Envoy's access log shows it (ext_authz dynamic metadata). */
       readonly user?: { readonly id: string; readonly email: string | undefined };

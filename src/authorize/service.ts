@@ -6,30 +6,48 @@ import { AuthzStateHolder } from './authz-state-holder.js';
 import { createAuthorizer } from './authorizer.js';
 import { registerAuthorizationService, type Authorizer } from './ext-authz/authorization-service.js';
 import { AssertionSigner } from './identity/assertion-cache.js';
+import { DecisionMinter, type RevokedUntil } from './fast-path/decision-minter.js';
 import type { SessionStore } from '../session/session.js';
 import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
 import type { SpanStarter } from '../shared/trace-context.js';
 
+/** Options of the AuthorizeService. */
+export interface AuthorizeServiceOptions {
+  /** When each session's decision tokens were revoked (AuthorizerDeps.revokedUntil); default none. */
+  readonly revokedUntil?: RevokedUntil;
+}
+
 /**
  * The authorize service: installs each accepted build's policies (before Envoy sees its routes) and
  * keys, and registers the ext_authz Check service that answers with its authorizer on the gRPC
- * server (`register`). It reads the IR and the key ring, never the config.
+ * server (`register`). It reads the IR and the key ring, never the config. It holds the caches
+ * of signed assertions and decision tokens; a session's entries go the moment the store
+ * invalidates it.
  */
 export class AuthorizeService {
   private readonly holder = new AuthzStateHolder();
   private keys: KeyRing | undefined;
   private signer: AssertionSigner | undefined;
+  private readonly decisions = new DecisionMinter(() => {
+    if (this.keys === undefined) throw new Error('no config installed yet');
+    return this.keys.decisionKey;
+  });
 
   constructor(
     private readonly sessions: SessionStore,
     private readonly logger: Logger,
+    private readonly options: AuthorizeServiceOptions = {},
   ) {
-    sessions.onInvalidate((id) => this.signer?.invalidate(id));
+    sessions.onInvalidate((id) => {
+      this.signer?.invalidate(id);
+      this.decisions.invalidate(id);
+    });
   }
 
   /**
    * Installs an accepted build: its policies, claim headers and keys. The assertion signer (and
-   * its cache of signed assertions) is kept while the signing key, claims and groups filter stay.
+   * its cache of signed assertions) is kept while the signing key, claims and groups filter stay;
+   * cached decision tokens never outlive the config they were minted under.
    */
   install(ir: IR, keys: KeyRing): void {
     const claimNames = Object.values(ir.authorize.claimHeaders);
@@ -49,6 +67,7 @@ export class AuthorizeService {
     }
     this.keys = keys;
     this.holder.install(ir);
+    this.decisions.clear();
   }
 
   /**
@@ -84,7 +103,7 @@ export class AuthorizeService {
     });
   }
 
-  /** The authorizer over this service's current state, sessions, handles and signer. */
+  /** The authorizer over this service's current state, sessions, handles, signer and token minter. */
   authorizer(): Authorizer {
     const sessions = this.sessions;
     return createAuthorizer({
@@ -97,6 +116,8 @@ export class AuthorizeService {
         return this.signer;
       },
       logger: this.logger,
+      decisions: this.decisions,
+      ...(this.options.revokedUntil === undefined ? {} : { revokedUntil: this.options.revokedUntil }),
     });
   }
 }

@@ -19,6 +19,11 @@ export interface AuthorizeDeps {
   readonly tracer: SpanStarter;
   /** Hands `install` every accepted build (the current one at once), in subscription order. */
   readonly subscribe: (name: string, install: (ir: IR, keys: KeyRing) => void) => void;
+  /**
+   * Until when (Unix ms) Envoy refuses a decision session's tokens (the fast path's revocations);
+   * the authorizer mints none for it before then. Absent: no revocation known here.
+   */
+  readonly revokedUntil?: (decisionSid: string) => number | undefined;
 }
 
 /**
@@ -27,7 +32,11 @@ export interface AuthorizeDeps {
  * the process's gRPC server once it listens.
  */
 export function startAuthorize(deps: AuthorizeDeps): AuthorizeService {
-  const service = new AuthorizeService(deps.sessions, deps.logger);
+  const service = new AuthorizeService(
+    deps.sessions,
+    deps.logger,
+    deps.revokedUntil === undefined ? {} : { revokedUntil: deps.revokedUntil },
+  );
   deps.subscribe('authorize', (ir, keys) => service.install(ir, keys));
   service.register(deps.grpcServer, deps.envoyCredential, deps.telemetry, deps.tracer);
   return service;

@@ -3,7 +3,12 @@ import { buildYielding, type BuildResult } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../pki/system-ca.js';
 
 import { renderResources, toYaml } from '../proto/render.js';
-import { compile } from '../xds/compile/compile.js';
+import { TYPED_EXTENSION_CONFIG_TYPE } from '../proto/type-urls.js';
+import type { IR } from '../ir/types.js';
+import { FAST_PATH_FILTER } from '../contract/fast-path.js';
+import { compile, type CompiledResources } from '../xds/compile/compile.js';
+import { fastPathInternal } from '../xds/compile/fast-path.js';
+import { compileFastPathRbac } from '../xds/compile/fast-path-rbac.js';
 
 /** Runs the pipeline as the runtime would and writes warnings and problems (with key paths) to `err`. */
 async function buildAndReport(
@@ -27,6 +32,9 @@ async function buildAndReport(
  * `portcullis compile --config f`: a dry run that prints the xDS resources Envoy would receive, as
  * YAML, with private keys redacted. Exit 0 on success; 1 with every problem on stderr otherwise.
  * `env` is where options come from besides the file (the process's; a test passes a container's).
+ * With the fast path on, `filters` shows its ECDS resource as it is served with no session revoked
+ * (builds leave that type empty: the revocation feed serves it through the snapshot store's
+ * overlay), so the dry run shows every filter Envoy runs and its config.
  */
 export async function runCompile(
   configPath: string,
@@ -39,10 +47,17 @@ export async function runCompile(
   out.write(
     toYaml({
       version: result.snapshot.version,
-      ...renderResources(compile(result.ir), { redactSecrets: true }),
+      ...renderResources(withFastPathFilter(result.ir, compile(result.ir)), { redactSecrets: true }),
     }),
   );
   return 0;
+}
+
+/** `compiled` with the fast path's ECDS resource (no revocation) when `ir` has the fast path on. */
+function withFastPathFilter(ir: IR, compiled: CompiledResources): CompiledResources {
+  if (fastPathInternal(ir) === undefined) return compiled;
+  const resource = { name: FAST_PATH_FILTER, message: compileFastPathRbac([], false) };
+  return { ...compiled, [TYPED_EXTENSION_CONFIG_TYPE]: [resource] };
 }
 
 /** `portcullis validate --config f`: exit 0 when the config is valid, 1 with every problem listed. */

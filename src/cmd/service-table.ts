@@ -13,6 +13,7 @@ import type { AuthorizeService } from '../authorize/service.js';
 import { startAuthenticate, type StartedAuthenticate } from '../authenticate/start.js';
 import { startXds, type StartedXds } from '../xds/start.js';
 import type { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import type { RevocationFeed } from '../xds/fast-path-revocations.js';
 import type { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
 import type { PortcullisTracing } from '../observability/tracing/tracing.js';
 
@@ -44,6 +45,12 @@ export interface ProcessParts {
   readonly store: SnapshotStore;
   /** The session store, where authorize, authenticate or the databroker run. */
   readonly stack: SessionStack | undefined;
+  /**
+   * The revocation feed (cmd/revocation-feed.ts), where the proxy or authorize runs: the proxy's
+   * publishes the fast path's revocations to Envoy; authorize takes its `revokedUntil`, so a
+   * session revoked here gets no decision token until Envoy refuses what it held.
+   */
+  readonly revocations: RevocationFeed | undefined;
   /** The gRPC server on `grpc_address`, where proxy, authorize or the databroker run. */
   readonly grpcServer: grpc.Server | undefined;
   readonly idpTimeoutMs: number | undefined;
@@ -84,6 +91,7 @@ export const SERVICE_STARTS: Readonly<Record<ServiceName, (process: ProcessParts
       telemetry: process.metrics,
       tracer: process.tracing.tracer,
       subscribe: installer(process.reloader),
+      ...(process.revocations === undefined ? {} : { revokedUntil: process.revocations.revokedUntil }),
     });
   },
   authenticate: (process) => {

@@ -15,6 +15,7 @@ import { EnvoyVerdicts } from '../xds/publish/envoy-verdict.js';
 import type { MakeBeforeBreak } from '../xds/publish/make-before-break.js';
 import type { AdsServer } from '../xds/server/ads-server.js';
 import { SnapshotStore } from '../xds/snapshot/snapshot-store.js';
+import type { RevocationFeed } from '../xds/fast-path-revocations.js';
 import type { AuthorizeService } from '../authorize/service.js';
 import type { AuthenticateService } from '../authenticate/service.js';
 import { openSessionStack, type SessionStack } from '../databroker/stack.js';
@@ -31,6 +32,7 @@ import {
   type ProcessParts,
 } from './service-table.js';
 import { listenAndSupervise } from './listen.js';
+import { proxyNeedsSessions, startRevocationFeed } from './revocation-feed.js';
 import { shutdownGrpc } from './grpc-server.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
@@ -63,7 +65,10 @@ export interface Running {
   readonly grpcCredential: string;
   /** The gRPC port (0 when this process serves no gRPC: authenticate alone). */
   readonly grpcPort: number;
+  /** The session stack where authorize, authenticate or the databroker run. */
   readonly stack: SessionStack | undefined;
+  /** The revocation feed where the proxy or authorize runs (see ProcessParts). */
+  readonly revocations: RevocationFeed | undefined;
   readonly authorize: AuthorizeService | undefined;
   readonly authenticate: AuthenticateService | undefined;
   readonly ads: AdsServer | undefined;
@@ -156,8 +161,9 @@ async function startParts(options: StartOptions, prepared: Prepared): Promise<Ru
   const fixed = fixAtStart(initial, options.withoutEnvoy !== true && parts.proxy && parts.authorize);
   if (fixed.credentialDerived) reloader.subscribe(credentialWatch(fixed.credential, log));
   const client = internalClient(keys.sharedSecret, fixed.tls, processIr.certificateAuthorityPem);
+  const servesSessions = parts.authorize || parts.authenticate || parts.databroker;
   const stack =
-    parts.authorize || parts.authenticate || parts.databroker
+    servesSessions || proxyNeedsSessions(parts, initial.ir)
       ? await openSessionStack({
           databroker: processIr.databroker,
           connection: keys.databrokerConnection,
@@ -183,6 +189,16 @@ async function startParts(options: StartOptions, prepared: Prepared): Promise<Ru
   const health = grpcServer === undefined ? undefined : registerHealth(grpcServer);
   // Pushed before the services' own closers, so ADS and Watch streams end before the server drains.
   if (grpcServer !== undefined) closers.push((graceMs) => shutdownGrpc(grpcServer, graceMs));
+  const store = new SnapshotStore();
+  const revocations = startRevocationFeed({
+    parts,
+    stack,
+    store,
+    reloader,
+    initial: initial.ir,
+    logger: log,
+    closers,
+  });
   const processParts: ProcessParts = {
     log,
     reloader,
@@ -190,8 +206,10 @@ async function startParts(options: StartOptions, prepared: Prepared): Promise<Ru
     sharedSecret: keys.sharedSecret,
     metrics,
     tracing,
-    store: new SnapshotStore(),
-    stack,
+    store,
+    // A proxy's stack serves only its revocation feed: not a session service (readiness, `stack`).
+    stack: servesSessions ? stack : undefined,
+    revocations,
     grpcServer,
     idpTimeoutMs: options.idpTimeoutMs,
     closers,
@@ -211,9 +229,10 @@ async function startParts(options: StartOptions, prepared: Prepared): Promise<Ru
     log,
     store: processParts.store,
     reloader,
+    revocations,
     grpcCredential: fixed.credential,
     grpcPort: listening.grpcPort,
-    stack,
+    stack: processParts.stack,
     authorize: started.authorize,
     authenticate: started.authenticate?.service,
     ads: started.xds?.ads,

@@ -13,3 +13,13 @@ export const ACCESS_LOG_MARKER = { key: 'log', value: 'access' } as const;
 
 /** The ext_authz dynamic-metadata keys holding the signed-in user's id and email. */
 export const ACCESS_LOG_USER_KEYS = { id: 'user', email: 'email' } as const;
+
+/**
+ * The key that says who decided a request when the fast path is on, and its values: Envoy replayed
+ * an allow from a decision token (`envoy`), or Portcullis did (`portcullis`: its ext_authz was
+ * asked, or its config made the route public). JSON null for a request refused before any filter.
+ */
+export const ACCESS_LOG_DECIDED_BY = { key: 'decided_by', envoy: 'envoy', portcullis: 'portcullis' } as const;
+
+/** The key holding the decision token's `sid` (a one-way digest of the session id) on fast-path lines. */
+export const ACCESS_LOG_DECISION_SID = 'decision_sid';

@@ -38,16 +38,36 @@ export const DECISION_PAYLOAD_KEY = 's';
  * - `ja`: the identity assertion Envoy forwards as X-Portcullis-Jwt-Assertion;
  * - `h`: claim header values, keyed `c<index>` in the sorted list of claim header names.
  */
-export const DECISION_CLAIMS = { sid: 'sid', routes: 'r', mintedMs: 'v', assertion: 'ja', headers: 'h' } as const;
+export const DECISION_CLAIMS = {
+  sid: 'sid',
+  routes: 'r',
+  mintedMs: 'v',
+  assertion: 'ja',
+  headers: 'h',
+} as const;
+
+/**
+ * The claim header names a decision token carries values for, lower-cased, without repeats and
+ * sorted: the one at index i is the token's `h.c<i>` (`claimHeaderKey`). Compile maps them back to
+ * headers and authorize fills them, both from this one list.
+ */
+export function decisionClaimHeaders(claimHeaders: Readonly<Record<string, string>>): string[] {
+  return [...new Set(Object.keys(claimHeaders).map((name) => name.toLowerCase()))].sort();
+}
 
 /** The key under `h` of the claim header at `index` of the sorted claim header names. */
 export function claimHeaderKey(index: number): string {
   return `c${index}`;
 }
 
-/** The route metadata namespace holding a replayable route's decision name (key `d`). */
-export const DECISION_ROUTE_METADATA = 'portcullis.fast_path';
-export const DECISION_ROUTE_METADATA_KEY = 'd';
+/**
+ * The end of the decision name of a route that sends identity headers upstream
+ * (translate/decision-name.ts). Envoy names each replayable route by its decision name (what the
+ * shadow RBAC's `xds.route_name in r` reads), so the credential strip can tell from the route name
+ * alone whether the assertion and claim headers jwt_authn set from the token may go upstream: no
+ * per-route config or metadata, which would not fit a 10,000-route table in 4 MiB.
+ */
+export const DECISION_NAME_IDENTITY_SUFFIX = '.i';
 
 /**
  * The shadow RBAC filter's name, which is also the name of the ECDS resource carrying its config

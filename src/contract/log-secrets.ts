@@ -2,6 +2,7 @@ import type { SecretNames } from '../shared/redact.js';
 import { SESSION_COOKIE, ASSERTION_HEADER } from './authz.js';
 import { CSRF_PARAM, HANDOFF_PARAM, JWT_PARAM, OWN_SESSION_HEADER, PROGRAMMATIC_PARAM } from './endpoints.js';
 import { GRPC_CREDENTIAL_METADATA_KEY } from './grpc-credential.js';
+import { DECISION_CLAIMS } from './fast-path.js';
 
 /**
  * Headers and query parameters whose values are credentials, masked in every line Portcullis
@@ -9,7 +10,9 @@ import { GRPC_CREDENTIAL_METADATA_KEY } from './grpc-credential.js';
  * Portcullis` session handles, cookies (session and sign-in flow cookies), the assertion and own
  * session-handle headers; the OAuth `code` and `state`, OIDC tokens, and Portcullis's handoff,
  * session token, sealed programmatic request and CSRF token. `SESSION_COOKIE` is listed as a
- * parameter too, for a `_portcullis=<handle>` printed outside a cookie header.
+ * parameter too, for a `_portcullis=<handle>` printed outside a cookie header. And the decision
+ * token's assertion claim (`ja`) where Envoy dumps jwt_authn's verified payload from dynamic
+ * metadata (the fast path's shadow RBAC does at debug).
  */
 export const LOG_SECRET_NAMES: SecretNames = {
   headers: [
@@ -33,4 +36,5 @@ export const LOG_SECRET_NAMES: SecretNames = {
     CSRF_PARAM,
     SESSION_COOKIE,
   ],
+  fields: [DECISION_CLAIMS.assertion],
 };

@@ -15,9 +15,11 @@ export const ENVOY_LOG_FORMAT = '%l|%n|%v';
  * Envoy loggers whose debug lines carry secrets: request and response headers (`http`, `http2`,
  * `router`, `client` for Envoy's own gRPC calls), Check requests (`ext_authz`, `grpc`), received
  * config (`config`, `secret`), tokens and cookies (`jwt`, `lua`, `oauth2`,
- * `credential_injector`), and `connection`, whose traces can print buffered data. Each was seen
- * (or, for the last four, can be expected) to print an `authorization` or `cookie` value or a
- * callback path at debug during a sign-in.
+ * `credential_injector`), `connection`, whose traces can print buffered data, and `rbac`, whose
+ * "checking request" line prints every header and the dynamic metadata (the fast path's verified
+ * decision token, its assertion included). Each was seen (or, for `lua`, `oauth2`,
+ * `credential_injector` and `connection`, can be expected) to print an `authorization` or `cookie`
+ * value, a token or a callback path at debug.
  */
 export const SENSITIVE_ENVOY_COMPONENTS = [
   'http',
@@ -33,6 +35,7 @@ export const SENSITIVE_ENVOY_COMPONENTS = [
   'lua',
   'oauth2',
   'credential_injector',
+  'rbac',
 ] as const;
 
 /**

@@ -59,6 +59,12 @@ export interface IRInternal {
   /** The public JWKS served on every route host at /.well-known/portcullis/jwks.json. */
   readonly jwksJson: string;
   /**
+   * The decision key's public JWKS (keys/signing-key.ts `deriveDecisionKey`): what Envoy's
+   * jwt_authn verifies decision tokens with when the fast path is on (docs/fast-path.md). Public,
+   * and derived from the shared secret, so every instance's Envoys trust every instance's tokens.
+   */
+  readonly decisionJwksJson: string;
+  /**
    * Portcullis's HTTP server (sign-in, callback, sign-out, user page: contract/endpoints.ts), which
    * Envoy reaches for `/.portcullis/*` on every route host and for every path of the authenticate
    * host. Loopback in all-in-one mode. `tls` as for `authorize` (the server then serves HTTPS).

@@ -11,10 +11,16 @@
 /** The marker a masked value becomes. */
 export const REDACTED = '[redacted]';
 
-/** The names whose values `redactor` masks: header names and query-parameter names. */
+/** The names whose values `redactor` masks: header names, query-parameter names, Struct fields. */
 export interface SecretNames {
   readonly headers: readonly string[];
   readonly params: readonly string[];
+  /**
+   * String fields of a `google.protobuf.Struct` in proto text (`key: "name" value { string_value:
+   * "..." }`), as Envoy's debug lines dump dynamic metadata (RBAC's "checking request" line prints
+   * jwt_authn's verified payload).
+   */
+  readonly fields?: readonly string[];
 }
 
 const escape = (name: string): string => name.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
@@ -44,6 +50,18 @@ export function redactor(names: SecretNames): (text: string) => string {
         `$1$2${REDACTED}`,
       ],
     );
+  }
+  const fields = (names.fields ?? []).map(escape).join('|');
+  if (fields !== '') {
+    // key: "name" value { string_value: "..." }, quotes backslash-escaped and newlines written
+    // as \n under --log-format-escaped
+    rules.push([
+      new RegExp(
+        `(key:\\s*\\\\?"(?:${fields})\\\\?"(?:\\s|\\\\n)*value\\s*\\{(?:\\s|\\\\n)*string_value:\\s*\\\\?")(?:[^"\\\\]|\\\\(?!"))*(\\\\?")`,
+        'gi',
+      ),
+      `$1${REDACTED}$2`,
+    ]);
   }
   if (params !== '') {
     rules.push([

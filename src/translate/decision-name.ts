@@ -2,6 +2,7 @@ import { CATCH_ALL_VHOST, type IRAuthorize, type IRRoute, type IRVirtualHost } f
 import type { Criterion, PolicyRule } from '../ir/policy.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
+import { DECISION_NAME_IDENTITY_SUFFIX } from '../contract/fast-path.js';
 
 /**
  * Criteria whose outcome depends on the request, not only on who the session is: the method, the
@@ -54,7 +55,8 @@ function requestCriterion(policy: readonly PolicyRule[]): Criterion['kind'] | un
 }
 
 /**
- * The name a decision token gives this route: `<route id>.<checksum>`, the checksum over
+ * The name a decision token gives this route: `<route id>.<checksum>`, and `.i` after it
+ * (DECISION_NAME_IDENTITY_SUFFIX) when the route sends identity headers upstream, the checksum over
  * everything the allow and what the upstream receives depend on (the policy, the identity provider
  * whose sessions count, whether identity headers are sent, the headers set, and the global claim
  * headers, issuer format and groups filter). Editing any of them renames the route, so every token
@@ -78,7 +80,8 @@ export function decisionName(route: IRRoute, authorize: IRAuthorize): string {
     issuer: authorize.issuerFormat,
     groups: authorize.groupsFilter ?? null,
   });
-  return `${route.id}.${shortHash(decidedBy)}`;
+  const identity = route.passIdentityHeaders ? DECISION_NAME_IDENTITY_SUFFIX : '';
+  return `${route.id}.${shortHash(decidedBy)}${identity}`;
 }
 
 function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 'path'>[] {
@@ -91,10 +94,7 @@ function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 
  * concrete host (its assertion names it as `aud`), and only an exact host ties every request that
  * reaches the route to that one host.
  */
-export function withDecisionNames(
-  hosts: readonly IRVirtualHost[],
-  authorize: IRAuthorize,
-): IRVirtualHost[] {
+export function withDecisionNames(hosts: readonly IRVirtualHost[], authorize: IRAuthorize): IRVirtualHost[] {
   return hosts.map((host) => {
     const exact = host.name !== CATCH_ALL_VHOST && host.domains.every((domain) => !domain.includes('*'));
     if (!exact) return host;

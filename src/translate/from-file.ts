@@ -7,6 +7,7 @@ import { identityProviders } from '../config/identity-provider.js';
 import type { IR } from '../ir/types.js';
 import type { IRAddress } from '../ir/services.js';
 import { buildKeyRing, type KeyRing, type KeySecrets } from '../keys/key-ring.js';
+import { jwksOf } from '../keys/signing-key.js';
 import type { DerivedTls } from '../pki/derived-tls.js';
 import { internalEndpoints } from './internal-endpoints.js';
 import { translateProcess } from './services.js';
@@ -173,6 +174,7 @@ function translateOptions(config: Config, keys: KeyRing, externals: TranslateExt
     fallbackCertificate: keys.fallbackCertificate,
     internal: internalEndpoints(config, {
       jwksJson: keys.jwksJson,
+      decisionJwksJson: JSON.stringify(jwksOf([keys.decisionKey])),
       ownHttp: pinned?.ownHttp ?? translateProcess(config).ownHttp,
       ...(tls === undefined ? {} : { tls: { caPem: tls.caPem, serverName: tls.serverName } }),
     }),

@@ -22,7 +22,7 @@ export interface EnvoyTarget {
  * elsewhere, else at this process's gRPC listener; the authenticate service's HTTP endpoints
  * at `ownHttp` (this process's HTTP server), or at `authenticate_internal_service_url` when set
  * (a split authenticate, or a sidecar Envoy in another container); the TLS Envoy verifies each
- * with (peerTls); the Check timeout and the JWKS to publish. (The credential ext_authz presents
+ * with (peerTls); the Check timeout, the JWKS to publish and the decision key's JWKS. (The credential ext_authz presents
  * is not here: it lives in Envoy's bootstrap, contract/grpc-credential.ts.)
  * Listeners on every interface become loopback.
  * The build and the dry run both use it (from-file.ts), so `portcullis compile` prints what Envoy receives.
@@ -31,6 +31,8 @@ export function internalEndpoints(
   config: Config,
   endpoints: {
     readonly jwksJson: string;
+    /** The decision key's public JWKS (`IRInternal.decisionJwksJson`). */
+    readonly decisionJwksJson: string;
     readonly ownHttp: EnvoyTarget;
     /** The derived CA and name (`tls_derive`): Envoy dials both services over TLS that trusts only it. */
     readonly tls?: InternalTlsPeer;
@@ -49,6 +51,7 @@ export function internalEndpoints(
     authorizeTimeoutMs:
       config.authorize_timeout_ms > 0 ? config.authorize_timeout_ms : DEFAULT_AUTHORIZE_TIMEOUT_MS,
     jwksJson: endpoints.jwksJson,
+    decisionJwksJson: endpoints.decisionJwksJson,
   };
 }
 

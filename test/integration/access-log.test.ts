@@ -73,6 +73,7 @@ describe('access log', () => {
     assert.match(String(fields.upstream_cluster), /\S/);
     assert.equal(fields.user, 'user-ada');
     assert.equal(fields.email, 'ada@example.com');
+    assert.equal(fields.decided_by, 'portcullis', 'the fast path is on by default; ext_authz was asked');
     assert.ok(!JSON.stringify(fields).includes('secret'), 'nothing of the query anywhere');
     // Lines arrive in order: once a later request's line is in, a duplicate of the first would be too.
     const later = await proxyRequest(portcullis.proxyPort, 'public.test', '/next', {

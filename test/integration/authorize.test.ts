@@ -4,7 +4,10 @@
 // an ext_authz outage is a 503, never an open door. Sessions are created directly in the store.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createLocalJWKSet, jwtVerify } from 'jose';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseSetCookie } from 'cookie';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { startEchoUpstream, type EchoResponse, type EchoUpstream } from '../support/upstreams.js';
 import {
   envoyHasApplied,
@@ -24,6 +27,8 @@ import { REDIRECT_URI_PARAM } from '../../src/contract/endpoints.js';
 import { TEST_AUTHENTICATE_URL } from '../support/sign-in-config.js';
 
 let upstream: EchoUpstream;
+/** An upstream that sets a cookie of its own on every answer. */
+let cookieUpstream: Server;
 let portcullis: TestPortcullis;
 const adaOnly = { allow: { or: [{ email: { is: 'ada@example.com' } }] } };
 
@@ -34,6 +39,11 @@ const ada = adaSession({
 
 before(async () => {
   upstream = await startEchoUpstream({ id: 'up' });
+  cookieUpstream = createServer((_req, res) =>
+    res.writeHead(200, { 'set-cookie': 'upstream=1; Path=/' }).end('ok'),
+  );
+  await new Promise<void>((resolve) => cookieUpstream.listen(0, '127.0.0.1', resolve));
+  const cookieUpstreamUrl = `http://127.0.0.1:${(cookieUpstream.address() as AddressInfo).port}`;
   portcullis = await startPortcullis({
     jwt_claims_headers: ['department'],
     routes: [
@@ -41,6 +51,7 @@ before(async () => {
       { from: 'https://nopass.test', to: upstream.url, policy: adaOnly },
       { from: 'https://bob-only.test', to: upstream.url, allowed_users: ['bob@example.com'] },
       { from: 'https://public.test', to: upstream.url, allow_public_unauthenticated_access: true },
+      { from: 'https://cookies.test', to: cookieUpstreamUrl, policy: adaOnly },
     ],
   });
   await portcullis.running.sessions.put(ada);
@@ -49,6 +60,8 @@ before(async () => {
 after(async () => {
   await portcullis?.stop();
   await upstream?.stop();
+  cookieUpstream?.closeAllConnections();
+  await new Promise((resolve) => cookieUpstream?.close(resolve));
 });
 
 const cookieFor = (session: Session): string =>
@@ -177,6 +190,34 @@ describe('authorize through Envoy', () => {
   test('a public route works with no session', async () => {
     const response = await get('public.test');
     assert.equal(response.status, 200);
+  });
+
+  test('an allow hands a cookie session a decision token beside the upstream’s own Set-Cookie; a bearer gets none', async () => {
+    // None is minted within the revocation margin of the session's last change (its put).
+    const response = await waitFor(
+      async () => {
+        const answer = await get('cookies.test', { cookie: cookieFor(ada) });
+        return [answer.headers['set-cookie'] ?? []].flat().some((c) => c.startsWith('_portcullis_dt='))
+          ? answer
+          : undefined;
+      },
+      { what: 'a decision cookie', timeoutMs: 10_000, intervalMs: 100 },
+    );
+    assert.equal(response.status, 200, response.body);
+    const raw = response.headers['set-cookie'];
+    const setCookies = raw === undefined ? [] : [raw].flat();
+    assert.ok(setCookies.includes('upstream=1; Path=/'), JSON.stringify(setCookies));
+    const decision = setCookies.find((cookie) => cookie.startsWith('_portcullis_dt='));
+    assert.ok(decision, JSON.stringify(setCookies));
+    const cookie = parseSetCookie(decision);
+    assert.equal(cookie.httpOnly, true);
+    assert.equal(cookie.secure, undefined, 'a plain-HTTP listener, like the session cookie');
+    assert.equal(cookie.domain, undefined);
+    assert.equal(decodeJwt(cookie.value ?? '').aud, 'cookies.test');
+    const handle = portcullis.running.authorize.handles().issue(ada.id);
+    const bearer = await get('cookies.test', { authorization: `Portcullis ${handle}` });
+    assert.equal(bearer.status, 200);
+    assert.deepEqual(bearer.headers['set-cookie'], ['upstream=1; Path=/']);
   });
 
   test('signing out takes effect at once', async () => {

@@ -5,7 +5,8 @@
 // `Authorization: Portcullis` header or a client-sent `X-Portcullis-*` header; a protected upstream
 // still gets the assertion and claim headers Portcullis sets. The shared Cookie vectors
 // (test/support/cookie-vectors.ts) run through the real strip here and against the authorizer's
-// codec in test/unit/session/cookie-vectors.test.ts.
+// codec in test/unit/session/cookie-vectors.test.ts; the decision cookie's vectors (the fast path is on
+// by default) run through the strip here too.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -15,7 +16,13 @@ import { parseCookie } from 'cookie';
 import { startPortcullis, type TestPortcullis, adaSession } from '../support/portcullis.js';
 import { waitFor } from '../support/wait.js';
 import { http1Fields, http2Fields, type Fields } from '../support/field-requests.js';
-import { COOKIE_VECTORS, HANDLE, SESSION_COOKIE_NAME } from '../support/cookie-vectors.js';
+import {
+  COOKIE_VECTORS,
+  DECISION_COOKIE_VECTORS,
+  DECISION_TOKEN,
+  HANDLE,
+  SESSION_COOKIE_NAME,
+} from '../support/cookie-vectors.js';
 import { splitSessionCookie } from '../../src/session/cookie.js';
 
 const PUBLIC_HOST = 'pub.example.com';
@@ -221,6 +228,30 @@ describe('per-host route tables', () => {
     } finally {
       session.close();
     }
+  });
+
+  test('the decision cookie vectors through the strip (the fast path is on by default)', async () => {
+    const session = connect(`http://127.0.0.1:${portcullis.proxyPort}`);
+    try {
+      for (const vector of DECISION_COOKIE_VECTORS) {
+        const sent = vector.sent.map((field) => ['cookie', field] as const);
+        const expected = vector.forwarded === undefined ? [] : [vector.forwarded];
+        const one = await http1(PUBLIC_HOST.toUpperCase(), sent);
+        assert.equal(one.status, 200, vector.name);
+        assert.deepEqual(one.seen?.headers.cookie ?? [], expected, `HTTP/1.1: ${vector.name}`);
+        const two = await http2(session, PUBLIC_HOST.toUpperCase(), sent);
+        assert.equal(two.status, 200, vector.name);
+        assert.deepEqual(two.seen?.headers.cookie ?? [], expected, `HTTP/2: ${vector.name}`);
+      }
+    } finally {
+      session.close();
+    }
+    // On a protected route too, beside a session that opens it.
+    const { status, seen } = await http1(PROTECTED_HOST, [
+      ['cookie', `_portcullis=${handle}; _portcullis_dt=${DECISION_TOKEN}; theme=dark`],
+    ]);
+    assert.equal(status, 200);
+    assert.deepEqual(seen?.headers.cookie, ['theme=dark']);
   });
 
   test('the shared Cookie vectors that carry a session open a protected route and reach it without it', async () => {

@@ -1,6 +1,7 @@
 // Envoy itself accepts every golden xDS output: each case's listeners, routes, clusters and
 // endpoints are loaded as static resources into a bootstrap and checked with `envoy --mode
-// validate`. Placeholder PEMs in the goldens are swapped for a certificate generated now.
+// validate`. Placeholder PEMs in the goldens are swapped for a certificate generated now. The
+// fast path's ECDS resource (compiled apart from a build) is checked as its filter's config.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -12,6 +13,9 @@ import { validateBootstrap } from '../../src/envoy/supervisor.js';
 import { GOLDEN_DIR } from '../support/golden.js';
 import { generateTestCertificate } from '../support/test-certs.js';
 import { TEST_GRPC_CREDENTIAL } from '../support/grpc-credential.js';
+import { renderResources } from '../../src/proto/render.js';
+import { RESOURCE_TYPES, TYPED_EXTENSION_CONFIG_TYPE } from '../../src/proto/type-urls.js';
+import { compileFastPathRbac } from '../../src/xds/compile/fast-path-rbac.js';
 
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
 type Json = Record<string, unknown>;
@@ -24,6 +28,10 @@ const cases = [
   ),
 ].sort();
 const certificate = generateTestCertificate();
+/** No resources of any type, to render one alone. */
+const EMPTY_RESOURCES = Object.fromEntries(RESOURCE_TYPES.map((type) => [type, []])) as unknown as Parameters<
+  typeof renderResources
+>[0];
 
 function read(name: string, kind: string): Json[] {
   const path = join(XDS_DIR, `${name}.${kind}.yaml`);
@@ -118,6 +126,61 @@ for (const name of cases) {
     assert.ok(result.ok, `envoy --mode validate rejected ${name}:\n${result.output}`);
   });
 }
+
+/** The filter configs of `name`'s ECDS filters replaced by `config` (as the resource would bring it). */
+function withEcdsConfig(name: string, config: unknown): Json {
+  const bootstrap = bootstrapFor(name);
+  let replaced = 0;
+  const edited = JSON.parse(JSON.stringify(bootstrap), (_key, member: unknown) => {
+    if (member !== null && typeof member === 'object' && 'config_discovery' in (member as Json)) {
+      replaced += 1;
+      const filter = member as { config_discovery: Json };
+      return { ...filter, config_discovery: { ...filter.config_discovery, default_config: config } };
+    }
+    return member;
+  }) as Json;
+  assert.ok(replaced > 0, `${name} has an ECDS filter`);
+  return edited;
+}
+
+test('Envoy accepts the fast-path ECDS resource: revocations, none, and overflowed', async () => {
+  const envoy = await locateEnvoy();
+  for (const [label, revocations, overflowed] of [
+    [
+      'revocations',
+      [
+        { sid: 'AAAAAAAAAAAAAAAAAAAAAA', notBeforeMs: 1_700_000_000_000 },
+        { sid: 'b', notBeforeMs: 1 },
+      ],
+      false,
+    ],
+    ['none', [], false],
+    ['overflowed', [{ sid: 'x', notBeforeMs: 1 }], true],
+  ] as const) {
+    const rendered = renderResources({
+      ...EMPTY_RESOURCES,
+      [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac(revocations, overflowed) }],
+    });
+    const [resource] = rendered.filters as { typed_config: unknown }[];
+    const result = await validateBootstrap(
+      envoy.path,
+      withEcdsConfig('identity-and-policy', resource?.typed_config),
+    );
+    assert.ok(result.ok, `envoy --mode validate rejected the ECDS resource (${label}):\n${result.output}`);
+  }
+  // The check is real: the map Envoy refuses (empty) fails validation.
+  const broken = renderResources({
+    ...EMPTY_RESOURCES,
+    [TYPED_EXTENSION_CONFIG_TYPE]: [{ message: compileFastPathRbac([], false) }],
+  }).filters[0] as { typed_config: { shadow_matcher: { matcher_tree: { exact_match_map: { map: Json } } } } };
+  broken.typed_config.shadow_matcher.matcher_tree.exact_match_map.map = {};
+  const refused = await validateBootstrap(
+    envoy.path,
+    withEcdsConfig('identity-and-policy', broken.typed_config),
+  );
+  assert.equal(refused.ok, false);
+  assert.match(refused.output, /at least 1 pair/);
+});
 
 test('the validation is real: Envoy rejects a broken resource', async () => {
   const envoy = await locateEnvoy();

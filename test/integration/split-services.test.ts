@@ -1,7 +1,8 @@
 // Split mode end to end (issue 25): databroker (memory), authorize, authenticate and proxy (its own
 // Envoy) as four processes of the real command, with tls_derive. A browserless sign-in through
 // Envoy reaches the upstream with an assertion that verifies against the route host's JWKS, and
-// sign-out ends the session. The databroker refuses internal calls without a valid token (none,
+// sign-out ends the session. The proxy follows the databroker's change feed (the fast path's
+// revocations). The databroker refuses internal calls without a valid token (none,
 // expired, a user assertion) and answers a valid one; derived TLS refuses another secret's CA and
 // plaintext; authorize's gRPC health answers SERVING. Killing the databroker makes a signed-in
 // request answer 503 (never 302 or 200) while public routes keep working.
@@ -20,6 +21,7 @@ import { SessionHandles } from '../../src/session/handle.js';
 import { adminRequest } from '../../src/envoy/admin.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../src/contract/names.js';
 import { RECORD_TYPES } from '../../src/session/records.js';
+import { decisionCookieName } from '../../src/contract/fast-path.js';
 import { completeLogin } from '../support/idp-login.js';
 import { EnvoyClient, SESSION_COOKIE } from '../support/sign-in-envoy.js';
 import { SPLIT_TLS_NAME, startSplitDeployment, type SplitDeployment } from '../support/split-processes.js';
@@ -102,6 +104,8 @@ async function databrokerGet(channelTls: DerivedTls | undefined, token: string |
   }
 }
 
+const DT_COOKIE = decisionCookieName(SESSION_COOKIE);
+
 const Health = grpc.makeClientConstructor(HEALTH_SERVICE as unknown as grpc.ServiceDefinition, 'Health');
 
 /** authorize's gRPC health status over `channelTls`, or the error's status name. */
@@ -170,6 +174,44 @@ describe('split services (four processes, tls_derive)', () => {
       assert.ok(String(replayed.headers.location).startsWith(`${split.authenticateOrigin}${SIGN_IN_PATH}`));
     }));
 
+  test("the fast path works across split services: the proxy's Envoy decides repeat requests, and a sign-out through authenticate stops the old cookies", () =>
+    explained(async () => {
+      const client = new EnvoyClient(split.proxyPort);
+      const sessionId = await signIn(client, '/fast');
+      const host = `app.localhost:${split.proxyPort}`;
+      // Authorize (its own process) mints once the revocation margin of the sign-in has passed.
+      await waitFor(
+        async () => {
+          await client.get(`${split.appOrigin}/fast`);
+          return client.jar.get(host, DT_COOKIE);
+        },
+        { what: 'a decision cookie from the authorize process', timeoutMs: 10_000, intervalMs: 100 },
+      );
+      const checks = await envoyCounter('http.ingress.ext_authz.ok');
+      for (let i = 0; i < 5; i += 1) {
+        const answer = await client.get(`${split.appOrigin}/fast/${i}`);
+        assert.equal(answer.status, 200, answer.body);
+      }
+      assert.equal(
+        await envoyCounter('http.ingress.ext_authz.ok'),
+        checks,
+        "the proxy's Envoy asked authorize",
+      );
+      const kept = `${SESSION_COOKIE}=${client.jar.get(host, SESSION_COOKIE) ?? ''}; ${DT_COOKIE}=${client.jar.get(host, DT_COOKIE) ?? ''}`;
+      const ended = await client.post(
+        `${split.appOrigin}${SIGN_OUT_PATH}`,
+        new URLSearchParams({ [CSRF_PARAM]: signOutToken(split.sharedSecret, sessionId) }),
+      );
+      assert.ok([200, 302].includes(ended.status), `sign-out failed: ${ended.status} ${ended.body}`);
+      // The proxy process learns it from the databroker's change feed and pushes it to its Envoy.
+      await waitFor(
+        async () =>
+          (await new EnvoyClient(split.proxyPort).get(`${split.appOrigin}/after`, { cookie: kept }))
+            .status === 302,
+        { what: "the proxy's Envoy to refuse the signed-out cookies", timeoutMs: 2_000, intervalMs: 10 },
+      );
+    }));
+
   test('the databroker refuses internal calls without a valid token and answers a valid one', () =>
     explained(async () => {
       const secret = split.sharedSecret;
@@ -206,6 +248,8 @@ describe('split services (four processes, tls_derive)', () => {
       const client = new EnvoyClient(split.proxyPort);
       await signIn(client, '/');
       assert.equal((await client.get(`${split.appOrigin}/`)).status, 200);
+      const proxy = split.processes.proxy;
+      assert.doesNotMatch(proxy.output(), /revocations cannot be seen|change feed is lost/);
       await split.processes.databroker.stop('SIGKILL');
       const killedAt = Date.now();
       const seen: number[] = [];
@@ -227,6 +271,11 @@ describe('split services (four processes, tls_derive)', () => {
       }
       const open = await client.get(`${split.publicOrigin}/`);
       assert.equal(open.status, 200, `the public route failed with the databroker down: ${open.body}`);
+      // The proxy follows the databroker's change feed for the fast path's revocations: it noticed.
+      await waitFor(async () => proxy.output().includes('the session change feed is lost'), {
+        what: "the proxy's revocation feed to notice the databroker is gone",
+        timeoutMs: 10_000,
+      });
 
       // A restarted (memory) databroker has lost the session. Authorize and authenticate reconnect by
       // themselves (their channels retry within the client's 2 s backoff cap): the old cookie is then

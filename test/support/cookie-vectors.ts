@@ -131,3 +131,49 @@ export const COOKIE_VECTORS: readonly CookieVector[] = [
     forwarded: 'a=1; b=2',
   },
 ];
+
+/** The decision token's cookie (contract/fast-path.ts `decisionCookieName` of the session cookie). */
+export const DECISION_COOKIE_NAME = '_portcullis_dt';
+export const DECISION_TOKEN = 'TOKEN';
+
+/** A Cookie header with a decision token in it, and what an upstream gets of it. */
+export interface DecisionCookieVector {
+  readonly name: string;
+  /** The Cookie header fields as the client sends them, one string per field. */
+  readonly sent: readonly string[];
+  /** The one Cookie header an upstream gets, or undefined when no cookie is left. */
+  readonly forwarded: string | undefined;
+}
+
+/**
+ * The decision cookie through the credential strip (test/integration/credential-strip.test.ts),
+ * by the session cookie's rules: every spelling Envoy's jwt_authn could read a token from (it trims
+ * the space before a name) goes, and more (space or tab on either side of the name, repeats, several
+ * fields); other cookies, names that only look alike and pieces with no `=` stay.
+ */
+export const DECISION_COOKIE_VECTORS: readonly DecisionCookieVector[] = [
+  { name: 'beside another', sent: [`theme=dark; _portcullis_dt=${DECISION_TOKEN}`], forwarded: 'theme=dark' },
+  {
+    name: 'beside the session cookie',
+    sent: [`_portcullis=${HANDLE}; _portcullis_dt=${DECISION_TOKEN}; a=1`],
+    forwarded: 'a=1',
+  },
+  { name: 'spaces around the name', sent: [` _portcullis_dt =${DECISION_TOKEN}; a=1`], forwarded: 'a=1' },
+  { name: 'tabs around the name', sent: [`a=1;\t_portcullis_dt\t=${DECISION_TOKEN}`], forwarded: 'a=1' },
+  {
+    name: 'repeated',
+    sent: [`_portcullis_dt=${DECISION_TOKEN}; a=1; _portcullis_dt=other`],
+    forwarded: 'a=1',
+  },
+  { name: 'quoted', sent: [`_portcullis_dt="${DECISION_TOKEN}"`], forwarded: undefined },
+  {
+    name: 'names differing in case, longer names and a piece with no = stay',
+    sent: ['_Portcullis_DT=x; _portcullis_dtx=1; x_portcullis_dt=2; _portcullis_dt'],
+    forwarded: '_Portcullis_DT=x; _portcullis_dtx=1; x_portcullis_dt=2; _portcullis_dt',
+  },
+  {
+    name: 'split over several Cookie fields',
+    sent: ['a=1', `_portcullis_dt=${DECISION_TOKEN}`, 'b=2'],
+    forwarded: 'a=1; b=2',
+  },
+];

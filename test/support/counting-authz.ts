@@ -20,6 +20,11 @@ export interface AuthzAnswer {
   readonly kind: 'allow' | 'deny';
   /** Request headers an allow sets upstream (OVERWRITE_IF_EXISTS_OR_ADD). */
   readonly setHeaders?: Readonly<Record<string, string>>;
+  /**
+   * With an allow, whether to remove every `x-portcullis-*` header the Check carried that it does
+   * not set, as Portcullis's authorizer does (authorizer.ts `strippedHeaders`).
+   */
+  readonly removeReserved?: boolean;
 }
 
 /** A running counting ext_authz server; see `startCountingAuthz`. */
@@ -73,9 +78,16 @@ export async function startCountingAuthz(): Promise<CountingAuthz> {
         header: { key, value },
         append_action: OVERWRITE_IF_EXISTS_OR_ADD,
       }));
+      const set = new Set(Object.keys(current.setHeaders ?? {}).map((name) => name.toLowerCase()));
+      const headersToRemove =
+        current.removeReserved === true
+          ? Object.keys(http.headers ?? {}).filter(
+              (name) => name.startsWith('x-portcullis-') && !set.has(name),
+            )
+          : [];
       const response =
         current.kind === 'allow'
-          ? { status: { code: GRPC_OK }, ok_response: { headers } }
+          ? { status: { code: GRPC_OK }, ok_response: { headers, headers_to_remove: headersToRemove } }
           : {
               status: { code: GRPC_PERMISSION_DENIED },
               denied_response: { status: { code: 403 }, body: 'denied by the counting authz' },

@@ -124,8 +124,9 @@ export interface SplitDeployment {
 /**
  * Starts the IdP, an echo upstream and the four services (databroker first, then the others
  * together), each with its own config file: routes `app` (example.com users) and `public`;
- * authorize and authenticate reach the databroker at `databroker_service_url`, the proxy's Envoy
- * reaches authorize and authenticate at their service URLs, all over the derived TLS.
+ * authorize, authenticate and the proxy (whose fast-path revocations follow the session change
+ * feed) reach the databroker at `databroker_service_url`, the proxy's Envoy reaches authorize and
+ * authenticate at their service URLs, all over the derived TLS.
  * `databroker_outage_grace` is 0 s, so a databroker outage shows at once.
  */
 export async function startSplitDeployment(): Promise<SplitDeployment> {
@@ -211,6 +212,7 @@ export async function startSplitDeployment(): Promise<SplitDeployment> {
         grpc_address: `127.0.0.1:${proxyGrpc}`,
         envoy_admin_address: `127.0.0.1:${adminPort}`,
         authorize_service_url: `https://127.0.0.1:${authorizePort}`,
+        databroker_service_url: databrokerUrl,
         authenticate_internal_service_url: `https://127.0.0.1:${authenticateGrpc + 1}`,
       }),
     ]);

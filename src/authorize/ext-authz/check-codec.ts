@@ -3,6 +3,7 @@ import { decodeRouteContext } from '../../contract/authz.js';
 import { messageType } from '../../proto/proto-root.js';
 import type { AuthorizeRequest, Decision } from '../decision.js';
 
+const APPEND_IF_EXISTS_OR_ADD = 0;
 const OVERWRITE_IF_EXISTS_OR_ADD = 2;
 const GRPC_OK = 0;
 const GRPC_PERMISSION_DENIED = 7;
@@ -21,7 +22,8 @@ export interface CheckCodec {
   decodeRequest(bytes: Uint8Array): AuthorizeRequest;
   /**
    * Encodes a Decision as a CheckResponse. Allow: gRPC OK with headers set (overwriting, so a
-   * client-supplied copy never survives) and removed, and the signed-in user's id and email as
+   * client-supplied copy never survives) and removed, response headers for the client
+   * (`response_headers_to_add`, appended beside the upstream's own), and the signed-in user's id and email as
    * dynamic metadata (`user`, `email`) for Envoy's access log (compile/access-log.ts). Deny: the HTTP status, headers and body
    * Envoy returns to the client, with gRPC UNAUTHENTICATED for 401 and PERMISSION_DENIED otherwise.
    */
@@ -64,14 +66,20 @@ function toAuthorizeRequest(message: any): AuthorizeRequest {
 }
 
 function toCheckResponse(decision: Decision): Record<string, unknown> {
-  const headerOptions = (headers: readonly (readonly [string, string])[]): object[] =>
-    headers.map(([key, value]) => ({ header: { key, value }, append_action: OVERWRITE_IF_EXISTS_OR_ADD }));
+  const headerOptions = (
+    headers: readonly (readonly [string, string])[],
+    action = OVERWRITE_IF_EXISTS_OR_ADD,
+  ): object[] => headers.map(([key, value]) => ({ header: { key, value }, append_action: action }));
   if (decision.kind === 'allow') {
     return {
       status: { code: GRPC_OK, message: '' },
       ok_response: {
         headers: headerOptions(decision.setHeaders),
         headers_to_remove: [...decision.removeHeaders],
+        // Appended: a Set-Cookie of the upstream's own stays beside the decision token's.
+        ...(decision.responseHeaders === undefined
+          ? {}
+          : { response_headers_to_add: headerOptions(decision.responseHeaders, APPEND_IF_EXISTS_OR_ADD) }),
       },
       ...(decision.user === undefined ? {} : { dynamic_metadata: userMetadata(decision.user) }),
     };

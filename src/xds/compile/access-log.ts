@@ -1,7 +1,22 @@
 import { typed } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
-import { HTTP_FILTER_EXT_AUTHZ } from '../../contract/names.js';
-import { ACCESS_LOG_MARKER, ACCESS_LOG_USER_KEYS } from '../../contract/access-log.js';
+import {
+  HTTP_FILTER_EXT_AUTHZ,
+  HTTP_FILTER_JWT_AUTHN,
+  RBAC_METADATA_NAMESPACE,
+} from '../../contract/names.js';
+import {
+  ACCESS_LOG_DECIDED_BY,
+  ACCESS_LOG_DECISION_SID,
+  ACCESS_LOG_MARKER,
+  ACCESS_LOG_USER_KEYS,
+} from '../../contract/access-log.js';
+import {
+  DECISION_CLAIMS,
+  DECISION_PAYLOAD_KEY,
+  FAST_PATH_ALLOWED,
+  FAST_PATH_RESULT_KEY,
+} from '../../contract/fast-path.js';
 
 /**
  * The keys of one access-log line and the Envoy command operator each is filled from. A missing
@@ -30,17 +45,42 @@ export const ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
 };
 
 /**
+ * The fields a line gains with the fast path on:
+ * - `decided_by`: `envoy` when the shadow RBAC allowed (Envoy replayed an allow, ext_authz was not
+ *   asked), `portcullis` when it did not (ext_authz was asked, or the route is public: Portcullis's
+ *   config let it through), null where the shadow RBAC never ran (a request refused before the
+ *   filters). Envoy 1.40's built-in CEL formatter computes it from the shadow result; a missing
+ *   result is a CEL error, which the formatter writes as null.
+ * - `decision_sid`: the verified decision token's `sid` (a one-way digest of the session id), so
+ *   fast-path lines, which carry no `user` (ext_authz did not run), can still be told apart by
+ *   session and matched with a revocation.
+ */
+export const FAST_PATH_ACCESS_LOG_FIELDS: Readonly<Record<string, string>> = {
+  [ACCESS_LOG_DECIDED_BY.key]: `%CEL(${decidedBy()})%`,
+  [ACCESS_LOG_DECISION_SID]: `%DYNAMIC_METADATA(${HTTP_FILTER_JWT_AUTHN}:${DECISION_PAYLOAD_KEY}:${DECISION_CLAIMS.sid})%`,
+};
+
+/** CEL text: which side decided, from the shadow RBAC's result (names are constants without quotes). */
+function decidedBy(): string {
+  const result = `metadata.filter_metadata['${RBAC_METADATA_NAMESPACE}']['${FAST_PATH_RESULT_KEY}']`;
+  const { envoy, portcullis } = ACCESS_LOG_DECIDED_BY;
+  return `${result} == '${FAST_PATH_ALLOWED}' ? '${envoy}' : '${portcullis}'`;
+}
+
+/**
  * The HCM's `access_log` list: Envoy's stdout logger writing one JSON object per request (every
  * request: routed, denied by ext_authz, redirected or answered directly). The supervised Envoy's
  * stdout is read by the supervisor, which logs each line once through the process logger
- * (`msg: "request"`); a sidecar Envoy prints the lines as JSON on its own stdout. Pure.
+ * (`msg: "request"`); a sidecar Envoy prints the lines as JSON on its own stdout. With
+ * `fastPath`, each line also says who decided (`FAST_PATH_ACCESS_LOG_FIELDS`). Pure.
  */
-export function accessLogs(): Message<'envoy.config.accesslog.v3.AccessLog'>[] {
+export function accessLogs(fastPath = false): Message<'envoy.config.accesslog.v3.AccessLog'>[] {
+  const fields = fastPath ? { ...ACCESS_LOG_FIELDS, ...FAST_PATH_ACCESS_LOG_FIELDS } : ACCESS_LOG_FIELDS;
   return [
     {
       name: 'envoy.access_loggers.stdout',
       typed_config: typed('envoy.extensions.access_loggers.stream.v3.StdoutAccessLog', {
-        log_format: { json_format: struct(ACCESS_LOG_FIELDS) },
+        log_format: { json_format: struct(fields) },
       }),
     },
   ];

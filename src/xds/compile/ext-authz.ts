@@ -11,6 +11,7 @@ import {
 import { ASSERTION_HEADER, JWKS_PATH, encodeRouteContext } from '../../contract/authz.js';
 import { grpcCredentialUpstreamFilters } from '../../contract/grpc-credential.js';
 import { internalUpstreamTlsSocket } from '../../contract/internal-tls.js';
+import { fastPathGate } from './fast-path.js';
 
 const EXT_AUTHZ_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz';
 const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute';
@@ -20,23 +21,24 @@ const EXT_AUTHZ_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.ext_authz.v3.Ext
  * (`failure_mode_allow` false, errors and timeouts answer 503), a bounded timeout and no request
  * body (security-threats.md 0.1). It sits right before the router. Each Check carries the gRPC
  * credential, which the authorize cluster's upstream filter injects from the bootstrap's secret
- * (`authorizeCluster`): Portcullis answers only calls that present it.
+ * (`authorizeCluster`): Portcullis answers only calls that present it. With `fastPath`, it runs
+ * only when the fast path's shadow RBAC did not allow the request (`fastPathGate`).
  */
 export function extAuthzFilter(
   internal: IRInternal,
+  fastPath = false,
 ): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
-  return {
-    name: HTTP_FILTER_EXT_AUTHZ,
-    typed_config: typed(EXT_AUTHZ_TYPE, {
-      grpc_service: {
-        envoy_grpc: { cluster_name: AUTHORIZE_CLUSTER },
-        timeout: durationMs(internal.authorizeTimeoutMs),
-      },
-      transport_api_version: 'V3',
-      failure_mode_allow: false,
-      status_on_error: { code: 'ServiceUnavailable' },
-    }),
+  const config: Message<typeof EXT_AUTHZ_TYPE> = {
+    grpc_service: {
+      envoy_grpc: { cluster_name: AUTHORIZE_CLUSTER },
+      timeout: durationMs(internal.authorizeTimeoutMs),
+    },
+    transport_api_version: 'V3',
+    failure_mode_allow: false,
+    status_on_error: { code: 'ServiceUnavailable' },
   };
+  if (fastPath) config.filter_enabled_metadata = fastPathGate();
+  return { name: HTTP_FILTER_EXT_AUTHZ, typed_config: typed(EXT_AUTHZ_TYPE, config) };
 }
 
 /**

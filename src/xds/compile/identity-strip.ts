@@ -1,7 +1,18 @@
 import { typed } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
 import { AUTHORIZATION_SCHEME, RESERVED_HEADER_PREFIX } from '../../contract/authz.js';
-import { HTTP_FILTER_STRIP_CREDENTIALS, HTTP_FILTER_STRIP_IDENTITY } from '../../contract/names.js';
+import {
+  DECISION_NAME_IDENTITY_SUFFIX,
+  DECISION_SID_HEADER,
+  FAST_PATH_ALLOWED,
+  FAST_PATH_RESULT_KEY,
+  decisionCookieName,
+} from '../../contract/fast-path.js';
+import {
+  HTTP_FILTER_STRIP_CREDENTIALS,
+  HTTP_FILTER_STRIP_IDENTITY,
+  RBAC_METADATA_NAMESPACE,
+} from '../../contract/names.js';
 import { IDENTITY_HEADER_NAMES, IDENTITY_HEADER_PREFIXES } from '../../shared/identity-headers.js';
 
 const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';
@@ -103,6 +114,12 @@ export function identityPassMetadata(
   };
 }
 
+/** What the credential strip removes with the fast path on, besides the decision cookie and sid header. */
+export interface FastPathStrip {
+  /** The headers jwt_authn sets from a decision token's `ja` and `h` claims (lower case). */
+  readonly identityHeaders: readonly string[];
+}
+
 /**
  * Lua that removes the session credentials from every request: each cookie named `cookieName` in
  * every Cookie header, and every Authorization header that carries the Portcullis scheme.
@@ -115,12 +132,48 @@ export function identityPassMetadata(
  * occurrence is removed (the authorizer reads the first). A Cookie header that loses a cookie is
  * rebuilt from its other pieces (trimmed, joined with `; `), and dropped when none is left; other
  * headers are kept as sent. (The identity strip has joined the fields into one already; each
- * field is still handled on its own, so nothing depends on that.) An Authorization header goes when any comma-separated credential in it
- * has the scheme `Portcullis` in any letter case (the authorizer accepts `Portcullis <token>`).
+ * field is still handled on its own, so nothing depends on that.) An Authorization header goes
+ * when any comma-separated credential in it has the scheme `Portcullis` in any letter case (the
+ * authorizer accepts `Portcullis <token>`).
+ *
+ * With `fastPath`, the decision token's cookie (contract/fast-path.ts `decisionCookieName`) goes by
+ * the same rules, and so does the DECISION_SID_HEADER header jwt_authn set from the token: jwt_authn
+ * leaves the cookie in the request, and neither may reach an upstream (a decision token an upstream
+ * saw could be replayed to Envoy). And when Envoy allowed the request by itself (the shadow RBAC's
+ * result is `allowed`, so ext_authz did not run to settle the identity headers), the assertion and
+ * claim headers jwt_authn set from the token (`fastPath.identityHeaders`) go unless the route's name
+ * (its decision name) ends in DECISION_NAME_IDENTITY_SUFFIX: a route that sends no identity headers
+ * gets none from a token either. An unnamed route or an Envoy without `routeName()` loses them, never
+ * the reverse. Without `fastPath`, the script is byte for byte the one before the fast path.
  */
-export function credentialStripScript(cookieName: string): string {
+export function credentialStripScript(cookieName: string, fastPath?: FastPathStrip): string {
+  const decision =
+    fastPath === undefined
+      ? ''
+      : `local CREDENTIAL_COOKIES = {[COOKIE] = true, [${luaString(decisionCookieName(cookieName))}] = true}
+local SID_HEADER = ${luaString(DECISION_SID_HEADER)}
+local RBAC = ${luaString(RBAC_METADATA_NAMESPACE)}
+local FAST_PATH_RESULT = ${luaString(FAST_PATH_RESULT_KEY)}
+local ALLOWED = ${luaString(FAST_PATH_ALLOWED)}
+local IDENTITY_SUFFIX = ${luaString(DECISION_NAME_IDENTITY_SUFFIX)}
+local IDENTITY_HEADERS = {${[...new Set(fastPath.identityHeaders)].sort().map(luaString).join(', ')}}
+`;
+  const name = 'trim(string.sub(piece, 1, eq - 1))';
+  const isCredentialCookie = fastPath === undefined ? `${name} == COOKIE` : `CREDENTIAL_COOKIES[${name}]`;
+  const fastPathEnd =
+    fastPath === undefined
+      ? ''
+      : `  headers:remove(SID_HEADER)
+  local rbac = handle:streamInfo():dynamicMetadata():get(RBAC)
+  if rbac ~= nil and rbac[FAST_PATH_RESULT] == ALLOWED then
+    local route = handle:streamInfo():routeName() or ""
+    if string.sub(route, -#IDENTITY_SUFFIX) ~= IDENTITY_SUFFIX then
+      for _, key in ipairs(IDENTITY_HEADERS) do headers:remove(key) end
+    end
+  end
+`;
   return `local COOKIE = ${luaString(cookieName)}
-local SCHEME = ${luaString(AUTHORIZATION_SCHEME.toLowerCase())}
+${decision}local SCHEME = ${luaString(AUTHORIZATION_SCHEME.toLowerCase())}
 local function trim(text)
   return string.match(text, "^[ \\t]*(.-)[ \\t]*$")
 end
@@ -129,7 +182,7 @@ local function without_session(value)
   local dropped = false
   for piece in string.gmatch(value .. ";", "([^;]*);") do
     local eq = string.find(piece, "=", 1, true)
-    if eq ~= nil and trim(string.sub(piece, 1, eq - 1)) == COOKIE then
+    if eq ~= nil and ${isCredentialCookie} then
       dropped = true
     else
       local trimmed = trim(piece)
@@ -177,7 +230,7 @@ function envoy_on_request(handle)
     if portcullis_credential(value) then return nil end
     return value
   end)
-end
+${fastPathEnd}end
 `;
 }
 
@@ -205,11 +258,12 @@ export function identityStripFilter(
  */
 export function credentialStripFilter(
   cookieName: string,
+  fastPath?: FastPathStrip,
 ): Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter'> {
   return {
     name: HTTP_FILTER_STRIP_CREDENTIALS,
     typed_config: typed(LUA_TYPE, {
-      default_source_code: { inline_string: credentialStripScript(cookieName) },
+      default_source_code: { inline_string: credentialStripScript(cookieName, fastPath) },
     }),
   };
 }

@@ -4,6 +4,7 @@ import { extAuthzFilter } from './ext-authz.js';
 import { hostCaseFilter } from './host-case.js';
 import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
+import { fastPathInternal, fastPathRbacFilter, jwtAuthnFilter, tokenIdentityHeaders } from './fast-path.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
@@ -20,8 +21,11 @@ import {
 type HttpConnectionManager =
   Message<'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager'>;
 
-/** What the strip filters need: the session cookie's name and the configured claim headers. */
-export type StripInputs = Pick<IRAuthorize, 'cookieName' | 'claimHeaders'>;
+/**
+ * What the filters need of the authorize settings: the session cookie's name and the configured
+ * claim headers (the strips, jwt_authn), and the decision token lifetime (whether the fast path is on).
+ */
+export type ChainInputs = Pick<IRAuthorize, 'cookieName' | 'claimHeaders' | 'decisionTokenLifetimeMs'>;
 
 /** Envoy-side request limits: bounded headers and HTTP/2 windows (security-threats.md 0.1). */
 const MAX_REQUEST_HEADERS_KB = 64;
@@ -37,7 +41,7 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
 export function compileListener(
   listener: IRListener,
   internal: IRInternal | undefined,
-  authorize: StripInputs,
+  authorize: ChainInputs,
   scoping: RouteScoping = 'single',
 ): Message<'envoy.config.listener.v3.Listener'> {
   const listenerFilters: Message<'envoy.config.listener.v3.ListenerFilter'>[] = [];
@@ -105,10 +109,17 @@ function hostScopedRoutes(): Message<'envoy.extensions.filters.network.http_conn
  * 2. the identity strip: every client-sent `x-portcullis-*` and claim header goes, and every
  *    header of the shared identity list (`impersonate-*`, `x-forwarded-user`, ...) the route does
  *    not pass by name (identity-strip.ts);
- * 3. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
- *    sets the assertion and claim headers and the Cookie header without the session cookie;
- * 4. the credential strip: the session cookie and `Authorization: Portcullis` go;
- * 5. the router.
+ * 3. with the fast path on (`decision_token_lifetime` above 0, docs/fast-path.md), jwt_authn
+ *    verifies a decision token and sets the sid, assertion and claim headers from it, and the shadow
+ *    RBAC (its config over ECDS: the revocations) writes whether Envoy may replay the allow: the
+ *    route is named in the token and the session not revoked (fast-path.ts);
+ * 4. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
+ *    sets the assertion and claim headers and the Cookie header without the session cookie; with
+ *    the fast path on it is skipped when the shadow RBAC allowed;
+ * 5. the credential strip: the session cookie and `Authorization: Portcullis` go, and with the fast
+ *    path on the decision cookie and the sid header too, and on a fast-path allow the token's
+ *    identity headers where the route sends none;
+ * 6. the router.
  *
  * The strips have no per-route config anywhere, so they run on every request that can reach an
  * upstream, whatever route, scope or host spelling it took; public routes'
@@ -117,17 +128,24 @@ function hostScopedRoutes(): Message<'envoy.extensions.filters.network.http_conn
 export function httpConnectionManager(
   listener: IRListener,
   internal: IRInternal | undefined,
-  authorize: StripInputs,
+  authorize: ChainInputs,
   scoping: RouteScoping = 'single',
 ): HttpConnectionManager {
+  const fastPath = fastPathInternal({ internal, authorize });
   const manager: HttpConnectionManager = {
     stat_prefix: 'ingress',
     codec_type: 'AUTO',
     http_filters: [
       ...(scoping === 'per-host' ? [hostCaseFilter()] : []),
       identityStripFilter(Object.keys(authorize.claimHeaders)),
-      ...(internal === undefined ? [] : [extAuthzFilter(internal)]),
-      credentialStripFilter(authorize.cookieName),
+      ...(fastPath === undefined ? [] : [jwtAuthnFilter(fastPath, authorize), fastPathRbacFilter()]),
+      ...(internal === undefined ? [] : [extAuthzFilter(internal, fastPath !== undefined)]),
+      credentialStripFilter(
+        authorize.cookieName,
+        fastPath === undefined
+          ? undefined
+          : { identityHeaders: tokenIdentityHeaders(authorize.claimHeaders) },
+      ),
       {
         name: HTTP_FILTER_ROUTER,
         typed_config: typed('envoy.extensions.filters.http.router.v3.Router', {}),
@@ -164,7 +182,7 @@ export function httpConnectionManager(
     local_reply_config: localReplyConfig(),
   };
   // Optional parts are assigned rather than spread in, so their field names are type-checked too.
-  if (listener.accessLog === true) manager.access_log = accessLogs();
+  if (listener.accessLog === true) manager.access_log = accessLogs(fastPath !== undefined);
   if (scoping === 'single') {
     manager.rds = { route_config_name: INGRESS_ROUTE_CONFIG, config_source: ADS_SOURCE };
   } else {

@@ -12,6 +12,7 @@ import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './
 import { answerAction } from './answer.js';
 import { compileTcpRoute } from './tcp-route.js';
 import { identityPassMetadata } from './identity-strip.js';
+import { fastPathInternal, withFastPath } from './fast-path.js';
 
 type VirtualHost = Message<'envoy.config.route.v3.VirtualHost'>;
 type Route = Message<'envoy.config.route.v3.Route'>;
@@ -120,12 +121,14 @@ function routeConfiguration(
  * ext_authz settings, and public routes also remove the identity headers by name
  * (`request_headers_to_remove`): a second line behind the strip filters of the connection manager,
  * which run on every request (listener.ts). Protected routes cannot: Envoy applies a route's
- * removals after ext_authz, so they would remove the assertion Portcullis sets.
+ * removals after ext_authz, so they would remove the assertion Portcullis sets. With the fast path
+ * on, each replayable route is named by its decision name (fast-path.ts `withFastPath`).
  */
 function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost {
   if (ir.internal === undefined)
     return { name: vhost.name, domains: [...vhost.domains], routes: vhost.routes.map(compileRoute) };
   const publicRemovals = publicRouteHeadersToRemove(ir);
+  const fastPath = fastPathInternal(ir) !== undefined;
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
     compiled.typed_per_filter_config = routeAuthzConfig(route);
@@ -133,7 +136,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost 
       const own = compiled.request_headers_to_remove ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];
     }
-    return compiled;
+    return fastPath ? withFastPath(compiled, route) : compiled;
   });
   return {
     name: vhost.name,

@@ -19,6 +19,7 @@ const SIDECAR = {
 function endpoints(config: Config): ReturnType<typeof internalEndpoints> {
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
+    decisionJwksJson: '{"keys":[]}',
     ownHttp: { host: '0.0.0.0', port: 5444 },
   });
 }

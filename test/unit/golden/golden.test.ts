@@ -15,10 +15,16 @@ import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import type { IR } from '../../../src/ir/types.js';
 import { caseNames, deleteOrphans, expectGolden, GOLDEN_DIR, UPDATE_GOLDEN } from '../../support/golden.js';
 import { generateTestCertificate } from '../../support/test-certs.js';
+import { deriveDecisionKey, jwksOf } from '../../../src/keys/signing-key.js';
 
 const CONFIG_DIR = join(GOLDEN_DIR, 'config-to-ir');
 const XDS_DIR = join(GOLDEN_DIR, 'ir-to-xds');
 const KINDS = ['listeners', 'scopes', 'routes', 'clusters', 'endpoints'] as const;
+/**
+ * The decision key's public JWKS, derived from a test-only secret: a real key, so Envoy's
+ * validation of the goldens parses what jwt_authn verifies with, and the same bytes on every run.
+ */
+const DECISION_JWKS = JSON.stringify(jwksOf([deriveDecisionKey(new Uint8Array(32).fill(7))]));
 const TRANSLATE_OPTIONS = {
   systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
   // Goldens show authorization as all-in-one compiles it; the JWKS is a stand-in (no key material).
@@ -26,6 +32,7 @@ const TRANSLATE_OPTIONS = {
     authorize: { host: '127.0.0.1', port: 5443 },
     authorizeTimeoutMs: 10_000,
     jwksJson: '{"keys":[]}',
+    decisionJwksJson: DECISION_JWKS,
     // A stand-in too: the real one is derived from shared_secret (contract/grpc-credential.ts).
     http: { host: '127.0.0.1', port: 5080 },
   },
@@ -90,6 +97,7 @@ function translateCase(name: string): IR {
   const internal = split
     ? internalEndpoints(loaded.config, {
         jwksJson: TRANSLATE_OPTIONS.internal.jwksJson,
+        decisionJwksJson: TRANSLATE_OPTIONS.internal.decisionJwksJson,
         ownHttp: TRANSLATE_OPTIONS.internal.http,
       })
     : TRANSLATE_OPTIONS.internal;

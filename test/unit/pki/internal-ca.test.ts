@@ -35,6 +35,7 @@ function endpoints(
 ): ReturnType<typeof internalEndpoints> {
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
+    decisionJwksJson: '{"keys":[]}',
     ownHttp: { host: '127.0.0.1', port: 5444 },
     ...(tls === undefined ? {} : { tls }),
   });

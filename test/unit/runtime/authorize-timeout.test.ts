@@ -11,6 +11,7 @@ function timeoutFor(document: Record<string, unknown>): number {
   assert.ok(config);
   return internalEndpoints(config, {
     jwksJson: '{"keys":[]}',
+    decisionJwksJson: '{"keys":[]}',
     ownHttp: { host: '127.0.0.1', port: 0 },
   }).authorizeTimeoutMs;
 }

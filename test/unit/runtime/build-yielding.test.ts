@@ -18,7 +18,10 @@ function configInput(t: { after(fn: () => void): void }, routes: number): BuildI
       `  - from: https://r${i}.example.com\n    to: http://127.0.0.1:${9000 + (i % 100)}\n    allow_any_authenticated_user: true\n`,
   );
   writeFileSync(configPath, `insecure_server: true\n${SIGN_IN_YAML}routes:\n${lines.join('')}`);
-  return { configPath, env: {}, translate: { systemCaFile: '/dev/null' } };
+  // The process's generated secrets, fixed: the listener carries the decision key's JWKS, which
+  // derives from the shared secret, so two builds agree only under the same one (as in a process).
+  const generatedSecrets = { sharedSecret: Buffer.alloc(32, 1), cookieSecret: Buffer.alloc(32, 2) };
+  return { configPath, env: {}, translate: { systemCaFile: '/dev/null', generatedSecrets } };
 }
 
 test('buildYielding gives the same snapshot as build, and other work runs between its stages', async (t) => {

@@ -45,3 +45,17 @@ test("Envoy's escaped header dumps (--log-format-escaped writes \\') are masked 
     "\\'set-cookie\\', \\'[redacted]\\'\\n\\'location\\', \\'/x?state=[redacted]\\'",
   );
 });
+
+test("the decision token's assertion claim is masked where Envoy dumps jwt_authn's payload", () => {
+  // As RBAC's debug "checking request" line prints dynamic metadata under --log-format-escaped.
+  const escaped =
+    'fields {\\n            key: \\"ja\\"\\n            value {\\n              string_value: \\"eyJ.A1.S1\\"\\n            }\\n          }\\n          fields {\\n            key: \\"sid\\"\\n            value {\\n              string_value: \\"s1\\"';
+  const masked = redact(escaped);
+  assert.ok(!masked.includes('eyJ.A1.S1'), masked);
+  assert.match(masked, /string_value: \\"\[redacted\]\\"/);
+  assert.ok(masked.includes('string_value: \\"s1\\"'), 'other fields stay');
+  assert.equal(
+    redact('key: "ja"\n  value {\n    string_value: "eyJ.A1.S1"\n  }'),
+    'key: "ja"\n  value {\n    string_value: "[redacted]"\n  }',
+  );
+});

@@ -88,7 +88,7 @@ test('the decision name changes with what the allow and the upstream headers dep
   const ir = irOf([{ from: 'https://app.test', to: 'http://10.0.0.1:8080', ...base }]);
   const route = routeOf(base);
   const name = decisionName(route, ir.authorize);
-  assert.match(name, new RegExp(`^${route.id}\\.[0-9a-f]{16}$`));
+  assert.match(name, new RegExp(`^${route.id}\\.[0-9a-f]{16}${route.passIdentityHeaders ? '\\.i' : ''}$`));
   // Same policy, other upstreams, timeout and route name: the same name.
   const moved = irOf([
     { from: 'https://other.test', to: 'http://10.0.0.1:8080' },
@@ -110,4 +110,9 @@ test('the decision name changes with what the allow and the upstream headers dep
     ['issuer format', decisionName(route, { ...ir.authorize, issuerFormat: 'uri' })],
   ];
   for (const [what, other] of renamedBy) assert.notEqual(other, name, what);
+  // The credential strip reads from the name alone whether the route sends identity headers.
+  const sends = decisionName(routeOf({ ...base, pass_identity_headers: true }), ir.authorize);
+  const sendsNone = decisionName(routeOf({ ...base, pass_identity_headers: false }), ir.authorize);
+  assert.match(sends, /^[0-9a-f]{16}\.[0-9a-f]{16}\.i$/);
+  assert.match(sendsNone, /^[0-9a-f]{16}\.[0-9a-f]{16}$/);
 });

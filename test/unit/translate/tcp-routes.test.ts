@@ -46,6 +46,7 @@ const INTERNAL = {
   authorize: { host: '127.0.0.1', port: 1 },
   authorizeTimeoutMs: 1000,
   jwksJson: '{}',
+  decisionJwksJson: '{"keys":[]}',
   authorizeCredential: 'credential',
   http: { host: '127.0.0.1', port: 2 },
 };

@@ -103,6 +103,7 @@ test('compiled answering routes: no cluster, ext_authz as for any route, valid R
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
+      decisionJwksJson: '{"keys":[]}',
       http: { host: '127.0.0.1', port: 5080 },
     },
   });

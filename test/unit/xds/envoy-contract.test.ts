@@ -32,6 +32,7 @@ function render(document: Record<string, unknown>): {
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 10_000,
       jwksJson: '{"keys":[]}',
+      decisionJwksJson: '{"keys":[]}',
       http: { host: '127.0.0.1', port: 5080 },
     },
   });
@@ -153,15 +154,20 @@ test('ext_authz runs between the two strips, after the host-case filter, fails c
   // Host case first: under per-host routes it may lower-case the host and re-route a request that
   // found no scope, and ext_authz must see the route Envoy finally picked (CVE-2023-33189). The
   // identity strip runs before ext_authz (whose assertion must survive), the credential strip
-  // after it (ext_authz must read the credentials) and right before the router.
+  // after it (ext_authz must read the credentials) and right before the router. Between the
+  // identity strip and ext_authz, the fast path's jwt_authn and shadow RBAC (docs/fast-path.md;
+  // the default decision_token_lifetime is on): ext_authz runs unless the shadow RBAC allowed.
   assert.deepEqual(names, [
     'portcullis.host_case',
     'portcullis.strip_identity_headers',
+    'envoy.filters.http.jwt_authn',
+    'portcullis.fast_path',
     'envoy.filters.http.ext_authz',
     'portcullis.strip_credentials',
     'envoy.filters.http.router',
   ]);
-  const extAuthz = hcm.http_filters[2].typed_config;
+  const extAuthz = hcm.http_filters[4].typed_config;
+  assert.equal(extAuthz.filter_enabled_metadata.invert, true);
   assert.equal(extAuthz.failure_mode_allow ?? false, false);
   assert.equal(extAuthz.status_on_error.code, 'ServiceUnavailable');
   assert.equal(extAuthz.grpc_service.envoy_grpc.cluster_name, 'portcullis-authorize');
@@ -221,7 +227,7 @@ test('the credential strips run on every request: no route, virtual host or tabl
   }
   const identity = rendered.hcm.http_filters[1].typed_config.default_source_code.inline_string;
   assert.match(identity, /local PREFIX = "x-portcullis-"/);
-  const credentials = rendered.hcm.http_filters[3].typed_config.default_source_code.inline_string;
+  const credentials = rendered.hcm.http_filters[5].typed_config.default_source_code.inline_string;
   assert.match(credentials, /local COOKIE = "_portcullis"/);
   assert.match(credentials, /local SCHEME = "portcullis"/);
 });

@@ -12,6 +12,7 @@ const internal: IRInternal = {
   authorize: { host: 'authorize.internal', port: 5443 },
   authorizeTimeoutMs: 10_000,
   jwksJson: '{"keys":[]}',
+  decisionJwksJson: '{"keys":[]}',
   http: { host: '127.0.0.1', port: 5080 },
 };
 

@@ -164,6 +164,7 @@ function withAuthenticate(froms: readonly string[], authenticateUrl = 'https://a
       authorize: { host: '127.0.0.1', port: 5443 },
       authorizeTimeoutMs: 1000,
       jwksJson: '{"keys":[]}',
+      decisionJwksJson: '{"keys":[]}',
       http: { host: '127.0.0.1', port: 5080 },
     },
   };
