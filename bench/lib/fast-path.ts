@@ -6,7 +6,7 @@
  * counting Checks in Envoy's ext_authz stats (`checksSoFar`, test/support/envoy-checks.ts).
  */
 import { parseSetCookie } from 'cookie';
-import { decisionCookieName } from '../../src/contract/fast-path.js';
+import { decisionCookieName, FAST_PATH_FILTER } from '../../src/contract/fast-path.js';
 import { checksSoFar } from '../../test/support/envoy-checks.js';
 import { getAnswer } from './http.js';
 
@@ -97,5 +97,61 @@ export async function fastPathCookie(
       );
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/**
+ * Whether the Envoy at `adminUrl` has the fast path's filter: its ECDS resource (named
+ * FAST_PATH_FILTER) has stats. An older checkout, or `decision_token_lifetime: 0s`, has none.
+ */
+export async function fastPathConfigured(adminUrl: string): Promise<boolean> {
+  const filter = encodeURIComponent(
+    `^extension_config_discovery\\.http_filter\\.${FAST_PATH_FILTER.replace(/\./g, '\\.')}\\.`,
+  );
+  const response = await fetch(`${adminUrl}/stats?format=json&filter=${filter}`, {
+    signal: AbortSignal.timeout(5_000),
+  });
+  if (!response.ok) throw new Error(`Envoy admin answered ${response.status}`);
+  const body = (await response.json()) as { stats?: readonly { name?: string }[] };
+  return (body.stats ?? []).some((stat) => stat.name !== undefined);
+}
+
+/**
+ * Waits until Envoy honours a fresh decision cookie of `sessionCookie` and still honours it
+ * `stableMs` later (default 15 s), trying every 2 s until `timeoutMs` (default 5 minutes); resolves
+ * with how long that took, or undefined at once when Envoy has no fast-path filter (see
+ * `fastPathConfigured`). Portcullis revokes a session's tokens whenever the session is put, mints
+ * none while they are revoked, and refuses every token
+ * while more sessions were revoked within one token lifetime than its revocation set holds (then
+ * until they age out, about the token lifetime): right after a suite fills a store with many
+ * sessions at once, the fast path is off for a while. The suites measure the state after that,
+ * as for a population that signed in earlier, and report the wait.
+ */
+export async function waitForFastPath(
+  target: FastPathTarget,
+  sessionCookie: string,
+  options: { readonly timeoutMs?: number; readonly stableMs?: number } = {},
+): Promise<number | undefined> {
+  const began = performance.now();
+  if (!(await fastPathConfigured(target.adminUrl))) return undefined;
+  const deadline = began + (options.timeoutMs ?? 300_000);
+  let lastError = '';
+  for (;;) {
+    try {
+      const fast = await fastPathCookie(target, sessionCookie, { timeoutMs: 2_000 });
+      if (fast === undefined) throw new Error(`no answer set ${DECISION_COOKIE}`);
+      await new Promise((resolve) => setTimeout(resolve, options.stableMs ?? 15_000));
+      const { result: status, checks } = await checksDuring(target.adminUrl, async () => {
+        const answer = await getAnswer(target.port, target.host, { headers: { cookie: fast.header } });
+        return answer.status;
+      });
+      if (status === 200 && checks === 0) return performance.now() - began;
+      lastError = `a decision cookie honoured at first was refused later (${status}, ${checks} Checks)`;
+    } catch (err) {
+      lastError = err instanceof Error ? err.message : String(err);
+    }
+    if (performance.now() > deadline)
+      throw new Error(`the fast path did not hold within ${options.timeoutMs ?? 300_000} ms: ${lastError}`);
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
   }
 }

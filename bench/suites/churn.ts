@@ -233,10 +233,12 @@ function markerSeen(port: number): Promise<string | undefined> {
   });
 }
 
-/** The load report without the list of failures (their counts by kind stay). */
-function loadSummary(load: LoadReport): Omit<LoadReport, 'failures'> & { readonly failed: number } {
-  const { failures, ...rest } = load;
-  return { ...rest, failed: failures.length };
+/** Failures kept in the result file, each with its host, kind and change (the rest are counted). */
+const FAILURES_KEPT = 50;
+
+/** The load report with at most `FAILURES_KEPT` of its failures (their counts by kind stay). */
+function loadSummary(load: LoadReport): LoadReport & { readonly failed: number } {
+  return { ...load, failures: load.failures.slice(0, FAILURES_KEPT), failed: load.failures.length };
 }
 
 function measurementsOf(result: SizeResult): Measurement[] {

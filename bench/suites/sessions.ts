@@ -4,7 +4,7 @@ import { SIGN_IN_YAML } from '../../test/support/sign-in-config.js';
 import { benchCredentials, type BenchCredentials } from '../lib/bench-sessions.js';
 import type { Context } from '../lib/context.js';
 import { configYaml } from '../lib/config-gen.js';
-import { checksDuring, DECISION_COOKIE, fastPathCookie } from '../lib/fast-path.js';
+import { checksDuring, DECISION_COOKIE, fastPathCookie, waitForFastPath } from '../lib/fast-path.js';
 import { postForm, startUpstream, statusOf, type Upstream } from '../lib/http.js';
 import { startPortcullisChild, type PortcullisChild } from '../lib/portcullis-process.js';
 import { logTail } from '../lib/processes.js';
@@ -290,6 +290,8 @@ export async function sessionsSuite(context: Context): Promise<SuiteResult> {
   const stops: (() => Promise<void>)[] = [];
   let repetitions: Repetition[];
   let signOutRuns: SignOutRun[];
+  let fastPathWaitMs: Record<string, number> = {};
+  let puts: Record<string, { putMs: number; putRetries: number }> = {};
   try {
     const upstream = await startUpstream();
     stops.push(() => upstream.stop());
@@ -301,19 +303,41 @@ export async function sessionsSuite(context: Context): Promise<SuiteResult> {
     stops.push(() => first.child.stop());
     const second = await startInstance(context, 'sessions-redis-b', upstream, redis.url, 0);
     stops.push(() => second.child.stop());
+    // Each put revoked its session's tokens (10,000 at once fill the revocation set): measure once
+    // every instance's fast path holds, as for a population that signed in earlier.
+    const waitedMs: Record<string, number> = {};
+    for (const [name, instance] of Object.entries({ memory, first, second })) {
+      const target = { port: instance.ports.proxyPort, adminUrl: instance.ports.adminUrl, host: AUTHZ_HOST };
+      const waited = await waitForFastPath(target, credentials.cookie(1));
+      if (waited === undefined) throw new Error(`${name}: no answer set ${DECISION_COOKIE}: no fast path`);
+      waitedMs[name] = Math.round(waited);
+    }
+    fastPathWaitMs = waitedMs;
+    puts = Object.fromEntries(
+      Object.entries({ memory, first }).map(([name, instance]) => [
+        name,
+        { putMs: instance.child.putMs, putRetries: instance.child.putRetries },
+      ]),
+    );
+    context.progress(`sessions: the fast path held after ${JSON.stringify(waitedMs)} ms`);
     repetitions = await measureThroughput(context, { memory, redis: second }, cookies, upstream);
     signOutRuns = await measureSignOut(context, { first, second }, credentials, signOuts);
   } finally {
     for (const stop of stops.reverse()) await stop();
   }
-  return sessionsResult(context, repetitions, signOutRuns);
+  return sessionsResult(context, repetitions, signOutRuns, { fastPathWaitMs, puts });
 }
 
 function sessionsResult(
   context: Context,
   repetitions: readonly Repetition[],
   runs: readonly SignOutRun[],
+  start: {
+    readonly fastPathWaitMs: Readonly<Record<string, number>>;
+    readonly puts: Readonly<Record<string, { putMs: number; putRetries: number }>>;
+  },
 ): SuiteResult {
+  const { fastPathWaitMs } = start;
   const ratio = summarize(repetitions.map((r) => r.redis.requestsPerSecond / r.memory.requestsPerSecond));
   const memoryRps = summarize(repetitions.map((r) => r.memory.requestsPerSecond));
   const redisRps = summarize(repetitions.map((r) => r.redis.requestsPerSecond));
@@ -328,7 +352,13 @@ function sessionsResult(
   const seconds = context.quick ? 1 : 2;
   return {
     name: 'sessions',
-    how: `Three all-in-one Portcullis processes with their own Envoys (the authz suite's routes): M keeps sessions in memory, A and B share one local redis-server; M and A each put ${SESSIONS.toLocaleString('en-US')} sessions, B none (it reads each from Redis once, then from its cache). Throughput: wrk, ${CONNECTIONS} connections, ${COOKIES} session cookies in turn, on M's and B's protected route (pass_identity_headers; session cookies only, so the slow path), ${repetitions.length} ABBA repetitions of ${seconds} s; median of B/M. Sign-out: ${runs.length} other sessions (after one unmeasured), each served by B, which sets its ${DECISION_COOKIE} cookie; both Envoys must answer the session and decision cookies without a Check; then signed out through A with the real POST ${SIGN_OUT_PATH} (both cookies and the CSRF token) while A's and B's Envoys are polled with both cookies every ~1 ms; POST sent to the later of the two first 302/401s.`,
+    how: `Three all-in-one Portcullis processes with their own Envoys (the authz suite's routes): M keeps sessions in memory, A and B share one local redis-server; M and A each put ${SESSIONS.toLocaleString('en-US')} sessions, B none (it reads each from Redis once, then from its cache); measured once every instance's fast path holds (the puts revoked their sessions' tokens; waited ${Object.entries(
+      fastPathWaitMs,
+    )
+      .map(([name, ms]) => `${name} ${Math.round(ms / 1000)} s`)
+      .join(
+        ', ',
+      )}). Throughput: wrk, ${CONNECTIONS} connections, ${COOKIES} session cookies in turn, on M's and B's protected route (pass_identity_headers; session cookies only, so the slow path), ${repetitions.length} ABBA repetitions of ${seconds} s; median of B/M. Sign-out: ${runs.length} other sessions (after one unmeasured), each served by B, which sets its ${DECISION_COOKIE} cookie; both Envoys must answer the session and decision cookies without a Check; then signed out through A with the real POST ${SIGN_OUT_PATH} (both cookies and the CSRF token) while A's and B's Envoys are polled with both cookies every ~1 ms; POST sent to the later of the two first 302/401s.`,
     measurements: [
       {
         what: 'authorized requests per second, sessions in Redis / in memory',
@@ -368,6 +398,7 @@ function sessionsResult(
       cookies: COOKIES,
       connections: CONNECTIONS,
       secondsPerRun: seconds,
+      ...start,
       repetitions,
       signOuts: runs,
     },
