@@ -50,8 +50,14 @@ export interface GetOptions {
   readonly timeoutMs?: number;
 }
 
-/** Status of `GET /` with `Host: host` on 127.0.0.1:`port`, or 0 when the request failed. */
-export function statusOf(port: number, host: string, options: GetOptions = {}): Promise<number> {
+/** One answer: its status (0 when the request failed) and its headers. */
+export interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+}
+
+/** `GET /` with `Host: host` on 127.0.0.1:`port`: the status and headers, status 0 when the request failed. */
+export function getAnswer(port: number, host: string, options: GetOptions = {}): Promise<Answer> {
   return new Promise((resolve) => {
     const req = request(
       {
@@ -64,14 +70,19 @@ export function statusOf(port: number, host: string, options: GetOptions = {}): 
       },
       (res) => {
         res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', () => resolve(0));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+        res.on('error', () => resolve({ status: 0, headers: {} }));
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => resolve(0));
+    req.on('error', () => resolve({ status: 0, headers: {} }));
     req.end();
   });
+}
+
+/** Status of `GET /` with `Host: host` on 127.0.0.1:`port`, or 0 when the request failed. */
+export async function statusOf(port: number, host: string, options: GetOptions = {}): Promise<number> {
+  return (await getAnswer(port, host, options)).status;
 }
 
 /**

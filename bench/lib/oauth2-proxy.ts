@@ -14,8 +14,11 @@ import { logTail, until, whileRunning, type Started } from './processes.js';
 /** The release measured (issue 24: "oauth2-proxy v7.15.6"). */
 export const OAUTH2_PROXY_VERSION = 'v7.15.6';
 const MODULE = `github.com/oauth2-proxy/oauth2-proxy/v7@${OAUTH2_PROXY_VERSION}`;
-/** Where `go install` puts the binary (under `.tools/`, which git ignores). */
-export const OAUTH2_PROXY_DIR = join(BENCH_REPO, '.tools', 'oauth2-proxy');
+/**
+ * Where `go install` puts the binary: under `.tools/`, which git ignores, or `OAUTH2_PROXY_DIR`
+ * (e.g. when `.tools` is shared with another checkout).
+ */
+export const OAUTH2_PROXY_DIR = process.env['OAUTH2_PROXY_DIR'] ?? join(BENCH_REPO, '.tools', 'oauth2-proxy');
 const BINARY = join(OAUTH2_PROXY_DIR, 'oauth2-proxy');
 const BUILD_TIMEOUT_MS = 15 * 60_000;
 

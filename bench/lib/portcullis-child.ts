@@ -10,7 +10,8 @@
  * (`benchSessionId(0 .. n-1)`, 64 puts at a time: each put seals its session, and a Redis store
  * answers over the network), and tells the parent
  *
- *   { type: 'ready', cookie }        the `Cookie` header of a valid session (when n > 0)
+ *   { type: 'ready', cookie, ... }   the `Cookie` header of a valid session (when n > 0), how long
+ *                                    the puts took and how many failed and were tried again
  *   { type: 'memory', ...usage }     on `{ type: 'memory' }`: process.memoryUsage() after a full GC
  *
  * It stops (Envoy included) on `{ type: 'stop' }` or when the parent goes away.
@@ -21,7 +22,14 @@ import { productModule } from './product.js';
 
 /** Messages this process sends its parent. */
 export type ChildMessage =
-  | { readonly type: 'ready'; readonly cookie: string }
+  | {
+      readonly type: 'ready';
+      readonly cookie: string;
+      /** How long putting the sessions took (ms). */
+      readonly putMs: number;
+      /** Puts that failed (e.g. a Redis answer later than the store's timeout) and were tried again. */
+      readonly putRetries: number;
+    }
   | {
       readonly type: 'memory';
       readonly rss: number;
@@ -34,6 +42,8 @@ interface BenchSession {
   readonly id: string;
   readonly userId: string;
   readonly email: string;
+  /** Whether the provider verified the address: e-mail policies match verified addresses only. */
+  readonly emailVerified: boolean;
   readonly name: string;
   readonly groups: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
@@ -88,6 +98,7 @@ function benchSession(index: number, now: number, idpId: string): BenchSession {
     id: benchSessionId(index),
     userId: `user-${index}`,
     email: `user${index}@example.com`,
+    emailVerified: true,
     name: `User ${index}`,
     groups: ['staff'],
     claims: { department: 'research', groups: ['staff'], email: `user${index}@example.com` },
@@ -97,17 +108,36 @@ function benchSession(index: number, now: number, idpId: string): BenchSession {
   };
 }
 
-/** Puts sessions 0 .. `count`-1 with at most `PUT_CONCURRENCY` puts in flight. */
+/** Attempts per session put before the child gives up. */
+const PUT_ATTEMPTS = 5;
+
+/**
+ * Puts sessions 0 .. `count`-1 with at most `PUT_CONCURRENCY` puts in flight; a put that fails is
+ * tried again (up to `PUT_ATTEMPTS`, 100 ms apart). Resolves with how many retries there were.
+ */
 async function putSessions(
   sessions: { put(session: BenchSession): Promise<void> },
   count: number,
   make: (index: number) => BenchSession,
-): Promise<void> {
+): Promise<number> {
   let next = 0;
+  let retries = 0;
+  const put = async (session: BenchSession): Promise<void> => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await sessions.put(session);
+      } catch (err) {
+        if (attempt >= PUT_ATTEMPTS) throw err;
+        retries += 1;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  };
   const worker = async (): Promise<void> => {
-    for (let index = next++; index < count; index = next++) await sessions.put(make(index));
+    for (let index = next++; index < count; index = next++) await put(make(index));
   };
   await Promise.all(Array.from({ length: Math.min(PUT_CONCURRENCY, count) }, worker));
+  return retries;
 }
 
 /** Full GCs (the process runs with --expose-gc), then this process's memory. */
@@ -148,14 +178,17 @@ async function main(): Promise<void> {
   const now = Date.now();
   // The bench config's routes share the global client: its id, as translate gave it to them.
   const idpId = running.reloader.lastGoodBuild()?.ir.virtualHosts[0]?.routes[0]?.idpId ?? 'none';
-  await putSessions(running.sessions, count, (index) => benchSession(index, now, idpId));
+  const putStarted = performance.now();
+  const putRetries = await putSessions(running.sessions, count, (index) => benchSession(index, now, idpId));
+  const putMs = Math.round(performance.now() - putStarted);
+  if (putRetries > 0) write('warn')({ putRetries, putMs }, 'session puts failed and were tried again');
   let cookie = '';
   if (count > 0) {
     const { SessionHandles } = (await import(productModule(values.root, 'session/handle'))) as HandleModule;
     const handles = new SessionHandles(Buffer.from(values.secret, 'base64'));
     cookie = `theme=dark; _portcullis=${handles.issue(benchSessionId(count >> 1))}`;
   }
-  process.send?.({ type: 'ready', cookie } satisfies ChildMessage);
+  process.send?.({ type: 'ready', cookie, putMs, putRetries } satisfies ChildMessage);
 }
 
 await main();

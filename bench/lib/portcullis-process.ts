@@ -25,6 +25,9 @@ export interface PortcullisChild {
   readonly started: Started;
   /** The `Cookie` header of a valid session ('' without sessions). */
   readonly cookie: string;
+  /** How long putting the sessions took (ms), and how many failed puts were tried again. */
+  readonly putMs: number;
+  readonly putRetries: number;
   /** RSS, heap and external memory of the Portcullis process after a full GC, in bytes. */
   memory(): Promise<{ rss: number; heapUsed: number; external: number }>;
   stop(): Promise<void>;
@@ -76,6 +79,8 @@ export async function startPortcullisChild(
   return {
     started,
     cookie: ready.cookie,
+    putMs: ready.putMs,
+    putRetries: ready.putRetries,
     memory: async () => {
       const reply = next('memory');
       child.send({ type: 'memory' });

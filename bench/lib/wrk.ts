@@ -9,6 +9,8 @@ const COOKIES_SCRIPT = fileURLToPath(new URL('./wrk-cookies.lua', import.meta.ur
 
 /** One bounded wrk run. */
 export interface WrkResult {
+  /** Requests completed in the run. */
+  readonly requests: number;
   readonly requestsPerSecond: number;
   /** Latency percentiles over all requests, in microseconds. */
   readonly p50Us: number;
@@ -93,6 +95,7 @@ export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
       `wrk ${spec.headers['Host'] ?? spec.url}: ${report.socketErrors} socket errors, ${report.non2xx} 4xx/5xx answers`,
     );
   return {
+    requests: report.requests,
     requestsPerSecond: report.requests / (report.durationUs / 1e6),
     p50Us: report.p50Us,
     p99Us: report.p99Us,

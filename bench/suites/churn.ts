@@ -12,6 +12,7 @@ import {
   type ChurnState,
 } from '../../test/support/churn.js';
 import { describeLoad, startLoad, type LoadReport } from '../../test/support/churn-load.js';
+import { checksSoFar } from '../../test/support/envoy-checks.js';
 import { seededRandom } from '../../test/support/seeded-random.js';
 import { startEchoUpstream, type EchoUpstream } from '../../test/support/upstreams.js';
 import type { Context } from '../lib/context.js';
@@ -45,6 +46,8 @@ interface SizeResult {
   readonly changes: number;
   readonly byKind: Readonly<Record<string, number>>;
   readonly load: LoadReport;
+  /** Checks Envoy sent during the load: the protected requests the fast path did not decide. */
+  readonly checks: number;
   /** Rename to the change serving through Envoy, per change. */
   readonly servingMs: Summary & { readonly p95: number };
 }
@@ -53,7 +56,8 @@ interface SizeResult {
  * Every kind of live change of issue 28 (but the certificate: the listener is plain HTTP) under a
  * steady load, at 1,000 routes (1,000 changes) and at 10,000 routes (a minute of changes):
  * Portcullis all-in-one in its own process (`portcullis-child.ts`, one session), its real Envoy,
- * load from `CONNECTIONS` keep-alive connections on two public and two protected routes whose
+ * load from `CONNECTIONS` keep-alive connections that keep cookies (so protected requests carry
+ * the decision cookie their answers set) on two public and two protected routes whose
  * upstreams, weights, health checks, outlier detection, policy, headers and timeouts keep changing,
  * while extra routes come and go and the list is reordered; the rest are bulk routes. Each change
  * is a new file renamed over the config, and also sets a marker header on a marker route: the
@@ -80,7 +84,7 @@ export async function churnSuite(context: Context): Promise<SuiteResult> {
   }
   return {
     name: 'churn',
-    how: 'Portcullis all-in-one in its own process with its real Envoy; 8 keep-alive connections on 2 public and 2 protected routes (a session cookie) while every kind of issue-28 change but the certificate is renamed over the config one after another (1,000 changes at 1,000 routes, a minute at 10,000); each change also sets a marker header, and it serves when a request through Envoy (fresh connection, every 2 ms) carries the new marker to the upstream.',
+    how: "Portcullis all-in-one in its own process with its real Envoy; 8 keep-alive connections that keep cookies on 2 public and 2 protected routes (a session cookie, plus the decision cookie the answers set; Checks counted from Envoy's stats) while every kind of issue-28 change but the certificate is renamed over the config one after another (1,000 changes at 1,000 routes, a minute at 10,000); each change also sets a marker header, and it serves when a request through Envoy (fresh connection, every 2 ms) carries the new marker to the upstream.",
     measurements: results.flatMap(measurementsOf),
     data: { sizes: results.map((result) => ({ ...result, load: loadSummary(result.load) })) },
   };
@@ -112,6 +116,7 @@ async function churnAt(
   const byKind: Record<string, number> = {};
   const times: number[] = [];
   let load: LoadReport | undefined;
+  let checks = NaN;
   try {
     const publicHosts = state.loaded.filter((route) => !route.protected).map((route) => route.host);
     await waitServing(child.started, ports, {
@@ -120,9 +125,13 @@ async function churnAt(
       intervalMs: 100,
       timeoutMs: 120_000,
     });
+    const checksBefore = await checksSoFar(ports.adminUrl);
+    // Keep-alive clients that keep cookies, like browsers: the protected routes' answers set the
+    // fast path's decision cookie, and later requests carry it.
     const running = startLoad({
       port: ports.proxyPort,
       connections: CONNECTIONS,
+      keepCookies: true,
       targets: state.loaded.map((route) => ({
         host: route.host,
         ...(route.protected ? { headers: { cookie: child.cookie } } : {}),
@@ -151,6 +160,7 @@ async function churnAt(
       }
     } finally {
       load = await running.stop();
+      checks = (await checksSoFar(ports.adminUrl).catch(() => NaN)) - checksBefore;
     }
   } finally {
     await child.stop();
@@ -159,9 +169,9 @@ async function churnAt(
   const sorted = [...times].sort((a, b) => a - b);
   const p95 = Math.round((sorted[Math.floor(sorted.length * 0.95)] ?? NaN) * 100) / 100;
   context.progress(
-    `churn at ${size.routes} routes: ${times.length} changes, serving median ${summary.median} ms; ${describeLoad(load)}`,
+    `churn at ${size.routes} routes: ${times.length} changes, serving median ${summary.median} ms; ${describeLoad(load)}; ${checks} Checks`,
   );
-  return { routes: size.routes, changes: times.length, byKind, load, servingMs: { ...summary, p95 } };
+  return { routes: size.routes, changes: times.length, byKind, load, checks, servingMs: { ...summary, p95 } };
 }
 
 /** The whole config: sign-in settings, the churn routes and the marker route first, then the bulk. */
@@ -223,10 +233,12 @@ function markerSeen(port: number): Promise<string | undefined> {
   });
 }
 
-/** The load report without the list of failures (their counts by kind stay). */
-function loadSummary(load: LoadReport): Omit<LoadReport, 'failures'> & { readonly failed: number } {
-  const { failures, ...rest } = load;
-  return { ...rest, failed: failures.length };
+/** Failures kept in the result file, each with its host, kind and change (the rest are counted). */
+const FAILURES_KEPT = 50;
+
+/** The load report with at most `FAILURES_KEPT` of its failures (their counts by kind stay). */
+function loadSummary(load: LoadReport): LoadReport & { readonly failed: number } {
+  return { ...load, failures: load.failures.slice(0, FAILURES_KEPT), failed: load.failures.length };
 }
 
 function measurementsOf(result: SizeResult): Measurement[] {
@@ -239,7 +251,7 @@ function measurementsOf(result: SizeResult): Measurement[] {
       value: failed,
       unit: 'requests',
       pass: failed === 0,
-      detail: `${result.changes} changes; ${describeLoad(result.load)}`,
+      detail: `${result.changes} changes; ${describeLoad(result.load)}; Envoy sent ${result.checks} Checks (one per protected-route request the fast path did not decide) for about ${Math.round(result.load.requests / 2).toLocaleString('en-US')} protected-route requests`,
     },
     {
       what: `rename to the change serving under churn, ${routes} routes`,

@@ -1,5 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { parseCookie, parseSetCookie, stringifyCookie } from 'cookie';
 
 /** One host the load requests, with the headers it needs (a session cookie for protected routes). */
 export interface LoadTarget {
@@ -55,6 +56,11 @@ export function startLoad(options: {
   readonly https?: boolean;
   /** Per-request bound. Default 10 s. */
   readonly timeoutMs?: number;
+  /**
+   * Each worker keeps the cookies answers set, per host, and sends them back with the target's
+   * own, like a browser (e.g. the fast path's decision cookie). Default false: only the target's.
+   */
+  readonly keepCookies?: boolean;
 }): Load {
   const started = performance.now();
   const failures: LoadFailure[] = [];
@@ -68,10 +74,11 @@ export function startLoad(options: {
       ? new HttpsAgent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false })
       : new HttpAgent({ keepAlive: true, maxSockets: 1 });
     agents.push(agent);
+    const jar = options.keepCookies === true ? new HostCookies() : undefined;
     for (let i = offset; running; i++) {
       const target = options.targets[i % options.targets.length] as LoadTarget;
       const during = label;
-      const outcome = await send(options, agent, target);
+      const outcome = await send(options, agent, target, jar);
       requests += 1;
       if (outcome === 'ok') ok += 1;
       else
@@ -107,26 +114,68 @@ export function startLoad(options: {
   };
 }
 
-/** One GET: 'ok' for a 2xx, else the failure's kind. */
+/** Cookie values are opaque: kept and sent back byte for byte. */
+const opaque = (value: string): string => value;
+
+/** The cookies answers set, per host (name and value only: enough for one loopback listener). */
+class HostCookies {
+  readonly #byHost = new Map<string, Map<string, string>>();
+
+  /** Stores `setCookies` answered for `host`; an expired one deletes its cookie. */
+  store(host: string, setCookies: readonly string[]): void {
+    if (setCookies.length === 0) return;
+    const cookies = this.#byHost.get(host) ?? new Map<string, string>();
+    for (const line of setCookies) {
+      const cookie = parseSetCookie(line, { decode: opaque });
+      const expired =
+        (cookie.maxAge !== undefined && cookie.maxAge <= 0) ||
+        (cookie.expires !== undefined && cookie.expires.getTime() <= Date.now());
+      if (expired) cookies.delete(cookie.name);
+      else cookies.set(cookie.name, cookie.value ?? '');
+    }
+    this.#byHost.set(host, cookies);
+  }
+
+  /** `header` (the target's own Cookie header, if any) with the kept cookies of `host` added. */
+  header(host: string, header: string | undefined): string | undefined {
+    const kept = this.#byHost.get(host);
+    if (kept === undefined || kept.size === 0) return header;
+    const own = header === undefined ? {} : parseCookie(header, { decode: opaque });
+    return stringifyCookie({ ...own, ...Object.fromEntries(kept) } as Record<string, string>, {
+      encode: opaque,
+    });
+  }
+}
+
+/** One GET: 'ok' for a 2xx, else the failure's kind. With `jar`, its cookies go along and it keeps what the answer sets. */
 function send(
   options: { readonly port: number; readonly https?: boolean; readonly timeoutMs?: number },
   agent: HttpAgent | HttpsAgent,
   target: LoadTarget,
+  jar?: HostCookies,
 ): Promise<string> {
   return new Promise((resolve) => {
     const request = options.https ? httpsRequest : httpRequest;
     let reused = false;
+    const headers: Record<string, string> = {
+      ...target.headers,
+      host: target.host,
+      accept: 'application/json',
+    };
+    const cookie = jar?.header(target.host, target.headers?.['cookie']);
+    if (cookie !== undefined) headers['cookie'] = cookie;
     const req = request(
       {
         host: '127.0.0.1',
         port: options.port,
         path: '/churn',
-        headers: { ...target.headers, host: target.host, accept: 'application/json' },
+        headers,
         agent,
         servername: target.host,
         timeout: options.timeoutMs ?? 10_000,
       },
       (res: IncomingMessage) => {
+        jar?.store(target.host, res.headers['set-cookie'] ?? []);
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
         res.on('error', (err: NodeJS.ErrnoException) =>
