@@ -98,6 +98,14 @@ test('global settings that cannot work or weaken security are errors at their ke
   valid(base({ cookie_domain: 'example.com' }));
   assertProblem(problems(base({ cookie_expire: '0s' })), 'cookie_expire', 'is 0s');
   assertProblem(
+    problems(base({ decision_token_lifetime: '10m' })),
+    'decision_token_lifetime',
+    'longer than 5m',
+  );
+  assertProblem(problems(base({ decision_token_lifetime: 'soon' })), 'decision_token_lifetime', '');
+  valid(base({ decision_token_lifetime: '5m' }));
+  valid(base({ decision_token_lifetime: '0s' }));
+  assertProblem(
     problems(base({ authenticate_callback_path: '/.portcullis/callback' })),
     'authenticate_callback_path',
     'under /.portcullis/',
