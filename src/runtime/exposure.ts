@@ -23,9 +23,12 @@ export interface NewlyPublic {
  */
 export function newlyPublic(before: IR, after: IR): NewlyPublic[] {
   const found: NewlyPublic[] = [];
+  const byName = new Map(after.virtualHosts.map((host) => [host.name, host]));
+  const fallback = catchAll(after);
   for (const host of before.virtualHosts) {
-    const next = after.virtualHosts.find((candidate) => candidate.name === host.name) ?? catchAll(after);
-    if (next === undefined) continue;
+    const next = byName.get(host.name) ?? fallback;
+    // The very same host (a reload that left it alone) opens nothing.
+    if (next === undefined || next === host) continue;
     for (const route of host.routes) {
       if (route.public || route.answer !== undefined) continue;
       const first = next.routes.find((candidate) => covers(candidate.match, route.match));

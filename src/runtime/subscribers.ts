@@ -1,5 +1,16 @@
 import type { Snapshot } from '../xds/snapshot/types.js';
-import type { GoodBuild } from './build-pipeline.js';
+import type { FailedBuild, GoodBuild } from './build-pipeline.js';
+
+/**
+ * What the serving side gets of a good build: the IR, key ring, snapshot, warnings, files read and
+ * timings (and whatever else the pipeline reports beside them), without the pipeline's own reuse
+ * (`memo`, `encodeCache`), which stays where the build ran: in the build worker while serving
+ * (runtime/build-worker.ts), where a reload is assembled from a delta and never holds those.
+ */
+export type PublishedBuild = Omit<GoodBuild, 'memo' | 'encodeCache'>;
+
+/** The outcome of one load as the reload loop reports it: a published build, or why there is none. */
+export type ReloadResult = PublishedBuild | FailedBuild;
 
 /**
  * A consumer of accepted builds: the xDS snapshot store, the authorization state, and later the
@@ -15,7 +26,7 @@ import type { GoodBuild } from './build-pipeline.js';
 export interface BuildSubscriber {
   /** Names the subscriber in logs and errors. */
   readonly name: string;
-  publish(build: GoodBuild): void;
+  publish(build: PublishedBuild): void;
 }
 
 /**

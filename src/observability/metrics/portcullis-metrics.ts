@@ -22,7 +22,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DecisionOutcome, Telemetry } from '../../contract/telemetry.js';
 import { RESOURCE_TYPES, SHORT_NAMES, typeUrl } from '../../proto/type-urls.js';
 import type { AdsStats } from '../../xds/server/metrics.js';
-import type { BuildResult } from '../../runtime/build-pipeline.js';
+import type { ReloadResult } from '../../runtime/subscribers.js';
 
 /** Decision latency buckets (seconds): a Check answered from memory takes well under a millisecond. */
 const DECISION_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
@@ -167,7 +167,7 @@ export class PortcullisMetrics implements Telemetry {
   }
 
   /** Records one finished config load (`Reloader`'s `onReload`): outcome, duration, active checksum. */
-  reloaded(result: BuildResult, seconds: number): void {
+  reloaded(result: ReloadResult, seconds: number): void {
     this.reloads.inc({ outcome: result.ok ? 'success' : 'failure' });
     this.reloadSeconds.observe(seconds);
     if (!result.ok) return;

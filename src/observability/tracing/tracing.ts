@@ -19,7 +19,7 @@ import type { IRServiceTracing } from '../../ir/services.js';
 import { errorMessage } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
 import type { SpanStarter } from '../../shared/trace-context.js';
-import type { BuildResult } from '../../runtime/build-pipeline.js';
+import type { ReloadResult } from '../../runtime/subscribers.js';
 import type { BuildSubscriber } from '../../runtime/subscribers.js';
 import { otlpExporter } from './exporter.js';
 
@@ -94,7 +94,7 @@ export class PortcullisTracing {
    * outcome, the version and route count it made or the stage that refused it, ending now and
    * lasting `seconds` (the Reloader's `onReload` measures from reading to publishing).
    */
-  reloaded(result: BuildResult, seconds: number): void {
+  reloaded(result: ReloadResult, seconds: number): void {
     const tracer = this.active?.tracer;
     if (tracer === undefined) return;
     const end = Date.now();
