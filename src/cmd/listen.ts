@@ -1,4 +1,4 @@
-import type { GoodBuild } from '../runtime/build-pipeline.js';
+import type { PublishedBuild } from '../runtime/subscribers.js';
 import type { Reloader } from '../runtime/reloader.js';
 import type { HealthStatus } from '../grpc/grpc-health.js';
 import type { EnvoyVerdicts } from '../xds/publish/envoy-verdict.js';
@@ -26,7 +26,7 @@ interface ListenOptions {
 /** What the services started with, and what listening needs besides. */
 interface ListenContext {
   readonly reloader: Reloader;
-  readonly initial: GoodBuild;
+  readonly initial: PublishedBuild;
   readonly metrics: PortcullisMetrics;
   readonly verdicts: EnvoyVerdicts;
   readonly process: ProcessParts;

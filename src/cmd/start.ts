@@ -3,7 +3,7 @@ import { randomGrpcCredential } from '../contract/grpc-credential.js';
 import { PortcullisError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import { Reloader } from '../runtime/reloader.js';
-import type { GoodBuild } from '../runtime/build-pipeline.js';
+import type { PublishedBuild } from '../runtime/subscribers.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { systemCaFile } from '../pki/system-ca.js';
 import type { PinnedAtStart } from '../translate/from-file.js';
@@ -110,6 +110,9 @@ export async function startServices(options: StartOptions): Promise<Running> {
     subscribers: [tracing.subscriber()],
     envoyVerdict: (snapshot) => verdicts.verdictOn(snapshot),
     ...(options.afterCompile === undefined ? {} : { afterCompile: options.afterCompile }),
+    // Every build off the main thread, so no Check, sign-in or ADS answer waits for one (the
+    // afterCompile test seam, a function, builds in this thread).
+    worker: true,
     onReload: (result, seconds) => {
       metrics.reloaded(result, seconds);
       tracing.reloaded(result, seconds);
@@ -117,7 +120,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
   });
   const closers: Closer[] = [() => tracing.close(), () => reloader.close(), () => verdicts.close()];
   try {
-    const initial = reloader.loadInitial();
+    const initial = await reloader.start();
     pinned = { ownHttp: initial.ir.process.ownHttp, internalTls: initial.keys.internalTls };
     return await startParts(options, { reloader, initial, metrics, tracing, verdicts, closers });
   } catch (err) {
@@ -129,7 +132,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
 /** What `startServices` made before the services start. */
 interface Prepared {
   readonly reloader: Reloader;
-  readonly initial: GoodBuild;
+  readonly initial: PublishedBuild;
   readonly metrics: PortcullisMetrics;
   readonly tracing: PortcullisTracing;
   readonly verdicts: EnvoyVerdicts;
@@ -250,7 +253,7 @@ async function startParts(options: StartOptions, prepared: Prepared): Promise<Ru
  * is random, new with every start, rather than derived from `shared_secret` (which a sidecar Envoy
  * or another process must share).
  */
-function fixAtStart(initial: GoodBuild, selfContained: boolean): FixedAtStart {
+function fixAtStart(initial: PublishedBuild, selfContained: boolean): FixedAtStart {
   return {
     credential: selfContained ? randomGrpcCredential() : initial.keys.grpcCredential,
     credentialDerived: !selfContained,
@@ -261,7 +264,7 @@ function fixAtStart(initial: GoodBuild, selfContained: boolean): FixedAtStart {
 
 /** Warns once, at start, about secrets the process generated because the config sets none. */
 function warnGeneratedSecrets(
-  generated: GoodBuild['keys']['generated'],
+  generated: PublishedBuild['keys']['generated'],
   parts: ServiceParts,
   log: Logger,
 ): void {

@@ -1,15 +1,16 @@
-import type { IR } from '../ir/types.js';
 import type { Logger } from '../shared/logger.js';
-import type { FailedBuild, GoodBuild } from './build-pipeline.js';
+import type { FailedBuild } from './build-pipeline.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
-import { newlyPublic } from './exposure.js';
+import type { NewlyPublic } from './exposure.js';
+import type { PublishedBuild } from './subscribers.js';
 
 /**
- * Logs at warn, one line per path, each protected path of `before` that `after` serves to anyone
- * (see `newlyPublic`): a reload that opens a path is deliberate or a mistake, never silent.
+ * Logs at warn, one line per path, each protected path a reload made public (`newlyPublic`, found
+ * where the build ran: the build worker, or this thread): a reload that opens a path is
+ * deliberate or a mistake, never silent.
  */
-export function logNewlyPublic(logger: Logger, before: IR, after: IR): void {
-  for (const opened of newlyPublic(before, after)) {
+export function logNewlyPublic(logger: Logger, found: readonly NewlyPublic[]): void {
+  for (const opened of found) {
     logger.warn(
       { hosts: opened.hosts, path: opened.path, was: opened.was, now: opened.now },
       `config reload makes a protected path public: ${opened.hosts.join(',')} ${opened.path} (was route ${opened.was}, now answered by public route ${opened.now})`,
@@ -23,16 +24,29 @@ interface Outcome {
   readonly publishMs: number;
   /** Envoy's verdict, or undefined when none was asked (no xDS here, or nothing changed). */
   readonly verdict: EnvoyVerdict | undefined;
+  /** How the build crossed from the build worker; undefined when it was built in this thread. */
+  readonly delta?: DeltaStats | undefined;
+}
+
+/** How a build crossed from the build worker: in how many chunks, and the longest one's apply time. */
+export interface DeltaStats {
+  readonly chunks: number;
+  readonly longestApplyMs: number;
 }
 
 /** The reload log line of a build that was published and not rejected. */
-export function logVerdict(logger: Logger, result: GoodBuild, outcome: Outcome): void {
-  const { changed, publishMs, verdict } = outcome;
+export function logVerdict(logger: Logger, result: PublishedBuild, outcome: Outcome): void {
+  const { changed, publishMs, verdict, delta } = outcome;
   const fields = {
     version: result.snapshot.version,
     routes: result.ir.process.routeCount,
     changed,
-    ms: { ...result.timingsMs, publish: publishMs },
+    ms: {
+      ...result.timingsMs,
+      publish: publishMs,
+      ...(delta === undefined ? {} : { longestChunk: delta.longestApplyMs }),
+    },
+    ...(delta === undefined ? {} : { chunks: delta.chunks }),
     ...(verdict === undefined ? {} : { envoy: verdict.kind }),
   };
   if (verdict?.kind === 'superseded') {
@@ -49,7 +63,7 @@ export function logVerdict(logger: Logger, result: GoodBuild, outcome: Outcome):
 
 /** The failed build standing for `result` once Envoy rejected it (stage `envoy`, Envoy's error_detail). */
 export function rejectedBuild(
-  result: GoodBuild,
+  result: PublishedBuild,
   verdict: Extract<EnvoyVerdict, { kind: 'rejected' }>,
 ): FailedBuild {
   return {

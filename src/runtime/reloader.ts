@@ -10,12 +10,14 @@ import {
   type FailedBuild,
   type GoodBuild,
 } from './build-pipeline.js';
+import { BuildWorker, type BuildWorkerOptions, type WorkerBuild } from './build-worker.js';
+import { newlyPublic, type NewlyPublic } from './exposure.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
-import type { BuildSubscriber } from './subscribers.js';
+import type { BuildSubscriber, PublishedBuild, ReloadResult } from './subscribers.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
-import { logNewlyPublic, logVerdict, rejectedBuild } from './reload-log.js';
+import { logNewlyPublic, logVerdict, rejectedBuild, type DeltaStats } from './reload-log.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -39,6 +41,13 @@ export interface ReloadStats {
  * handed to every subscriber again, so the authorization state (and the snapshot) go back to the
  * version Envoy runs; superseded by a newer build, it is only logged. The next build is not held
  * up while one waits. A reload that makes a protected path public is logged at warn.
+ *
+ * Where builds run: with `worker` (every serving process: all-in-one, split services, sidecar),
+ * `start` and `reloadInBackground` build in a worker thread (BuildWorker), so no ext_authz Check,
+ * sign-in or ADS answer waits for a build; only the finished build crosses, as a delta applied in
+ * chunks, and is published whole. `loadInitial` and `reload` build in this thread, synchronously
+ * (tools and tests), as do all builds without `worker` (and with `afterCompile`, a function that
+ * cannot cross to a worker).
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -49,9 +58,13 @@ export class Reloader {
     activeVersion: undefined,
     lastProblems: [],
   };
-  private lastGood: GoodBuild | undefined;
+  private lastGood: PublishedBuild | undefined;
   /** The last build Envoy took (or that nothing could confirm): what a rejected one goes back to. */
-  private lastTaken: GoodBuild | undefined;
+  private lastTaken: PublishedBuild | undefined;
+  /** The last good build made in this thread: what the next in-thread pass reuses. */
+  private threadBase: GoodBuild | undefined;
+  /** Where background builds run, when they run off this thread (see the class comment). */
+  private readonly worker: BuildWorker | undefined;
   private readonly subscribers: BuildSubscriber[];
   /** The background reloads, one after another (see reloadInBackground). */
   private queue: Promise<unknown> = Promise.resolve();
@@ -80,28 +93,59 @@ export class Reloader {
        * Called after each load, good or not, with how long it took from reading to publishing (and,
        * with `envoyVerdict`, to Envoy's verdict), in seconds; a build Envoy NACKed is a failed one.
        */
-      readonly onReload?: (result: BuildResult, seconds: number) => void;
+      readonly onReload?: (result: ReloadResult, seconds: number) => void;
       /** Envoy's verdict on a published build's snapshot (see EnvoyVerdicts); none: taken at once. */
       readonly envoyVerdict?: (snapshot: Snapshot) => Promise<EnvoyVerdict>;
       /** Test seam: rewrites the compiled resources of every build (to make one Envoy rejects). */
       readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
+      /**
+       * Build in a worker thread (see the class comment), with these test seams if any; ignored
+       * with `afterCompile`.
+       */
+      readonly worker?: true | Pick<BuildWorkerOptions, 'entry' | 'resourceLimits' | 'chunkLimits'>;
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
+    this.worker =
+      options.worker === undefined || options.afterCompile !== undefined
+        ? undefined
+        : new BuildWorker({
+            ...(options.worker === true ? {} : options.worker),
+            configPath: options.configPath,
+            env: options.env,
+            generatedSecrets: this.generatedSecrets,
+          });
     this.watcher = new FileWatcher((changed) => void this.reloadInBackground(changed), {
       logger: options.logger,
       ...(options.settleMs === undefined ? {} : { settleMs: options.settleMs }),
     });
   }
 
-  /** Loads the config for the first time; throws ValidationError when it is invalid (nothing to keep). */
-  loadInitial(): GoodBuild {
+  /**
+   * Loads the config for the first time, in this thread; throws ValidationError when it is invalid
+   * (nothing to keep). Tools and tests; a serving process uses `start`.
+   */
+  loadInitial(): PublishedBuild {
     const started = performance.now();
-    return this.takeInitial(build(this.input()), started);
+    return this.takeInitial(this.inThread(build(this.input())), started);
+  }
+
+  /**
+   * `loadInitial` in the build worker (with `worker`; else in this thread, giving the event loop
+   * turns between stages): rejects with a ValidationError when the config is invalid, or when the
+   * worker failed (its reason as the problem).
+   */
+  async start(): Promise<PublishedBuild> {
+    const started = performance.now();
+    const built =
+      this.worker === undefined
+        ? this.inThread(await this.buildSafelyYielding(() => buildYielding(this.input())))
+        : (await this.inWorker()).result;
+    return this.takeInitial(built, started);
   }
 
   /** Publishes the first build and starts watching its files; throws when it failed. */
-  private takeInitial(built: BuildResult, started: number): GoodBuild {
+  private takeInitial(built: ReloadResult, started: number): PublishedBuild {
     this.logWarnings(built.warnings);
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
@@ -117,28 +161,33 @@ export class Reloader {
    * while serving, `reloadInBackground`). `read` holds bytes the watcher just read and compared
    * (absolute path -> bytes): the config file is parsed from them rather than read again.
    */
-  reload(read?: ReadonlyMap<string, Buffer>): BuildResult {
+  reload(read?: ReadonlyMap<string, Buffer>): ReloadResult {
     const started = performance.now();
     return this.finish(
-      this.buildSafely(() => build(this.input(read), this.lastGood)),
+      this.inThread(this.buildSafely(() => build(this.input(read), this.threadBase))),
       started,
     ).result;
   }
 
   /**
-   * `reload`, for changes noticed while serving (the file watcher, SIGHUP): the pipeline gives the
-   * event loop a turn between its stages (`buildYielding`), so Checks and ADS keep being answered
-   * while a large config builds. Reloads run one at a time, in the order asked, each from the
+   * `reload`, for changes noticed while serving (the file watcher, SIGHUP): in the build worker
+   * (with `worker`), or else with the event loop given a turn between the pipeline's stages
+   * (`buildYielding`), so Checks and ADS keep being answered while a large config builds. Reloads
+   * run one at a time, in the order asked, each from the
    * build before it. After `close`, a reload still queued publishes nothing. The promise settles
    * once the reload's outcome is known: with `envoyVerdict`, after Envoy's verdict (a NACKed build
    * resolves as a failed one, stage `envoy`); later reloads do not wait for it.
    */
-  reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<BuildResult | undefined> {
+  reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<ReloadResult | undefined> {
     const next = this.queue.then(async () => {
       if (this.closed) return undefined;
       const started = performance.now();
-      const built = await this.buildSafelyYielding(() => buildYielding(this.input(read), this.lastGood));
-      return this.closed ? undefined : this.finish(built, started);
+      if (this.worker !== undefined) {
+        const done = await this.inWorker(read);
+        return this.closed ? undefined : this.finish(done.result, started, done);
+      }
+      const built = await this.buildSafelyYielding(() => buildYielding(this.input(read), this.threadBase));
+      return this.closed ? undefined : this.finish(this.inThread(built), started);
     });
     this.queue = next.catch(() => undefined);
     return next.then((done) => done?.outcome);
@@ -149,9 +198,10 @@ export class Reloader {
    * `outcome` settles with the reload's outcome (see `reloadInBackground`).
    */
   private finish(
-    built: BuildResult,
+    built: ReloadResult,
     started: number,
-  ): { readonly result: BuildResult; readonly outcome: Promise<BuildResult> } {
+    worker?: Pick<WorkerBuild, 'opened' | 'chunks' | 'longestApplyMs'>,
+  ): { readonly result: ReloadResult; readonly outcome: Promise<ReloadResult> } {
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
     const before = this.lastGood;
@@ -163,27 +213,38 @@ export class Reloader {
       return { result, outcome: Promise.resolve(result) };
     }
     this.accept(result);
-    if (before !== undefined) logNewlyPublic(this.options.logger, before.ir, result.ir);
+    const opened: readonly NewlyPublic[] =
+      worker?.opened ?? (before === undefined ? [] : newlyPublic(before.ir, result.ir));
+    logNewlyPublic(this.options.logger, opened);
     const publishMs = Math.round((performance.now() - installStarted) * 10) / 10;
+    const delta: DeltaStats | undefined =
+      worker === undefined ? undefined : { chunks: worker.chunks, longestApplyMs: worker.longestApplyMs };
     const changed = before?.snapshot.version !== result.snapshot.version;
     const verdict = this.options.envoyVerdict;
     // Envoy has something to confirm unless it already took this very snapshot.
     if (verdict === undefined || this.lastTaken?.snapshot.version === result.snapshot.version) {
       this.lastTaken = result;
-      logVerdict(this.options.logger, result, { changed, publishMs, verdict: undefined });
+      logVerdict(this.options.logger, result, { changed, publishMs, verdict: undefined, delta });
       this.options.onReload?.(result, (performance.now() - started) / 1000);
       return { result, outcome: Promise.resolve(result) };
     }
-    const outcome = verdict(result.snapshot).then((said) => this.judged(result, said, started, publishMs));
+    const outcome = verdict(result.snapshot).then((said) =>
+      this.judged(result, said, started, { publishMs, delta }),
+    );
     return { result, outcome };
   }
 
   /** Records Envoy's verdict on a published build (see the class comment); returns the outcome. */
-  private judged(result: GoodBuild, verdict: EnvoyVerdict, started: number, publishMs: number): BuildResult {
+  private judged(
+    result: PublishedBuild,
+    verdict: EnvoyVerdict,
+    started: number,
+    timing: { readonly publishMs: number; readonly delta: DeltaStats | undefined },
+  ): ReloadResult {
     if (this.closed) return result;
     if (verdict.kind !== 'rejected') {
       if (verdict.kind !== 'superseded') this.lastTaken = result;
-      logVerdict(this.options.logger, result, { changed: true, publishMs, verdict });
+      logVerdict(this.options.logger, result, { changed: true, ...timing, verdict });
       this.options.onReload?.(result, (performance.now() - started) / 1000);
       return result;
     }
@@ -238,13 +299,46 @@ export class Reloader {
     return this.stats;
   }
 
-  lastGoodBuild(): GoodBuild | undefined {
+  lastGoodBuild(): PublishedBuild | undefined {
     return this.lastGood;
   }
 
+  /** Stops watching and stops the build worker (nothing of the loop keeps the process alive). */
   close(): void {
     this.closed = true;
     this.watcher.close();
+    void this.worker?.close();
+  }
+
+  /** One pass in the build worker; a worker that failed becomes a failed build (see `crashed`). */
+  private async inWorker(
+    read?: ReadonlyMap<string, Buffer>,
+  ): Promise<Pick<WorkerBuild, 'result' | 'opened' | 'chunks' | 'longestApplyMs'>> {
+    const worker = this.worker as BuildWorker;
+    try {
+      const externals = this.externals();
+      return await worker.build({
+        externals: {
+          systemCaFile: externals.systemCaFile,
+          ...(externals.pinned === undefined ? {} : { pinned: externals.pinned }),
+        },
+        ...(read === undefined ? {} : { read }),
+      });
+    } catch (err) {
+      return { result: this.crashed(err), opened: [], chunks: 0, longestApplyMs: 0 };
+    }
+  }
+
+  /** Keeps a good in-thread build as the next in-thread pass's base; returns it as it is. */
+  private inThread(built: BuildResult): BuildResult {
+    if (built.ok) this.threadBase = built;
+    return built;
+  }
+
+  /** Translate's inputs from outside the file for this pass (the caller's). */
+  private externals(): TranslateExternals {
+    const { translate } = this.options;
+    return typeof translate === 'function' ? translate() : translate;
   }
 
   /** The pipeline's input: the config, the environment, translate's options, and bytes already read. */
@@ -286,7 +380,7 @@ export class Reloader {
   }
 
   /** The failed build standing for a pass that threw. */
-  private crashed(err: unknown): BuildResult {
+  private crashed(err: unknown): FailedBuild {
     return {
       ok: false,
       stage: 'parse',
@@ -301,7 +395,7 @@ export class Reloader {
    * into a failed one (stage `publish`), so the subscribers after it (Envoy's snapshot last) never
    * see a build an earlier one could not take.
    */
-  private publish(result: GoodBuild): BuildResult {
+  private publish(result: PublishedBuild): ReloadResult {
     for (const subscriber of this.subscribers) {
       try {
         subscriber.publish(result);
@@ -320,7 +414,7 @@ export class Reloader {
     return result;
   }
 
-  private accept(result: GoodBuild): void {
+  private accept(result: PublishedBuild): void {
     this.lastGood = result;
     this.stats = {
       reloads: this.stats.reloads + 1,

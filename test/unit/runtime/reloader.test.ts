@@ -23,10 +23,10 @@ import { SIGN_IN, SIGN_IN_YAML, signInLines } from '../../support/sign-in-config
 import { waitFor } from '../../support/wait.js';
 import { CLUSTER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import type { EncodedResource } from '../../../src/xds/snapshot/types.js';
-import type { GoodBuild } from '../../../src/runtime/build-pipeline.js';
+import type { PublishedBuild } from '../../../src/runtime/subscribers.js';
 
 /** The route hosts a build serves (its virtual hosts' first domains, sorted as the IR sorts them). */
-function hostsOf(build: GoodBuild | undefined): string[] {
+function hostsOf(build: PublishedBuild | undefined): string[] {
   return (build?.ir.virtualHosts ?? []).map((host) => host.domains[0] ?? '');
 }
 
@@ -232,7 +232,7 @@ function hostRecorder(configPath: string): { reloader: Reloader; published: stri
     subscribers: [
       {
         name: 'recorder',
-        publish: (build: GoodBuild) => published.push(hostsOf(build)),
+        publish: (build: PublishedBuild) => published.push(hostsOf(build)),
       },
     ],
     logger: recordingLogger(),
