@@ -1,4 +1,3 @@
-import { parentPort, workerData } from 'node:worker_threads';
 import { errorMessage } from '../shared/errors.js';
 import type { PinnedAtStart } from '../translate/from-file.js';
 import { build, type FailedBuild, type GoodBuild } from './build-pipeline.js';
@@ -112,8 +111,6 @@ export function serveBuilds(port: WorkerPort, setup: WorkerSetup): void {
 }
 
 /** True for the workerData of a build worker. */
-function isSetup(data: unknown): data is WorkerSetup {
+export function isWorkerSetup(data: unknown): data is WorkerSetup {
   return typeof data === 'object' && data !== null && (data as WorkerSetup).portcullisBuildWorker === true;
 }
-
-if (parentPort !== null && isSetup(workerData)) serveBuilds(parentPort, workerData);

@@ -24,7 +24,7 @@ export interface BuildWorkerOptions {
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly generatedSecrets: { readonly sharedSecret: Buffer; readonly cookieSecret: Buffer };
   readonly chunkLimits?: ChunkLimits;
-  /** Test seam: the worker's entry module (default: build-worker-thread beside this file). */
+  /** Test seam: the worker's entry module (default: build-worker-main beside this file). */
   readonly entry?: URL;
   /** The worker's heap limits: past them the worker ends (a failed build), not the process. */
   readonly resourceLimits?: ResourceLimits;
@@ -180,12 +180,12 @@ export class BuildWorker {
 }
 
 /**
- * The worker's entry: build-worker-thread with this file's own extension, so it is the compiled
+ * The worker's entry: build-worker-main with this file's own extension, so it is the compiled
  * `.js` in dist (the product) and the `.ts` source under tsx (tests, `npm run bench`).
  */
 function workerEntry(): URL {
   const extension = extname(fileURLToPath(import.meta.url));
-  return new URL(`./build-worker-thread${extension}`, import.meta.url);
+  return new URL(`./build-worker-main${extension}`, import.meta.url);
 }
 
 /**
