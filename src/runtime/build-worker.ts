@@ -16,6 +16,8 @@ export interface WorkerBuild {
   /** The longest the main thread spent on one chunk (ms; reading it off the port not included). */
   readonly longestApplyMs: number;
   readonly chunks: number;
+  /** From the first chunk's arrival to the build put together (ms). */
+  readonly receiveMs: number;
 }
 
 /** How the reload loop starts its build worker. */
@@ -54,6 +56,7 @@ export class BuildWorker {
         readonly id: number;
         staging: Staging | undefined;
         longest: number;
+        firstAt: number | undefined;
         chunks: number;
         readonly resolve: (done: WorkerBuild) => void;
         readonly reject: (err: Error) => void;
@@ -71,7 +74,7 @@ export class BuildWorker {
     const worker = this.worker ?? this.spawn();
     const id = ++this.ids;
     return new Promise<WorkerBuild>((resolve, reject) => {
-      this.current = { id, staging: undefined, longest: 0, chunks: 0, resolve, reject };
+      this.current = { id, staging: undefined, longest: 0, firstAt: undefined, chunks: 0, resolve, reject };
       // Kept alive while it builds (a caller may wait on nothing else); idle, it holds nothing open.
       worker.ref();
       const message: ToWorker = {
@@ -127,10 +130,13 @@ export class BuildWorker {
     const current = this.current;
     if (worker !== this.worker || current === undefined || message.id !== current.id) return;
     if (message.kind === 'failed') {
-      this.settle((done) => done.resolve({ result: message.result, opened: [], longestApplyMs: 0, chunks: 0 }));
+      this.settle((done) =>
+        done.resolve({ result: message.result, opened: [], longestApplyMs: 0, chunks: 0, receiveMs: 0 }),
+      );
       return;
     }
     const started = performance.now();
+    current.firstAt ??= started;
     let done: ReceivedBuild | undefined;
     try {
       done = this.take(current, message.chunk);
@@ -148,8 +154,12 @@ export class BuildWorker {
       return;
     }
     const opened = current.staging?.header?.opened ?? [];
-    const longestApplyMs = Math.round(current.longest * 10) / 10;
-    this.settle((settled) => settled.resolve({ result: done.build, opened, longestApplyMs, chunks: current.chunks }));
+    const round = (ms: number): number => Math.round(ms * 10) / 10;
+    const longestApplyMs = round(current.longest);
+    const receiveMs = round(performance.now() - (current.firstAt ?? started));
+    this.settle((settled) =>
+      settled.resolve({ result: done.build, opened, longestApplyMs, chunks: current.chunks, receiveMs }),
+    );
   }
 
   /** Gathers one chunk; the whole build (now the base of the next delta) once it was the last. */

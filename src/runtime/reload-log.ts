@@ -28,10 +28,12 @@ interface Outcome {
   readonly delta?: DeltaStats | undefined;
 }
 
-/** How a build crossed from the build worker: in how many chunks, and the longest one's apply time. */
+/** How a build crossed from the build worker: in how many chunks, how long, the longest chunk's apply time. */
 export interface DeltaStats {
   readonly chunks: number;
   readonly longestApplyMs: number;
+  /** From the first chunk's arrival to the build put together (ms, the event loop free between chunks). */
+  readonly receiveMs: number;
 }
 
 /** The reload log line of a build that was published and not rejected. */
@@ -44,7 +46,7 @@ export function logVerdict(logger: Logger, result: PublishedBuild, outcome: Outc
     ms: {
       ...result.timingsMs,
       publish: publishMs,
-      ...(delta === undefined ? {} : { longestChunk: delta.longestApplyMs }),
+      ...(delta === undefined ? {} : { receive: delta.receiveMs, longestChunk: delta.longestApplyMs }),
     },
     ...(delta === undefined ? {} : { chunks: delta.chunks }),
     ...(verdict === undefined ? {} : { envoy: verdict.kind }),

@@ -200,7 +200,7 @@ export class Reloader {
   private finish(
     built: ReloadResult,
     started: number,
-    worker?: Pick<WorkerBuild, 'opened' | 'chunks' | 'longestApplyMs'>,
+    worker?: Pick<WorkerBuild, 'opened' | 'chunks' | 'longestApplyMs' | 'receiveMs'>,
   ): { readonly result: ReloadResult; readonly outcome: Promise<ReloadResult> } {
     this.logWarnings(built.warnings);
     const installStarted = performance.now();
@@ -218,7 +218,9 @@ export class Reloader {
     logNewlyPublic(this.options.logger, opened);
     const publishMs = Math.round((performance.now() - installStarted) * 10) / 10;
     const delta: DeltaStats | undefined =
-      worker === undefined ? undefined : { chunks: worker.chunks, longestApplyMs: worker.longestApplyMs };
+      worker === undefined
+        ? undefined
+        : { chunks: worker.chunks, longestApplyMs: worker.longestApplyMs, receiveMs: worker.receiveMs };
     const changed = before?.snapshot.version !== result.snapshot.version;
     const verdict = this.options.envoyVerdict;
     // Envoy has something to confirm unless it already took this very snapshot.
@@ -313,7 +315,7 @@ export class Reloader {
   /** One pass in the build worker; a worker that failed becomes a failed build (see `crashed`). */
   private async inWorker(
     read?: ReadonlyMap<string, Buffer>,
-  ): Promise<Pick<WorkerBuild, 'result' | 'opened' | 'chunks' | 'longestApplyMs'>> {
+  ): Promise<Pick<WorkerBuild, 'result' | 'opened' | 'chunks' | 'longestApplyMs' | 'receiveMs'>> {
     const worker = this.worker as BuildWorker;
     try {
       const externals = this.externals();
@@ -325,7 +327,7 @@ export class Reloader {
         ...(read === undefined ? {} : { read }),
       });
     } catch (err) {
-      return { result: this.crashed(err), opened: [], chunks: 0, longestApplyMs: 0 };
+      return { result: this.crashed(err), opened: [], chunks: 0, longestApplyMs: 0, receiveMs: 0 };
     }
   }
 
