@@ -37,7 +37,12 @@ export interface Staging {
 
 /** An empty staging area for the delta whose first chunk is `first`. */
 export function startStaging(first: DeltaChunk): Staging {
-  const gathered = <T>(): Gathered<T> => ({ changed: new Map(), added: [], removed: new Set(), order: undefined });
+  const gathered = <T>(): Gathered<T> => ({
+    changed: new Map(),
+    added: [],
+    removed: new Set(),
+    order: undefined,
+  });
   const resources = {} as Record<ResourceType, Gathered<EncodedResource>>;
   for (const type of RESOURCE_TYPES) resources[type] = gathered();
   return {
@@ -57,7 +62,9 @@ export function startStaging(first: DeltaChunk): Staging {
  */
 export function applyChunk(staging: Staging, chunk: DeltaChunk): void {
   if (chunk.seq !== staging.seq || chunk.from !== staging.from || staging.complete) {
-    throw new Error(`delta chunk of build ${chunk.seq} (from ${chunk.from}) does not belong to build ${staging.seq}`);
+    throw new Error(
+      `delta chunk of build ${chunk.seq} (from ${chunk.from}) does not belong to build ${staging.seq}`,
+    );
   }
   if (chunk.header !== undefined) staging.header = chunk.header;
   gather(staging.virtualHosts, chunk.virtualHosts, (item) => item);
@@ -111,9 +118,14 @@ export function assemble(base: ReceivedBuild | undefined, staging: Staging): Rec
     const was = before?.snapshot.resources[type] ?? new Map<string, EncodedResource>();
     const gathered = staging.resources[type];
     const items = assembleItems([...was.values()], gathered);
-    resources[type] = items === undefined || unchanged(gathered) ? was : new Map(items.map((r) => [r.name, r]));
+    resources[type] =
+      items === undefined || unchanged(gathered) ? was : new Map(items.map((r) => [r.name, r]));
   }
-  const snapshot: Snapshot = { version: header.snapshotVersion, typeVersions: header.typeVersions, resources };
+  const snapshot: Snapshot = {
+    version: header.snapshotVersion,
+    typeVersions: header.typeVersions,
+    resources,
+  };
   return { seq: staging.seq, build: { ...header.rest, ir, keys, snapshot } };
 }
 
@@ -127,7 +139,10 @@ function unchanged<T>(gathered: Gathered<T>): boolean {
 }
 
 /** `before` with `gathered` applied (see ItemsPatch); `before` itself when nothing changed. */
-function assembleItems<T extends { readonly name: string }>(before: readonly T[], gathered: Gathered<T>): T[] {
+function assembleItems<T extends { readonly name: string }>(
+  before: readonly T[],
+  gathered: Gathered<T>,
+): T[] {
   if (unchanged(gathered)) return before as T[];
   const { changed, added, removed, order } = gathered;
   if (order !== undefined) {

@@ -121,7 +121,11 @@ export function diffBuild(
     (type) =>
       [
         type,
-        diffItems([...(base?.snapshot.resources[type].values() ?? [])], [...snapshot.resources[type].values()], sameResource),
+        diffItems(
+          [...(base?.snapshot.resources[type].values() ?? [])],
+          [...snapshot.resources[type].values()],
+          sameResource,
+        ),
       ] as const,
   );
   const chunks = cut(

@@ -68,7 +68,10 @@ export class BuildWorker {
   constructor(private readonly options: BuildWorkerOptions) {}
 
   /** Builds the config in the worker; rejects when the worker failed (see the class comment). */
-  build(request: { readonly read?: ReadonlyMap<string, Buffer>; readonly externals: WorkerExternals }): Promise<WorkerBuild> {
+  build(request: {
+    readonly read?: ReadonlyMap<string, Buffer>;
+    readonly externals: WorkerExternals;
+  }): Promise<WorkerBuild> {
     if (this.closed) return Promise.reject(new Error('the build worker is closed'));
     if (this.current !== undefined) return Promise.reject(new Error('a build is already running'));
     const worker = this.worker ?? this.spawn();
@@ -119,7 +122,9 @@ export class BuildWorker {
     worker.unref();
     worker.on('message', (message: FromWorker) => this.onMessage(worker, message));
     worker.on('error', (err) => this.lost(worker, `the build worker failed: ${errorMessage(err)}`));
-    worker.on('messageerror', (err) => this.lost(worker, `the build worker sent what cannot be read: ${errorMessage(err)}`));
+    worker.on('messageerror', (err) =>
+      this.lost(worker, `the build worker sent what cannot be read: ${errorMessage(err)}`),
+    );
     worker.on('exit', (code) => this.lost(worker, `the build worker exited (code ${code})`));
     this.worker = worker;
     this.received = undefined;
@@ -149,7 +154,8 @@ export class BuildWorker {
     if (done === undefined) {
       // The next chunk once the event loop had its turn (Checks, ADS, sign-ins queued meanwhile).
       setImmediate(() => {
-        if (this.worker === worker && this.current === current) worker.postMessage({ kind: 'next', id: current.id } satisfies ToWorker);
+        if (this.worker === worker && this.current === current)
+          worker.postMessage({ kind: 'next', id: current.id } satisfies ToWorker);
       });
       return;
     }

@@ -52,8 +52,13 @@ export function keySecretsOf(plain: PlainSecrets): KeySecrets {
 
 /** True when `a` and `b` hold the same secrets (so the ring on the main thread stays as it is). */
 export function samePlainSecrets(a: PlainSecrets, b: PlainSecrets): boolean {
-  const sameList = <T>(x: readonly T[] | undefined, y: readonly T[] | undefined, eq: (p: T, q: T) => boolean) =>
-    x === y || (x !== undefined && y !== undefined && x.length === y.length && x.every((v, i) => eq(v, y[i] as T)));
+  const sameList = <T>(
+    x: readonly T[] | undefined,
+    y: readonly T[] | undefined,
+    eq: (p: T, q: T) => boolean,
+  ) =>
+    x === y ||
+    (x !== undefined && y !== undefined && x.length === y.length && x.every((v, i) => eq(v, y[i] as T)));
   return (
     asBuffer(a.sharedSecret).equals(b.sharedSecret) &&
     asBuffer(a.cookieSecret).equals(b.cookieSecret) &&
