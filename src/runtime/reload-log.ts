@@ -33,6 +33,7 @@ export function logVerdict(logger: Logger, result: GoodBuild, outcome: Outcome):
     routes: result.ir.process.routeCount,
     changed,
     ms: { ...result.timingsMs, publish: publishMs },
+    work: result.work,
     ...(verdict === undefined ? {} : { envoy: verdict.kind }),
   };
   if (verdict?.kind === 'superseded') {

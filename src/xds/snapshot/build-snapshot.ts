@@ -6,44 +6,63 @@ import { RESOURCE_TYPES, type ResourceType } from '../../proto/type-urls.js';
 import type { EncodedResource, Snapshot } from './types.js';
 
 /**
- * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`):
- * the reuse a reload needs, as one explicit value. `buildSnapshot` takes the previous build's and
- * returns the next, which holds exactly the resources of the snapshot it built, so it never grows
- * past one snapshot's worth. The caller (the runtime's last good build) keeps it; nothing else does.
+ * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`),
+ * and the type versions of the snapshot they make up: the reuse a reload needs, as one explicit
+ * value. `buildSnapshot` takes the previous build's and returns the next, which holds exactly the
+ * resources of the snapshot it built, so it never grows past one snapshot's worth. The caller (the
+ * runtime's last good build) keeps it; nothing else does.
  */
-export type EncodeCache = Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
+export interface EncodeCache {
+  readonly resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
+  readonly typeVersions: Readonly<Record<ResourceType, string>>;
+}
 
-/** What `buildSnapshot` returns: the snapshot, and the cache to hand the next build. */
+/** What `buildSnapshot` returns: the snapshot, the cache to hand the next build, and its work. */
 export interface SnapshotBuild {
   readonly snapshot: Snapshot;
   readonly cache: EncodeCache;
+  /** Resources encoded by this call: those whose content key the cache did not hold. */
+  readonly encoded: number;
 }
 
 /**
  * Encodes compiled resources into an immutable Snapshot. Each resource is encoded with protobufjs
  * and versioned by a hash of its bytes; each type's version is a hash over its resources' names
  * and versions, the snapshot's over the type versions. A resource whose content key is in `cache`
- * (one the previous build encoded from the same content) takes that encoding as it is, so a reload
- * re-encodes only what changed (encoding is most of a cold build's snapshot time). Same compiled
- * resources, same snapshot, with or without a cache.
+ * (one the previous build encoded from the same content) takes that encoding as it is (the
+ * identical `EncodedResource`), so a reload re-encodes only what changed (encoding is most of a
+ * cold build's snapshot time); a type all of whose resources were taken so keeps its version
+ * without hashing its resources again. Same compiled resources, same snapshot, with or without a
+ * cache.
  */
 export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
+  const known: Partial<Record<ResourceType, string>> = {};
+  let encodedCount = 0;
   for (const type of RESOURCE_TYPES) {
-    const cached = cache?.[type];
+    const cached = cache?.resources[type];
     const encoded = new Map<string, EncodedResource>();
     const keep = new Map<string, EncodedResource>();
+    let taken = 0;
     for (const resource of compiled[type]) {
       const key = cacheKey(resource);
-      const entry = cached?.get(key) ?? encodeResource(type, resource);
+      let entry = cached?.get(key);
+      if (entry === undefined) {
+        entry = encodeResource(type, resource);
+        encodedCount += 1;
+      } else taken += 1;
       keep.set(key, entry);
       encoded.set(entry.name, entry);
     }
     resources[type] = encoded;
     next[type] = keep;
+    // Every earlier entry taken once, and nothing else: the very resources of the earlier type.
+    const same = cache !== undefined && taken === compiled[type].length && keep.size === cached?.size;
+    if (same && encoded.size === keep.size) known[type] = cache.typeVersions[type];
   }
-  return { snapshot: snapshotOf(resources), cache: next };
+  const snapshot = snapshotOf(resources, known);
+  return { snapshot, cache: { resources: next, typeVersions: snapshot.typeVersions }, encoded: encodedCount };
 }
 
 /**

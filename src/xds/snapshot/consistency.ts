@@ -12,6 +12,18 @@ import {
 } from '../../proto/type-urls.js';
 
 /**
+ * What one check hands the next: the references each route configuration and listener makes, by
+ * the compiled resource they were read from (compile gives back the identical resource for
+ * unchanged content), so a reload reads only the resources it changed. One check's entries only.
+ */
+export interface ConsistencyMemo {
+  /** Each route configuration's routes as `[virtual host, cluster]` pairs, flat. */
+  readonly routeTargets: ReadonlyMap<CompiledResource, readonly string[]>;
+  /** Each listener's RDS names. */
+  readonly rdsNames: ReadonlyMap<CompiledResource, readonly string[]>;
+}
+
+/**
  * Checks that compiled resources are self-consistent before they are published: no two resources
  * of a type share a name, every EDS cluster has its ClusterLoadAssignment, every route names an
  * existing cluster, every scope names an existing route configuration, and every RDS name a
@@ -20,6 +32,17 @@ import {
  * every call: a few name sets and one lookup per reference.
  */
 export function checkConsistency(compiled: CompiledResources): Problem[] {
+  return checkConsistencyWithMemo(compiled).problems;
+}
+
+/**
+ * `checkConsistency`, taking the references of resources `previous` already read from it instead
+ * of walking their messages again (every reference is still looked up: the check stays complete).
+ */
+export function checkConsistencyWithMemo(
+  compiled: CompiledResources,
+  previous?: ConsistencyMemo,
+): { readonly problems: Problem[]; readonly memo: ConsistencyMemo } {
   const problems: Problem[] = [];
   for (const type of RESOURCE_TYPES) problems.push(...duplicateNames(SHORT_NAMES[type], compiled[type]));
   const clusterNames = namesOf(compiled[CLUSTER_TYPE]);
@@ -29,16 +52,17 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
     if (message.type === 'EDS' && !endpointNames.has(name))
       problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
   }
-  for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    for (const vhost of arrayOf(message.virtual_hosts)) {
-      for (const route of arrayOf(vhost.routes)) {
-        const cluster = objectOf(route.route).cluster;
-        if (typeof cluster === 'string' && !clusterNames.has(cluster))
-          problems.push({
-            path: `routes.${String(vhost.name)}`,
-            message: `route points at unknown cluster ${cluster}`,
-          });
-      }
+  const routeTargets = new Map<CompiledResource, readonly string[]>();
+  for (const resource of compiled[ROUTE_CONFIGURATION_TYPE]) {
+    const targets = previous?.routeTargets.get(resource) ?? clustersRoutedTo(resource.message);
+    routeTargets.set(resource, targets);
+    for (let index = 0; index < targets.length; index += 2) {
+      const cluster = targets[index + 1] as string;
+      if (!clusterNames.has(cluster))
+        problems.push({
+          path: `routes.${targets[index] as string}`,
+          message: `route points at unknown cluster ${cluster}`,
+        });
     }
   }
   // Per-host scopes name their RouteConfiguration (route-configuration.ts); Envoy would wait on a
@@ -51,16 +75,31 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
         message: `scope references unknown route configuration ${typeof target === 'string' ? target : '(none)'}`,
       });
   }
-  for (const { name, message } of compiled[LISTENER_TYPE]) {
-    for (const routeConfig of rdsNamesOf(message)) {
+  const rdsNames = new Map<CompiledResource, readonly string[]>();
+  for (const resource of compiled[LISTENER_TYPE]) {
+    const names = previous?.rdsNames.get(resource) ?? rdsNamesOf(resource.message);
+    rdsNames.set(resource, names);
+    for (const routeConfig of names) {
       if (!routeConfigNames.has(routeConfig))
         problems.push({
-          path: `listeners.${name}`,
+          path: `listeners.${resource.name}`,
           message: `listener references unknown route configuration ${routeConfig}`,
         });
     }
   }
-  return problems;
+  return { problems, memo: { routeTargets, rdsNames } };
+}
+
+/** A route configuration's forwarding routes as flat `[virtual host name, cluster]` pairs. */
+function clustersRoutedTo(message: CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>['message']): string[] {
+  const targets: string[] = [];
+  for (const vhost of arrayOf(message.virtual_hosts)) {
+    for (const route of arrayOf(vhost.routes)) {
+      const cluster = objectOf(route.route).cluster;
+      if (typeof cluster === 'string') targets.push(String(vhost.name), cluster);
+    }
+  }
+  return targets;
 }
 
 function namesOf(resources: readonly CompiledResource[]): Set<string> {

@@ -65,7 +65,7 @@ test('a type version depends only on its (name, version) pairs: same content, sa
 
 test('the cache holds exactly the last build and is used by content: an edited message is encoded again', () => {
   const first = buildSnapshot(clusters(['a', 'b']));
-  assert.equal(first.cache[CLUSTER_TYPE].size, 2);
+  assert.equal(first.cache.resources[CLUSTER_TYPE].size, 2);
   const message = (seconds: number): Message<typeof CLUSTER_TYPE> => ({
     name: 'a',
     type: 'STATIC',
@@ -73,7 +73,7 @@ test('the cache holds exactly the last build and is used by content: an edited m
   });
   // The same content key with another message would be a compile bug; without keys, the message decides.
   const edited = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }]), first.cache);
-  assert.equal(edited.cache[CLUSTER_TYPE].size, 1, 'entries the build did not use are dropped');
+  assert.equal(edited.cache.resources[CLUSTER_TYPE].size, 1, 'entries the build did not use are dropped');
   const fresh = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }])).snapshot;
   assert.equal(edited.snapshot.version, fresh.version);
   // A resource compile keyed by content reuses the earlier encoding under that key.
