@@ -7,14 +7,16 @@ import type { EncodedResource, Snapshot } from './types.js';
 
 /**
  * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`),
- * and the type versions of the snapshot they make up: the reuse a reload needs, as one explicit
- * value. `buildSnapshot` takes the previous build's and returns the next, which holds exactly the
- * resources of the snapshot it built, so it never grows past one snapshot's worth. The caller (the
- * runtime's last good build) keeps it; nothing else does.
+ * with the compiled lists and the snapshot they were built into: the reuse a reload needs, as one
+ * explicit value. `buildSnapshot` takes the previous build's and returns the next, which holds
+ * exactly the resources of the snapshot it built, so it never grows past one snapshot's worth. The
+ * caller (the runtime's last good build) keeps it; nothing else does.
  */
 export interface EncodeCache {
   readonly resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
-  readonly typeVersions: Readonly<Record<ResourceType, string>>;
+  /** The compiled resources the snapshot was built from (compile's lists, as given). */
+  readonly compiled: CompiledResources;
+  readonly snapshot: Snapshot;
 }
 
 /** What `buildSnapshot` returns: the snapshot, the cache to hand the next build, and its work. */
@@ -25,44 +27,113 @@ export interface SnapshotBuild {
   readonly encoded: number;
 }
 
+/** One type's part of a snapshot build. */
+interface TypeBuild {
+  readonly byName: ReadonlyMap<string, EncodedResource>;
+  readonly byKey: ReadonlyMap<string, EncodedResource>;
+  /** The type's version when it is known to be the previous snapshot's. */
+  readonly version: string | undefined;
+  readonly encoded: number;
+}
+
 /**
  * Encodes compiled resources into an immutable Snapshot. Each resource is encoded with protobufjs
  * and versioned by a hash of its bytes; each type's version is a hash over its resources' names
  * and versions, the snapshot's over the type versions. A resource whose content key is in `cache`
  * (one the previous build encoded from the same content) takes that encoding as it is (the
  * identical `EncodedResource`), so a reload re-encodes only what changed (encoding is most of a
- * cold build's snapshot time); a type all of whose resources were taken so keeps its version
- * without hashing its resources again. Same compiled resources, same snapshot, with or without a
- * cache.
+ * cold build's snapshot time). A type whose compiled list holds the identical resources the
+ * previous one did (compile gives back the identical objects for unchanged content) is the
+ * previous snapshot's, version and all, without a look at each resource; one where only some
+ * resources changed in place starts from the previous snapshot's maps. Same compiled resources,
+ * same snapshot, with or without a cache.
  */
 export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const known: Partial<Record<ResourceType, string>> = {};
-  let encodedCount = 0;
+  let encoded = 0;
   for (const type of RESOURCE_TYPES) {
-    const cached = cache?.resources[type];
-    const encoded = new Map<string, EncodedResource>();
-    const keep = new Map<string, EncodedResource>();
-    let taken = 0;
-    for (const resource of compiled[type]) {
-      const key = cacheKey(resource);
-      let entry = cached?.get(key);
-      if (entry === undefined) {
-        entry = encodeResource(type, resource);
-        encodedCount += 1;
-      } else taken += 1;
-      keep.set(key, entry);
-      encoded.set(entry.name, entry);
-    }
-    resources[type] = encoded;
-    next[type] = keep;
-    // Every earlier entry taken once, and nothing else: the very resources of the earlier type.
-    const same = cache !== undefined && taken === compiled[type].length && keep.size === cached?.size;
-    if (same && encoded.size === keep.size) known[type] = cache.typeVersions[type];
+    const built =
+      (cache === undefined ? undefined : fromPrevious(type, compiled[type], cache)) ??
+      encodeType(type, compiled[type], cache?.resources[type]);
+    resources[type] = built.byName;
+    next[type] = built.byKey;
+    if (built.version !== undefined) known[type] = built.version;
+    encoded += built.encoded;
   }
   const snapshot = snapshotOf(resources, known);
-  return { snapshot, cache: { resources: next, typeVersions: snapshot.typeVersions }, encoded: encodedCount };
+  return { snapshot, cache: { resources: next, compiled, snapshot }, encoded };
+}
+
+/** Every resource of one type looked up (or encoded) by its content key, into new maps. */
+function encodeType(
+  type: ResourceType,
+  list: readonly CompiledResource[],
+  cached: ReadonlyMap<string, EncodedResource> | undefined,
+): TypeBuild {
+  const byName = new Map<string, EncodedResource>();
+  const byKey = new Map<string, EncodedResource>();
+  let encoded = 0;
+  for (const resource of list) {
+    const key = cacheKey(resource);
+    let entry = cached?.get(key);
+    if (entry === undefined) {
+      entry = encodeResource(type, resource);
+      encoded += 1;
+    }
+    byKey.set(key, entry);
+    byName.set(entry.name, entry);
+  }
+  return { byName, byKey, version: undefined, encoded };
+}
+
+/**
+ * One type from the previous build when its list is the previous list with at most a quarter of
+ * its resources replaced by others of the same name at the same place: the previous snapshot's
+ * maps as they are (nothing replaced: the type version too), or copies with the replaced entries
+ * swapped (names keep their places, so the maps keep name order). Undefined otherwise: the caller
+ * encodes the type in full.
+ */
+function fromPrevious(
+  type: ResourceType,
+  list: readonly CompiledResource[],
+  cache: EncodeCache,
+): TypeBuild | undefined {
+  const before = cache.compiled[type];
+  const cached = cache.resources[type];
+  const byName = cache.snapshot.resources[type];
+  // One entry per resource (no two shared a key or a name), so the maps can be edited entry by entry.
+  if (before.length !== list.length || cached.size !== list.length || byName.size !== list.length)
+    return undefined;
+  const replaced: number[] = [];
+  for (let index = 0; index < list.length; index += 1) {
+    const now = list[index] as CompiledResource;
+    const then = before[index] as CompiledResource;
+    if (now === then) continue;
+    if (now.name !== then.name || replaced.length >= list.length / 4) return undefined;
+    replaced.push(index);
+  }
+  if (replaced.length === 0)
+    return { byName, byKey: cached, version: cache.snapshot.typeVersions[type], encoded: 0 };
+  const nextByName = new Map(byName);
+  const nextByKey = new Map(cached);
+  let encoded = 0;
+  for (const index of replaced) {
+    const resource = list[index] as CompiledResource;
+    const key = cacheKey(resource);
+    let entry = cached.get(key);
+    if (entry === undefined) {
+      entry = encodeResource(type, resource);
+      encoded += 1;
+    }
+    nextByKey.delete(cacheKey(before[index] as CompiledResource));
+    nextByKey.set(key, entry);
+    nextByName.set(resource.name, entry);
+  }
+  // A key given to two resources would leave fewer entries than resources: encode in full instead.
+  if (nextByKey.size !== list.length) return undefined;
+  return { byName: nextByName, byKey: nextByKey, version: undefined, encoded };
 }
 
 /**

@@ -9,18 +9,17 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   SHORT_NAMES,
+  type ResourceType,
 } from '../../proto/type-urls.js';
 
 /**
- * What one check hands the next: the references each route configuration and listener makes, by
- * the compiled resource they were read from (compile gives back the identical resource for
- * unchanged content), so a reload reads only the resources it changed. One check's entries only.
+ * What one clean check hands the next: the compiled resources it found consistent. Compile gives
+ * back the identical resource for unchanged content, so the next check reads only what changed.
  */
 export interface ConsistencyMemo {
-  /** Each route configuration's routes as `[virtual host, cluster]` pairs, flat. */
-  readonly routeTargets: ReadonlyMap<CompiledResource, readonly string[]>;
-  /** Each listener's RDS names. */
-  readonly rdsNames: ReadonlyMap<CompiledResource, readonly string[]>;
+  readonly compiled: CompiledResources;
+  /** Whether that check found no problem (the memo of one that did is not used). */
+  readonly clean: boolean;
 }
 
 /**
@@ -36,13 +35,87 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
 }
 
 /**
- * `checkConsistency`, taking the references of resources `previous` already read from it instead
- * of walking their messages again (every reference is still looked up: the check stays complete).
+ * `checkConsistency`, given the previous clean check's memo: when every type holds the same names
+ * in the same places as the resources it checked, the resources it checked are consistent again
+ * (each reference points at a name that is still there), so only the resources replaced since are
+ * checked. Otherwise, and whenever that finds a problem, the full check runs, so the problems are
+ * always those (and in the order) of `checkConsistency`.
  */
 export function checkConsistencyWithMemo(
   compiled: CompiledResources,
   previous?: ConsistencyMemo,
 ): { readonly problems: Problem[]; readonly memo: ConsistencyMemo } {
+  const replaced = previous?.clean === true ? replacedSince(previous.compiled, compiled) : undefined;
+  if (replaced !== undefined && checkReplaced(compiled, replaced))
+    return { problems: [], memo: { compiled, clean: true } };
+  const problems = checkAll(compiled);
+  return { problems, memo: { compiled, clean: problems.length === 0 } };
+}
+
+/**
+ * Per type, the resources of `now` that are not the identical objects of `before`, when each
+ * type's list holds the same names in the same places; undefined when one does not.
+ */
+function replacedSince(
+  before: CompiledResources,
+  now: CompiledResources,
+): Record<ResourceType, CompiledResource[]> | undefined {
+  const replaced = {} as Record<ResourceType, CompiledResource[]>;
+  for (const type of RESOURCE_TYPES) {
+    const then = before[type];
+    const list: readonly CompiledResource[] = now[type];
+    if (then.length !== list.length) return undefined;
+    const changed: CompiledResource[] = [];
+    for (let index = 0; index < list.length; index += 1) {
+      const resource = list[index] as CompiledResource;
+      const earlier = then[index] as CompiledResource;
+      if (resource === earlier) continue;
+      if (resource.name !== earlier.name) return undefined;
+      changed.push(resource);
+    }
+    replaced[type] = changed;
+  }
+  return replaced;
+}
+
+/**
+ * Whether the replaced resources are consistent with the names of `compiled` (the same names, in
+ * the same places, as a set found consistent before, so those still hold and no name repeats).
+ * Builds a name set only for a type some replaced resource refers into.
+ */
+function checkReplaced(
+  compiled: CompiledResources,
+  replaced: Record<ResourceType, CompiledResource[]>,
+): boolean {
+  const names = (type: ResourceType): (() => Set<string>) => {
+    let set: Set<string> | undefined;
+    return () => (set ??= namesOf(compiled[type]));
+  };
+  const endpointNames = names(CLUSTER_LOAD_ASSIGNMENT_TYPE);
+  const clusterNames = names(CLUSTER_TYPE);
+  const routeConfigNames = names(ROUTE_CONFIGURATION_TYPE);
+  for (const { name, message } of replaced[CLUSTER_TYPE] as CompiledResource<typeof CLUSTER_TYPE>[])
+    if (message.type === 'EDS' && !endpointNames().has(name)) return false;
+  for (const { message } of replaced[ROUTE_CONFIGURATION_TYPE] as CompiledResource<
+    typeof ROUTE_CONFIGURATION_TYPE
+  >[]) {
+    const targets = clustersRoutedTo(message);
+    for (let index = 1; index < targets.length; index += 2)
+      if (!clusterNames().has(targets[index] as string)) return false;
+  }
+  for (const { message } of replaced[SCOPED_ROUTE_CONFIGURATION_TYPE] as CompiledResource<
+    typeof SCOPED_ROUTE_CONFIGURATION_TYPE
+  >[]) {
+    const target = message.route_configuration_name;
+    if (typeof target !== 'string' || !routeConfigNames().has(target)) return false;
+  }
+  for (const { message } of replaced[LISTENER_TYPE])
+    for (const routeConfig of rdsNamesOf(message)) if (!routeConfigNames().has(routeConfig)) return false;
+  return true;
+}
+
+/** The full check (see `checkConsistency`). */
+function checkAll(compiled: CompiledResources): Problem[] {
   const problems: Problem[] = [];
   for (const type of RESOURCE_TYPES) problems.push(...duplicateNames(SHORT_NAMES[type], compiled[type]));
   const clusterNames = namesOf(compiled[CLUSTER_TYPE]);
@@ -52,10 +125,8 @@ export function checkConsistencyWithMemo(
     if (message.type === 'EDS' && !endpointNames.has(name))
       problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
   }
-  const routeTargets = new Map<CompiledResource, readonly string[]>();
-  for (const resource of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    const targets = previous?.routeTargets.get(resource) ?? clustersRoutedTo(resource.message);
-    routeTargets.set(resource, targets);
+  for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
+    const targets = clustersRoutedTo(message);
     for (let index = 0; index < targets.length; index += 2) {
       const cluster = targets[index + 1] as string;
       if (!clusterNames.has(cluster))
@@ -75,19 +146,16 @@ export function checkConsistencyWithMemo(
         message: `scope references unknown route configuration ${typeof target === 'string' ? target : '(none)'}`,
       });
   }
-  const rdsNames = new Map<CompiledResource, readonly string[]>();
-  for (const resource of compiled[LISTENER_TYPE]) {
-    const names = previous?.rdsNames.get(resource) ?? rdsNamesOf(resource.message);
-    rdsNames.set(resource, names);
-    for (const routeConfig of names) {
+  for (const { name, message } of compiled[LISTENER_TYPE]) {
+    for (const routeConfig of rdsNamesOf(message)) {
       if (!routeConfigNames.has(routeConfig))
         problems.push({
-          path: `listeners.${resource.name}`,
+          path: `listeners.${name}`,
           message: `listener references unknown route configuration ${routeConfig}`,
         });
     }
   }
-  return { problems, memo: { routeTargets, rdsNames } };
+  return problems;
 }
 
 /** A route configuration's forwarding routes as flat `[virtual host name, cluster]` pairs. */
