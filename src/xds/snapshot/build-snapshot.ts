@@ -17,6 +17,8 @@ export interface EncodeCache {
   /** The compiled resources the snapshot was built from (compile's lists, as given). */
   readonly compiled: CompiledResources;
   readonly snapshot: Snapshot;
+  /** Per type, the `name version` lines its version hashes, in map order when that is sorted. */
+  readonly lines: Readonly<Record<ResourceType, readonly string[] | undefined>>;
 }
 
 /** What `buildSnapshot` returns: the snapshot, the cache to hand the next build, and its work. */
@@ -31,8 +33,9 @@ export interface SnapshotBuild {
 interface TypeBuild {
   readonly byName: ReadonlyMap<string, EncodedResource>;
   readonly byKey: ReadonlyMap<string, EncodedResource>;
-  /** The type's version when it is known to be the previous snapshot's. */
-  readonly version: string | undefined;
+  /** The type's version, and the lines it hashes in map order when that is sorted (see `versioned`). */
+  readonly version: string;
+  readonly lines: readonly string[] | undefined;
   readonly encoded: number;
 }
 
@@ -51,7 +54,8 @@ interface TypeBuild {
 export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
-  const known: Partial<Record<ResourceType, string>> = {};
+  const known = {} as Record<ResourceType, string>;
+  const lines = {} as Record<ResourceType, readonly string[] | undefined>;
   let encoded = 0;
   for (const type of RESOURCE_TYPES) {
     const built =
@@ -59,11 +63,12 @@ export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache):
       encodeType(type, compiled[type], cache?.resources[type]);
     resources[type] = built.byName;
     next[type] = built.byKey;
-    if (built.version !== undefined) known[type] = built.version;
+    known[type] = built.version;
+    lines[type] = built.lines;
     encoded += built.encoded;
   }
   const snapshot = snapshotOf(resources, known);
-  return { snapshot, cache: { resources: next, compiled, snapshot }, encoded };
+  return { snapshot, cache: { resources: next, compiled, snapshot, lines }, encoded };
 }
 
 /** Every resource of one type looked up (or encoded) by its content key, into new maps. */
@@ -85,7 +90,7 @@ function encodeType(
     byKey.set(key, entry);
     byName.set(entry.name, entry);
   }
-  return { byName, byKey, version: undefined, encoded };
+  return { byName, byKey, ...versioned(byName), encoded };
 }
 
 /**
@@ -114,11 +119,14 @@ function fromPrevious(
     if (now.name !== then.name || replaced.length >= list.length / 4) return undefined;
     replaced.push(index);
   }
+  const lines = cache.lines[type];
   if (replaced.length === 0)
-    return { byName, byKey: cached, version: cache.snapshot.typeVersions[type], encoded: 0 };
+    return { byName, byKey: cached, version: cache.snapshot.typeVersions[type], lines, encoded: 0 };
   const nextByName = new Map(byName);
   const nextByKey = new Map(cached);
   let encoded = 0;
+  // Names keep their places, so the lines stay in sorted order with new versions in them.
+  const nextLines = lines?.slice();
   for (const index of replaced) {
     const resource = list[index] as CompiledResource;
     const key = cacheKey(resource);
@@ -130,10 +138,11 @@ function fromPrevious(
     nextByKey.delete(cacheKey(before[index] as CompiledResource));
     nextByKey.set(key, entry);
     nextByName.set(resource.name, entry);
+    if (nextLines !== undefined) nextLines[index] = `${entry.name} ${entry.version}`;
   }
   // A key given to two resources would leave fewer entries than resources: encode in full instead.
   if (nextByKey.size !== list.length) return undefined;
-  return { byName: nextByName, byKey: nextByKey, version: undefined, encoded };
+  return { byName: nextByName, byKey: nextByKey, ...versioned(nextByName, nextLines), encoded };
 }
 
 /**
@@ -167,6 +176,27 @@ function encodeResource(type: ResourceType, { name, message }: CompiledResource)
  */
 function cacheKey({ name, message, contentKey }: CompiledResource): string {
   return contentKey ?? hash('sha256', `${name}\n${JSON.stringify(message)}`, 'base64');
+}
+
+/**
+ * A type's version (as `typeVersion` computes it) and its lines in map order when that order is
+ * already sorted (compile's lists are in name order), so the next build can replace a few lines
+ * instead of writing and sorting them all. `lines`, when given, are the map's in sorted order.
+ */
+function versioned(
+  resources: ReadonlyMap<string, EncodedResource>,
+  lines?: readonly string[],
+): { readonly version: string; readonly lines: readonly string[] | undefined } {
+  if (lines !== undefined) return { version: shortHash(lines.join('\n')), lines };
+  const own: string[] = [];
+  let sorted = true;
+  for (const { name, version } of resources.values()) {
+    const line = `${name} ${version}`;
+    if (sorted && own.length > 0 && !((own[own.length - 1] as string) < line)) sorted = false;
+    own.push(line);
+  }
+  if (sorted) return { version: shortHash(own.join('\n')), lines: own };
+  return { version: shortHash(own.sort().join('\n')), lines: undefined };
 }
 
 /** A type's version: the hash of its resources' `name version` lines, in name order. */

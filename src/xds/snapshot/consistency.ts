@@ -81,37 +81,46 @@ function replacedSince(
 /**
  * Whether the replaced resources are consistent with the names of `compiled` (the same names, in
  * the same places, as a set found consistent before, so those still hold and no name repeats).
- * Builds a name set only for a type some replaced resource refers into.
+ * A name is looked up by binary search in its list (compile's lists are in name order); a list out
+ * of order can only make a present name look absent, which sends the caller to the full check.
  */
 function checkReplaced(
   compiled: CompiledResources,
   replaced: Record<ResourceType, CompiledResource[]>,
 ): boolean {
-  const names = (type: ResourceType): (() => Set<string>) => {
-    let set: Set<string> | undefined;
-    return () => (set ??= namesOf(compiled[type]));
-  };
-  const endpointNames = names(CLUSTER_LOAD_ASSIGNMENT_TYPE);
-  const clusterNames = names(CLUSTER_TYPE);
-  const routeConfigNames = names(ROUTE_CONFIGURATION_TYPE);
+  const endpoints = compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE];
+  const clusters = compiled[CLUSTER_TYPE];
+  const routeConfigs = compiled[ROUTE_CONFIGURATION_TYPE];
   for (const { name, message } of replaced[CLUSTER_TYPE] as CompiledResource<typeof CLUSTER_TYPE>[])
-    if (message.type === 'EDS' && !endpointNames().has(name)) return false;
+    if (message.type === 'EDS' && !listed(endpoints, name)) return false;
   for (const { message } of replaced[ROUTE_CONFIGURATION_TYPE] as CompiledResource<
     typeof ROUTE_CONFIGURATION_TYPE
   >[]) {
     const targets = clustersRoutedTo(message);
     for (let index = 1; index < targets.length; index += 2)
-      if (!clusterNames().has(targets[index] as string)) return false;
+      if (!listed(clusters, targets[index] as string)) return false;
   }
   for (const { message } of replaced[SCOPED_ROUTE_CONFIGURATION_TYPE] as CompiledResource<
     typeof SCOPED_ROUTE_CONFIGURATION_TYPE
   >[]) {
     const target = message.route_configuration_name;
-    if (typeof target !== 'string' || !routeConfigNames().has(target)) return false;
+    if (typeof target !== 'string' || !listed(routeConfigs, target)) return false;
   }
   for (const { message } of replaced[LISTENER_TYPE])
-    for (const routeConfig of rdsNamesOf(message)) if (!routeConfigNames().has(routeConfig)) return false;
+    for (const routeConfig of rdsNamesOf(message)) if (!listed(routeConfigs, routeConfig)) return false;
   return true;
+}
+
+/** Whether a list in name order holds `name` (binary search; see checkReplaced). */
+function listed(list: readonly CompiledResource[], name: string): boolean {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if ((list[middle] as CompiledResource).name < name) low = middle + 1;
+    else high = middle;
+  }
+  return list[low]?.name === name;
 }
 
 /** The full check (see `checkConsistency`). */
