@@ -40,6 +40,7 @@ export function loadConfigFile(
     problems: [{ path: '', message: `${path}: ${message}`, ...(line === undefined ? {} : { line }) }],
     warnings: [],
     routeCache: new Map(),
+    routesValidated: 0,
     filesRead,
   });
   const extension = extname(path).toLowerCase();

@@ -30,6 +30,8 @@ export interface ParseResult {
   readonly warnings: readonly Problem[];
   /** This parse's clean routes by content: what the next parse may reuse (see `RouteCache`). */
   readonly routeCache: RouteCache;
+  /** How many routes this parse validated (`parseRoute` calls): those the previous cache did not hold. */
+  readonly routesValidated: number;
 }
 
 /**
@@ -72,7 +74,13 @@ export function parseConfig(input: ParseInput): ParseResult {
   const document = input.document ?? {};
   if (!isPlainObject(document)) {
     reader.problem('', 'the config file must hold a map of options at the top level');
-    return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache: new Map() };
+    return {
+      config: undefined,
+      problems: reader.problems,
+      warnings: reader.warnings,
+      routeCache: new Map(),
+      routesValidated: 0,
+    };
   }
   const syntax = input.syntax ?? (isTextDocument(document) ? 'text' : 'typed');
   const raws = collectRawValues(reader, document, input.env, syntax);
@@ -102,16 +110,24 @@ export function parseConfig(input: ParseInput): ParseResult {
     );
   }
   const routeCache = new Map<string, RouteSettings>();
-  const routes = readRoutes(reader, document, input, routeCache);
+  const counted = { validated: 0 };
+  const routes = readRoutes(reader, document, input, routeCache, counted);
+  const routesValidated = counted.validated;
   const identity = checkIdentity(reader, values, routes);
   checkSettingsSafety(reader, values);
   checkUpstreamTargets(reader, values, routes);
   checkPlaceholders(reader, document, input.env, KNOWN_GLOBAL_KEYS);
   reportUnsupported(reader, values, routes);
   if (reader.problems.length > 0)
-    return { config: undefined, problems: reader.problems, warnings: reader.warnings, routeCache };
+    return {
+      config: undefined,
+      problems: reader.problems,
+      warnings: reader.warnings,
+      routeCache,
+      routesValidated,
+    };
   const config = buildConfig(values, { ...plan, identity, certificates, routes, metricsBasicAuth });
-  return { config, problems: [], warnings: reader.warnings, routeCache };
+  return { config, problems: [], warnings: reader.warnings, routeCache, routesValidated };
 }
 
 /** The parts of a Config that need cross-option checks, resolved before assembly. */
@@ -198,6 +214,7 @@ function readRoutes(
   document: Record<string, unknown>,
   input: ParseInput,
   cache: Map<string, RouteSettings>,
+  counted: { validated: number },
 ): RouteSettings[] {
   const { env, readText, previousRoutes } = input;
   const routes: RouteSettings[] = [];
@@ -217,7 +234,8 @@ function readRoutes(
       continue;
     }
     raw.forEach((route: unknown, index) => {
-      const parsed = parseRouteWithCache(reader, `${key}[${index}]`, route, readText, previousRoutes, cache);
+      const at = `${key}[${index}]`;
+      const parsed = parseRouteWithCache(reader, at, route, readText, previousRoutes, cache, counted);
       if (parsed !== undefined) routes.push(parsed);
     });
   }
@@ -226,7 +244,8 @@ function readRoutes(
 
 /**
  * `parseRoute`, or the settings `previous` holds for the same place and content (see RouteCache).
- * Records each clean, file-free route in `cache` for the next parse.
+ * Records each clean, file-free route in `cache` for the next parse, and counts each route it
+ * validates in `counted`.
  */
 function parseRouteWithCache(
   reader: Reader,
@@ -235,6 +254,7 @@ function parseRouteWithCache(
   readText: ReadText,
   previous: RouteCache | undefined,
   cache: Map<string, RouteSettings>,
+  counted: { validated: number },
 ): RouteSettings | undefined {
   const cacheable = isPlainObject(raw) && !Object.keys(raw).some((name) => name.endsWith('_file'));
   const key = cacheable ? fullHash(`${path}\u0000${JSON.stringify(raw)}`) : undefined;
@@ -244,6 +264,7 @@ function parseRouteWithCache(
     return known;
   }
   const before = reader.problems.length + reader.warnings.length;
+  counted.validated += 1;
   const parsed = parseRoute(reader, path, raw, readText);
   if (parsed !== undefined && key !== undefined && reader.problems.length + reader.warnings.length === before)
     cache.set(key, parsed);

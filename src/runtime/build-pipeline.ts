@@ -2,10 +2,10 @@ import { errorMessage, type Problem } from '../shared/errors.js';
 import type { IR } from '../ir/types.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import { translateFile, type TranslateExternals, type TranslateMemo } from '../translate/from-file.js';
-import { compile } from '../xds/compile/compile.js';
+import { compileWithMemo, type CompileMemo } from '../xds/compile/compile.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';
-import { checkConsistency } from '../xds/snapshot/consistency.js';
+import { checkConsistencyWithMemo, type ConsistencyMemo } from '../xds/snapshot/consistency.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 
 /** What one pass of the pipeline reads. */
@@ -31,14 +31,42 @@ export interface GoodBuild {
   /** Every key and secret the services use for this config (keys/key-ring.ts). */
   readonly keys: KeyRing;
   readonly snapshot: Snapshot;
-  /** The snapshot's encodings by content, handed to the next pass (see `EncodeCache`). */
-  readonly encodeCache: EncodeCache;
-  /** What the next pass's parse and translate may reuse (validated routes, the key ring). */
-  readonly memo: TranslateMemo;
+  /** What the next pass may reuse, stage by stage (see `BuildMemo`). */
+  readonly memo: BuildMemo;
   readonly warnings: readonly Problem[];
   readonly filesRead: readonly string[];
   /** Milliseconds spent per stage, for the reload log line and benchmarks. */
   readonly timingsMs: StageTimings;
+  /** What this pass did that it could not take from `previous`, for the reload log line and tests. */
+  readonly work: BuildWork;
+}
+
+/**
+ * What one pass hands the next, one entry per stage, each holding that pass's entries only (so
+ * the memory between passes never grows past one config's worth) and each keyed by content: parse
+ * by the route's text, translate by the settings object parse gave back plus a key of the global
+ * settings, compile by the IR object translate gave back, the check by the compiled resource,
+ * the snapshot by the resource's content key. The caller keeps it inside its last good build.
+ */
+export interface BuildMemo {
+  readonly translate: TranslateMemo;
+  readonly compile: CompileMemo;
+  readonly check: ConsistencyMemo;
+  readonly encode: EncodeCache;
+}
+
+/**
+ * The work of one pass: how many of each unit it made rather than took from the previous pass's
+ * memo. A reload that changes one route validates and translates 1 route, compiles 1 cluster and
+ * 1 host, and encodes that host's RouteConfiguration, the Cluster and its ClusterLoadAssignment;
+ * an unchanged reload does none of it; a change to global settings redoes the stages that read it.
+ */
+export interface BuildWork {
+  readonly routesValidated: number;
+  readonly routesTranslated: number;
+  readonly clustersCompiled: number;
+  readonly hostsCompiled: number;
+  readonly resourcesEncoded: number;
 }
 
 /**
@@ -69,9 +97,11 @@ export interface StageTimings {
 /**
  * config file + env -parse-> Config -translate-> IR -compile-> resources -check-> -snapshot->
  * Snapshot (published by the caller). Any stage's problems stop the pass, so nothing half-built
- * is ever published. `previous` is the last good build: its validated routes and its encodings
- * are reused for routes and resources whose content did not change (the only memory between
- * passes, and it is the caller's). Same input, same result, with or without `previous`.
+ * is ever published. `previous` is the last good build: its memo (`BuildMemo`) is reused for
+ * routes, hosts, clusters and resources whose content did not change (the only memory between
+ * passes, and it is the caller's), and what those give is the identical object `previous` holds
+ * (IR clusters and virtual hosts, encoded resources). Same input, same result, with or without
+ * `previous`; `work` counts what was made anew.
  */
 export function build(input: BuildInput, previous?: GoodBuild): BuildResult {
   const stages = buildStages(input, previous);
@@ -103,7 +133,7 @@ function* buildStages(
   let stageStart = performance.now();
   const took = (): number => span(stageStart, performance.now());
   const externals = typeof input.translate === 'function' ? input.translate() : input.translate;
-  const file = translateFile(input, externals, previous?.memo);
+  const file = translateFile(input, externals, previous?.memo.translate);
   let step = file.next();
   const parse = took();
   if (step.done !== true) {
@@ -128,25 +158,31 @@ function* buildStages(
   yield;
   try {
     stageStart = performance.now();
-    const compiled = input.afterCompile === undefined ? compile(ir) : input.afterCompile(compile(ir));
+    const made = compileWithMemo(ir, previous?.memo.compile);
+    const compiled = input.afterCompile === undefined ? made.resources : input.afterCompile(made.resources);
     const compileMs = took();
     stageStart = performance.now();
-    const inconsistent = checkConsistency(compiled);
+    const checked = checkConsistencyWithMemo(compiled, previous?.memo.check);
     const check = took();
-    if (inconsistent.length > 0) return fail('compile', inconsistent);
+    if (checked.problems.length > 0) return fail('compile', checked.problems);
     yield;
     stageStart = performance.now();
-    const { snapshot, cache } = buildSnapshot(compiled, previous?.encodeCache);
+    const { snapshot, cache, encoded } = buildSnapshot(compiled, previous?.memo.encode);
     return {
       ok: true,
       ir,
       keys,
-      memo,
+      memo: { translate: memo, compile: made.memo, check: checked.memo, encode: cache },
       snapshot,
-      encodeCache: cache,
       warnings,
       filesRead,
       timingsMs: { parse, translate: translateMs, compile: compileMs, check, snapshot: took() },
+      work: {
+        ...translated.work,
+        clustersCompiled: made.clustersCompiled,
+        hostsCompiled: made.hostsCompiled,
+        resourcesEncoded: encoded,
+      },
     };
   } catch (err) {
     return fail('compile', [{ path: '', message: errorMessage(err) }]);

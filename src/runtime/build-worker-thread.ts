@@ -101,7 +101,7 @@ export function serveBuilds(port: WorkerPort, setup: WorkerSetup): void {
     }
     const opened = lastGood === undefined ? [] : newlyPublic(lastGood.ir, result.ir);
     lastGood = result;
-    const { memo: _memo, encodeCache: _cache, ...published } = result;
+    const { memo: _memo, ...published } = result;
     const delta = diffBuild(sent, published, opened, setup.chunkLimits);
     sent = delta.next;
     sending = { id: message.id, chunks: delta.chunks, next: 1 };

@@ -49,6 +49,7 @@ export function logVerdict(logger: Logger, result: PublishedBuild, outcome: Outc
       ...(delta === undefined ? {} : { receive: delta.receiveMs, longestChunk: delta.longestApplyMs }),
     },
     ...(delta === undefined ? {} : { chunks: delta.chunks }),
+    work: result.work,
     ...(verdict === undefined ? {} : { envoy: verdict.kind }),
   };
   if (verdict?.kind === 'superseded') {

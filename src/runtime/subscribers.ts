@@ -4,10 +4,10 @@ import type { FailedBuild, GoodBuild } from './build-pipeline.js';
 /**
  * What the serving side gets of a good build: the IR, key ring, snapshot, warnings, files read and
  * timings (and whatever else the pipeline reports beside them), without the pipeline's own reuse
- * (`memo`, `encodeCache`), which stays where the build ran: in the build worker while serving
+ * (`memo`), which stays where the build ran: in the build worker while serving
  * (runtime/build-worker.ts), where a reload is assembled from a delta and never holds those.
  */
-export type PublishedBuild = Omit<GoodBuild, 'memo' | 'encodeCache'>;
+export type PublishedBuild = Omit<GoodBuild, 'memo'>;
 
 /** The outcome of one load as the reload loop reports it: a published build, or why there is none. */
 export type ReloadResult = PublishedBuild | FailedBuild;

@@ -1,4 +1,4 @@
-import { CATCH_ALL_VHOST, type IRAuthorize, type IRRoute, type IRVirtualHost } from '../ir/types.js';
+import { CATCH_ALL_VHOST, type IRAuthorize, type IRRoute } from '../ir/types.js';
 import type { Criterion, PolicyRule } from '../ir/policy.js';
 import { canonicalJson } from '../shared/canonical-json.js';
 import { shortHash } from '../shared/hash.js';
@@ -89,20 +89,20 @@ function withoutPaths(criteria: readonly Criterion[]): readonly Omit<Criterion, 
 }
 
 /**
- * The virtual hosts with each replayable route's `decisionName` set: routes with no slow-path
- * reason, on a host of exact names. A wildcard host is never replayed: a token is minted for one
- * concrete host (its assertion names it as `aud`), and only an exact host ties every request that
- * reaches the route to that one host.
+ * `route` with its `decisionName` set when Envoy may replay its allows: a route with no slow-path
+ * reason, on a host of exact names (`domains` of its virtual host `vhost`). A wildcard host is
+ * never replayed: a token is minted for one concrete host (its assertion names it as `aud`), and
+ * only an exact host ties every request that reaches the route to that one host. Otherwise the
+ * route as it is. Depends on the route and its placement only, so each route is named on its own.
  */
-export function withDecisionNames(hosts: readonly IRVirtualHost[], authorize: IRAuthorize): IRVirtualHost[] {
-  return hosts.map((host) => {
-    const exact = host.name !== CATCH_ALL_VHOST && host.domains.every((domain) => !domain.includes('*'));
-    if (!exact) return host;
-    const routes = host.routes.map((route) =>
-      route.authorityRegex === undefined && slowPathReason(route) === undefined
-        ? { ...route, decisionName: decisionName(route, authorize) }
-        : route,
-    );
-    return { ...host, routes };
-  });
+export function withDecisionName(
+  route: IRRoute,
+  vhost: string,
+  domains: readonly string[],
+  authorize: IRAuthorize,
+): IRRoute {
+  const exact = vhost !== CATCH_ALL_VHOST && domains.every((domain) => !domain.includes('*'));
+  return exact && route.authorityRegex === undefined && slowPathReason(route) === undefined
+    ? { ...route, decisionName: decisionName(route, authorize) }
+    : route;
 }

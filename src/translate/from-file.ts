@@ -12,6 +12,7 @@ import type { DerivedTls } from '../pki/derived-tls.js';
 import { internalEndpoints } from './internal-endpoints.js';
 import { translateProcess } from './services.js';
 import { translate, type TranslateOptions } from './translate.js';
+import type { RoutesMemo } from './reuse.js';
 
 /** What a build takes from outside the config file. */
 export interface TranslateExternals {
@@ -46,11 +47,19 @@ export interface FileInput {
 
 /**
  * What one pass hands to the next (the caller keeps it, inside its last good build): the validated
- * routes by content, and the key ring. Opaque to the caller.
+ * routes by content, the key ring, and the translated routes, hosts and clusters (reuse.ts).
+ * Opaque to the caller; it holds one pass's entries only.
  */
 export interface TranslateMemo {
   readonly routeCache: RouteCache;
   readonly keys: KeyRing;
+  readonly routes: RoutesMemo;
+}
+
+/** How much work parse and translate did in one pass: the routes they did not take from the memo. */
+export interface FileWork {
+  readonly routesValidated: number;
+  readonly routesTranslated: number;
 }
 
 /** What parse and translate made of a file: the IR and key ring, or the stage that failed and why. */
@@ -60,6 +69,7 @@ export type FileOutcome =
       readonly ir: IR;
       readonly keys: KeyRing;
       readonly memo: TranslateMemo;
+      readonly work: FileWork;
       readonly warnings: readonly Problem[];
       readonly filesRead: readonly string[];
     }
@@ -75,15 +85,15 @@ export type FileOutcome =
  * config file + env -parse-> Config -translate-> IR and key ring: the one place after parse where
  * the config is read, so the services see only the IR and the keys. A generator that pauses once,
  * between parse and translate, so the caller can time each stage and give the event loop a turn.
- * `previous` is the last good pass's memo: unchanged routes are not validated again and unchanged
- * secrets keep their derived keys (same result either way).
+ * `previous` is the last good pass's memo: unchanged routes are not validated or translated again
+ * (and keep their IR objects) and unchanged secrets keep their derived keys (same result either way).
  */
 export function* translateFile(
   input: FileInput,
   externals: TranslateExternals,
   previous?: TranslateMemo,
 ): Generator<undefined, FileOutcome, void> {
-  const { config, problems, warnings, filesRead, routeCache } = loadConfigFile(
+  const { config, problems, warnings, filesRead, routeCache, routesValidated } = loadConfigFile(
     input.configPath,
     input.env,
     input.read,
@@ -100,9 +110,17 @@ export function* translateFile(
   });
   try {
     const keys = buildKeyRing(keySecrets(config, externals.generatedSecrets), previous?.keys);
-    const translated = translate(config, translateOptions(config, keys, externals));
-    if (translated.ir === undefined) return failed(translated.problems);
-    return { ok: true, ir: translated.ir, keys, memo: { routeCache, keys }, warnings, filesRead };
+    const translated = translate(config, translateOptions(config, keys, externals), previous?.routes);
+    if (translated.ir === undefined || translated.memo === undefined) return failed(translated.problems);
+    return {
+      ok: true,
+      ir: translated.ir,
+      keys,
+      memo: { routeCache, keys, routes: translated.memo },
+      work: { routesValidated, routesTranslated: translated.routesTranslated },
+      warnings,
+      filesRead,
+    };
   } catch (err) {
     return failed([{ path: '', message: errorMessage(err) }]);
   }

@@ -31,13 +31,17 @@ interface EarlierRegex {
   readonly source: string;
 }
 
+/**
+ * What a host's earlier routes cover. Made when a host's first prefix or regex route is recorded
+ * (a host's first route needs none to be checked), the regex maps when first needed.
+ */
 interface HostRoutes {
   /** Each prefix with the key path of the first route that has it. */
   readonly prefixes: Map<string, string>;
   /** Earlier regexes by their ASCII literal prefix ('' when none), for paths to test. */
-  readonly regexesByPrefix: Map<string, EarlierRegex[]>;
+  regexesByPrefix: Map<string, EarlierRegex[]> | undefined;
   /** Full matchers compiled when a path first needs them (most regexes never meet a path). */
-  readonly matchers: Map<string, (input: string) => boolean>;
+  matchers: Map<string, (input: string) => boolean> | undefined;
 }
 
 /** Finds, for each route in config order, an earlier route on the same host that covers it. */
@@ -54,14 +58,17 @@ export function createShadowIndex(): ShadowIndex {
   const hosts = new Map<string, HostRoutes>();
   return {
     visit(host, match, at) {
-      let routes = hosts.get(host);
-      if (routes === undefined) {
-        routes = { prefixes: new Map(), regexesByPrefix: new Map(), matchers: new Map() };
-        hosts.set(host, routes);
-      }
+      const routes = hosts.get(host);
       const regex = match.kind === 'regex' ? analyse(match.value, at) : undefined;
-      const found = covering(routes, match, regex);
-      record(routes, match, at, regex);
+      const found = routes === undefined ? undefined : covering(routes, match, regex);
+      if (match.kind === 'prefix' || regex !== undefined) {
+        let recorded = routes;
+        if (recorded === undefined) {
+          recorded = { prefixes: new Map(), regexesByPrefix: undefined, matchers: undefined };
+          hosts.set(host, recorded);
+        }
+        record(recorded, match, at, regex);
+      }
       return found;
     },
   };
@@ -124,9 +131,10 @@ function byPrefix(
 
 /** The earlier regex that full-matches the path `path` (ASCII paths: Envoy's RE2 matches bytes). */
 function byRegex(routes: HostRoutes, path: string): Shadowing | undefined {
-  if (routes.regexesByPrefix.size === 0 || asciiHead(path) !== path) return undefined;
+  const regexes = routes.regexesByPrefix;
+  if (regexes === undefined || asciiHead(path) !== path) return undefined;
   for (let end = 0; end <= path.length; end += 1) {
-    for (const regex of routes.regexesByPrefix.get(path.slice(0, end)) ?? []) {
+    for (const regex of regexes.get(path.slice(0, end)) ?? []) {
       if (matcher(routes, regex.source)(path)) {
         return {
           earlier: regex.at,
@@ -139,6 +147,7 @@ function byRegex(routes: HostRoutes, path: string): Shadowing | undefined {
 }
 
 function matcher(routes: HostRoutes, source: string): (input: string) => boolean {
+  routes.matchers ??= new Map();
   let fullMatch = routes.matchers.get(source);
   if (fullMatch === undefined) {
     const checked = checkEnvoyRegex(source);
@@ -154,6 +163,7 @@ function record(routes: HostRoutes, match: IRPathMatch, at: string, regex: Analy
     return;
   }
   if (regex === undefined) return;
+  routes.regexesByPrefix ??= new Map();
   const list = routes.regexesByPrefix.get(regex.head);
   if (list === undefined) routes.regexesByPrefix.set(regex.head, [regex]);
   else list.push(regex);

@@ -1,16 +1,7 @@
 import type { Problem } from '../shared/errors.js';
 import type { Config, RouteSettings } from '../config/types.js';
-import type {
-  IR,
-  IRAuthorize,
-  IRCluster,
-  IRInternal,
-  IRListener,
-  IRRoute,
-  IRVirtualHost,
-  IRPathMatch,
-} from '../ir/types.js';
-import { CATCH_ALL_VHOST, fromPort, placeHost } from './hosts.js';
+import type { IR, IRAuthorize, IRInternal, IRListener, IRRoute, IRPathMatch } from '../ir/types.js';
+import { fromPort, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeIdentity, routeMatch } from './route-identity.js';
@@ -24,7 +15,15 @@ import { tcpShadowed, translateTcpRoute } from './tcp-routes.js';
 import { createShadowIndex, type Shadowing } from './shadowing.js';
 import { connectAuthority } from '../config/parse-url.js';
 import { translateObservability, translateProcess, translateSignIn } from './services.js';
-import { withDecisionNames } from './decision-name.js';
+import { withDecisionName } from './decision-name.js';
+import {
+  assembleClusters,
+  assembleHosts,
+  globalsKey,
+  type RouteOutcome,
+  type RoutesMemo,
+  type TranslatedRoute,
+} from './reuse.js';
 
 /** Inputs translate needs from the outside world, injected so translate stays pure. */
 export interface TranslateOptions {
@@ -36,10 +35,16 @@ export interface TranslateOptions {
   readonly fallbackCertificate?: FallbackCertificate;
 }
 
-/** What translate returns: the IR when there were no problems, and every problem found. */
+/**
+ * What translate returns: the IR when there were no problems, and every problem found; with the
+ * IR, what the next translate may reuse (`memo`). `routesTranslated` counts the routes this call
+ * translated (those `previous` did not hold), for the reload log.
+ */
 export interface TranslateResult {
   readonly ir: IR | undefined;
   readonly problems: readonly Problem[];
+  readonly memo: RoutesMemo | undefined;
+  readonly routesTranslated: number;
 }
 
 /**
@@ -55,12 +60,17 @@ const HSTS = { 'Strict-Transport-Security': 'max-age=31536000; includeSubDomains
  * identity (what Envoy matches it on: route-identity.ts, so upstream, health, timeout, header and
  * policy changes keep every name), applies defaults (timeouts, host rewriting, security headers)
  * and checks cross-route rules (no route that an earlier one with the same host and matcher
- * shadows or whose matcher covers it, no route on the authenticate host). A pure function of its arguments: same Config and
- * options, same IR (virtual hosts sorted by name with the catch-all last, clusters sorted by
- * name), whatever was translated before. Problems come in config order, each with its key path;
- * with any problem there is no IR.
+ * shadows or whose matcher covers it, no route on the authenticate host). A pure function of its
+ * arguments: same Config and options, same IR (virtual hosts sorted by name with the catch-all
+ * last, clusters sorted by name), with or without `previous`. Problems come in config order, each
+ * with its key path; with any problem there is no IR.
+ *
+ * `previous` is the last good translate's memo (reuse.ts): a route whose settings object and
+ * global settings are unchanged is not translated again and gives the identical IR route and
+ * cluster objects, and a host all of whose routes are unchanged the identical virtual host. The
+ * checks across routes run over every route on every call, so they are as exact as a full build.
  */
-export function translate(config: Config, options: TranslateOptions): TranslateResult {
+export function translate(config: Config, options: TranslateOptions, previous?: RoutesMemo): TranslateResult {
   const problems: Problem[] = [];
   const routes: TranslatedRoute[] = [];
   /** The key path of the first route with each match key, for the routes it shadows to name. */
@@ -68,46 +78,46 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
   /** Earlier routes by host, for a later route an earlier prefix, path or regex covers. */
   const shadows = createShadowIndex();
   const ownHost = config.authenticate_service_url?.hostname.toLowerCase();
+  const authorize = translateAuthorize(config, options);
+  const globals = globalsKey(config, options.systemCaFile, authorize);
+  const reusable = previous?.globals === globals ? previous.routes : undefined;
+  const outcomes = new Map<RouteSettings, RouteOutcome>();
+  let routesTranslated = 0;
   for (const settings of config.routes) {
     if (settings.from_host === ownHost) problems.push(onAuthenticateHost(settings, ownHost));
-    const identity = routeIdentity(settings);
-    if (settings.kind === 'tcp') {
-      // The bastion form's target host is a virtual host of its own, which must not be that one either.
-      const target = connectAuthority(settings.from).host;
-      if (target !== settings.from_host && target === ownHost)
-        problems.push(onAuthenticateHost(settings, target));
-      const earlier = firstWithMatch.get(identity.matchKey);
-      if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
-      else problems.push(tcpShadowed(settings, earlier));
-      routes.push(...translateTcpRoute(settings, identity.id, config, options.systemCaFile, problems));
-      continue;
+    let outcome = reusable?.get(settings) ?? outcomes.get(settings);
+    if (outcome === undefined) {
+      outcome = translateSettings(settings, config, options, authorize);
+      routesTranslated += 1;
     }
-    const translated = translateRoute(settings, identity.id, config, options, problems);
+    outcomes.set(settings, outcome);
+    const { identity, tcpTarget, placed } = outcome;
     const earlier = firstWithMatch.get(identity.matchKey);
     if (earlier === undefined) firstWithMatch.set(identity.matchKey, settings.source_path);
-    const covered = shadows.visit(settings.from_host, translated.route.match, settings.source_path);
-    if (earlier !== undefined) problems.push(shadowed(settings, earlier, translated.route.match));
+    if (tcpTarget !== undefined) {
+      // The bastion form's target host is a virtual host of its own, which must not be that one either.
+      if (tcpTarget !== settings.from_host && tcpTarget === ownHost)
+        problems.push(onAuthenticateHost(settings, tcpTarget));
+      if (earlier !== undefined) problems.push(tcpShadowed(settings, earlier));
+      problems.push(...outcome.problems);
+      routes.push(...placed);
+      continue;
+    }
+    problems.push(...outcome.problems);
+    const { match } = (placed[0] as TranslatedRoute).route;
+    const covered = shadows.visit(settings.from_host, match, settings.source_path);
+    if (earlier !== undefined) problems.push(shadowed(settings, earlier, match));
     else if (covered !== undefined) problems.push(coveredBy(settings, covered));
-    routes.push(translated);
+    routes.push(...placed);
   }
-  if (problems.length > 0) return { ir: undefined, problems };
-  const clusters = routes
-    .flatMap((route) => (route.cluster === undefined ? [] : [route.cluster]))
-    .sort((a, b) => byCodeUnits(a.name, b.name));
-  const authorize: IRAuthorize = {
-    claimHeaders: config.jwt_claims_headers,
-    authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
-    cookieName: config.cookie_name,
-    issuerFormat: config.jwt_issuer_format,
-    groupsFilter: config.jwt_groups_filter,
-    decisionTokenLifetimeMs: options.internal === undefined ? 0 : config.decision_token_lifetime_ms,
-  };
-  const hosts = groupHosts(routes);
+  if (problems.length > 0) return { ir: undefined, problems, memo: undefined, routesTranslated };
+  const clusters = assembleClusters(routes, previous?.clusters);
+  const hosts = assembleHosts(routes, previous?.hosts);
   return {
     ir: {
       listener: buildListener(config, options),
-      virtualHosts: authorize.decisionTokenLifetimeMs > 0 ? withDecisionNames(hosts, authorize) : hosts,
-      clusters,
+      virtualHosts: [...hosts.values()],
+      clusters: [...clusters.values()],
       responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
       authorize,
       internal: options.internal,
@@ -121,18 +131,50 @@ export function translate(config: Config, options: TranslateOptions): TranslateR
       signIn: translateSignIn(config),
     },
     problems: [],
+    memo: { globals, routes: outcomes, hosts, clusters },
+    routesTranslated,
+  };
+}
+
+/** What the authorize service needs beyond each route's policy (IRAuthorize). */
+function translateAuthorize(config: Config, options: TranslateOptions): IRAuthorize {
+  return {
+    claimHeaders: config.jwt_claims_headers,
+    authenticateUrl: config.authenticate_service_url?.href.replace(/\/$/, ''),
+    cookieName: config.cookie_name,
+    issuerFormat: config.jwt_issuer_format,
+    groupsFilter: config.jwt_groups_filter,
+    decisionTokenLifetimeMs: options.internal === undefined ? 0 : config.decision_token_lifetime_ms,
   };
 }
 
 /**
- * One route's translation: its IR route and cluster (none for a route that answers by itself),
- * and the virtual host it belongs to.
+ * One route's settings translated on their own: its identity, its IR route(s) placed in their
+ * virtual hosts (with its decision name when the fast path is on), its cluster and its own
+ * problems, which the caller reports at their place among the checks across routes.
  */
-interface TranslatedRoute {
-  readonly vhost: string;
-  readonly domains: readonly string[];
-  readonly route: IRRoute;
-  readonly cluster: IRCluster | undefined;
+function translateSettings(
+  settings: RouteSettings,
+  config: Config,
+  options: TranslateOptions,
+  authorize: IRAuthorize,
+): RouteOutcome {
+  const identity = routeIdentity(settings);
+  const problems: Problem[] = [];
+  if (settings.kind === 'tcp') {
+    const tcpTarget = connectAuthority(settings.from).host;
+    const placed = translateTcpRoute(settings, identity.id, config, options.systemCaFile, problems);
+    return { identity, tcpTarget, placed, problems };
+  }
+  const translated = translateRoute(settings, identity.id, config, options, problems);
+  const placed =
+    authorize.decisionTokenLifetimeMs > 0
+      ? {
+          ...translated,
+          route: withDecisionName(translated.route, translated.vhost, translated.domains, authorize),
+        }
+      : translated;
+  return { identity, tcpTarget: undefined, placed: [placed], problems };
 }
 
 /**
@@ -166,27 +208,6 @@ function coveredBy(settings: RouteSettings, covered: Shadowing): Problem {
     path: settings.source_path,
     message: `never matches: ${covered.earlier} comes first with the same from host (${settings.from_host}) and ${covered.because}, and Envoy takes the first route that matches, so this route and its policy would never apply; put the more specific route first or change its matcher`,
   };
-}
-
-/** Ascending code-unit order (what `Array.prototype.sort` does by default), for names. */
-function byCodeUnits(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
-
-/**
- * Routes (config order) grouped into virtual hosts by their `vhost` name, each host's routes in
- * config order; the hosts sorted by name, the catch-all last.
- */
-function groupHosts(routes: readonly TranslatedRoute[]): IRVirtualHost[] {
-  const hosts = new Map<string, { name: string; domains: readonly string[]; routes: IRRoute[] }>();
-  for (const { vhost, domains, route } of routes) {
-    const host = hosts.get(vhost);
-    if (host === undefined) hosts.set(vhost, { name: vhost, domains, routes: [route] });
-    else host.routes.push(route);
-  }
-  return [...hosts.values()].sort((a, b) =>
-    a.name === CATCH_ALL_VHOST ? 1 : b.name === CATCH_ALL_VHOST ? -1 : byCodeUnits(a.name, b.name),
-  );
 }
 
 /** Translates one route with id `id`; problems with its upstreams are added to `problems`. */

@@ -1,4 +1,4 @@
-import type { IR } from '../../ir/types.js';
+import type { IR, IRCluster } from '../../ir/types.js';
 import type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
 import {
   CLUSTER_LOAD_ASSIGNMENT_TYPE,
@@ -7,6 +7,7 @@ import {
   ROUTE_CONFIGURATION_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
   TYPED_EXTENSION_CONFIG_TYPE,
+  type ResourceType,
 } from '../../proto/type-urls.js';
 import { AUTHORIZE_CLUSTER, OWN_HTTP_CLUSTER } from '../../contract/names.js';
 import { compileCluster } from './cluster.js';
@@ -16,10 +17,37 @@ import { ownHttpCluster } from './own-http.js';
 import { compileListener } from './listener.js';
 import { compileRedirectListener } from './redirect-listener.js';
 import { TRACING_CLUSTER, tracingCluster } from './tracing.js';
-import { compileRouting } from './route-configuration.js';
+import { compileRouting, type RoutingMemo } from './route-configuration.js';
 import { contentKeyOf } from './content-key.js';
 
 export type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
+
+/** One IR cluster compiled: its Cluster, and its ClusterLoadAssignment when it uses EDS. */
+interface CompiledCluster {
+  readonly cluster: CompiledResource<typeof CLUSTER_TYPE>;
+  readonly endpoints: CompiledResource<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE> | undefined;
+}
+
+/**
+ * What one compile hands the next (the caller keeps it with its last good build): each IR cluster's
+ * resources by the cluster object (translate gives back the identical object for an unchanged
+ * route), each virtual host's by the host object (route-configuration.ts), and the few resources
+ * made from IR-wide settings by their content key. Holds one compile's entries only.
+ */
+export interface CompileMemo {
+  readonly clusters: ReadonlyMap<IRCluster, CompiledCluster>;
+  readonly routing: RoutingMemo;
+  readonly byKey: ReadonlyMap<string, CompiledResource>;
+}
+
+/** What `compileWithMemo` returns: the resources, the memo for the next call, and its work. */
+export interface CompileOutcome {
+  readonly resources: CompiledResources;
+  readonly memo: CompileMemo;
+  /** Route clusters and virtual hosts compiled in this call (those `previous` did not hold). */
+  readonly clustersCompiled: number;
+  readonly hostsCompiled: number;
+}
 
 /**
  * IR -> Envoy resources: every resource's message, per type, in a list sorted by name. Pure: no
@@ -30,56 +58,115 @@ export type { CompiledResource, CompiledResources } from '../../proto/compiled.j
  * per-host table and scope, so the snapshot can reuse the encoding of what a reload left unchanged.
  */
 export function compile(ir: IR): CompiledResources {
-  const routing = compileRouting(ir);
+  return compileWithMemo(ir).resources;
+}
+
+/**
+ * `compile`, reusing what `previous` (the last good compile's memo) made from the identical IR
+ * objects: an unchanged cluster or virtual host gives the identical resources, content keys
+ * included, and is neither compiled nor hashed again. Same IR, same resources, with or without it.
+ */
+export function compileWithMemo(ir: IR, previous?: CompileMemo): CompileOutcome {
+  const routing = compileRouting(ir, previous?.routing);
+  const byKey = new Map<string, CompiledResource>();
+  /** The resource of content key `key`: `previous`'s, else `make`'s. */
+  const keyed = <T extends ResourceType>(
+    key: string,
+    make: () => CompiledResource<T>,
+  ): CompiledResource<T> => {
+    const resource = (previous?.byKey.get(key) as CompiledResource<T> | undefined) ?? make();
+    byKey.set(key, resource);
+    return resource;
+  };
   const clusters: CompiledResource<typeof CLUSTER_TYPE>[] = [];
   const endpoints: CompiledResource<typeof CLUSTER_LOAD_ASSIGNMENT_TYPE>[] = [];
-  if (ir.internal !== undefined) {
+  const internal = ir.internal;
+  if (internal !== undefined) {
     // One key per resource: the snapshot reuses an encoding by its key alone.
-    clusters.push({
-      name: AUTHORIZE_CLUSTER,
-      message: authorizeCluster(ir.internal),
-      contentKey: contentKeyOf(AUTHORIZE_CLUSTER, ir.internal),
-    });
-    clusters.push({
-      name: OWN_HTTP_CLUSTER,
-      message: ownHttpCluster(ir.internal),
-      contentKey: contentKeyOf(OWN_HTTP_CLUSTER, ir.internal),
-    });
+    for (const [name, make] of [
+      [AUTHORIZE_CLUSTER, authorizeCluster],
+      [OWN_HTTP_CLUSTER, ownHttpCluster],
+    ] as const) {
+      const contentKey = contentKeyOf(name, internal);
+      clusters.push(keyed(contentKey, () => ({ name, message: make(internal), contentKey })));
+    }
   }
+  const compiledClusters = new Map<IRCluster, CompiledCluster>();
+  let clustersCompiled = 0;
   for (const cluster of ir.clusters) {
-    const contentKey = contentKeyOf('cluster', cluster);
-    clusters.push({ name: cluster.name, message: compileCluster(cluster), contentKey });
-    if (cluster.discovery === 'EDS')
-      endpoints.push({ name: cluster.name, message: compileEndpoints(cluster), contentKey });
+    let compiled = previous?.clusters.get(cluster);
+    if (compiled === undefined) {
+      clustersCompiled += 1;
+      compiled = compileOne(cluster);
+    }
+    compiledClusters.set(cluster, compiled);
+    clusters.push(compiled.cluster);
+    if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
   }
   const tracing = ir.listener.tracing;
   if (tracing !== undefined) {
-    const message = tracingCluster(tracing);
-    clusters.push({ name: TRACING_CLUSTER, message, contentKey: contentKeyOf(TRACING_CLUSTER, tracing) });
+    const contentKey = contentKeyOf(TRACING_CLUSTER, tracing);
+    clusters.push(
+      keyed(contentKey, () => ({ name: TRACING_CLUSTER, message: tracingCluster(tracing), contentKey })),
+    );
   }
-  const listener = compileListener(ir.listener, ir.internal, ir.authorize, routing.scoping);
+  const listenerKey = contentKeyOf('listener', [
+    ir.listener,
+    internal ?? null,
+    ir.authorize,
+    routing.scoping,
+  ]);
+  const listeners: CompiledResource<typeof LISTENER_TYPE>[] = [
+    keyed(listenerKey, () => ({
+      name: ir.listener.name,
+      message: compileListener(ir.listener, internal, ir.authorize, routing.scoping),
+      contentKey: listenerKey,
+    })),
+  ];
+  const redirect = ir.httpRedirect;
+  if (redirect !== undefined) {
+    const accessLog = ir.listener.accessLog === true;
+    const contentKey = contentKeyOf('redirect-listener', [redirect, accessLog]);
+    listeners.push(
+      keyed(contentKey, () => ({
+        name: redirect.name,
+        message: compileRedirectListener(redirect, accessLog),
+        contentKey,
+      })),
+    );
+  }
   return {
-    [CLUSTER_TYPE]: byName(clusters),
-    [CLUSTER_LOAD_ASSIGNMENT_TYPE]: byName(endpoints),
-    // Filter configs served on their own (ECDS): none compiled yet.
-    [TYPED_EXTENSION_CONFIG_TYPE]: [],
-    [LISTENER_TYPE]: byName([
-      { name: ir.listener.name, message: listener },
-      ...(ir.httpRedirect === undefined
-        ? []
-        : [
-            {
-              name: ir.httpRedirect.name,
-              message: compileRedirectListener(ir.httpRedirect, ir.listener.accessLog === true),
-            },
-          ]),
-    ]),
-    [SCOPED_ROUTE_CONFIGURATION_TYPE]: byName([...routing.scopes]),
-    [ROUTE_CONFIGURATION_TYPE]: byName([...routing.routeConfigurations]),
+    resources: {
+      [CLUSTER_TYPE]: byName(clusters),
+      [CLUSTER_LOAD_ASSIGNMENT_TYPE]: byName(endpoints),
+      // Filter configs served on their own (ECDS): none compiled yet.
+      [TYPED_EXTENSION_CONFIG_TYPE]: [],
+      [LISTENER_TYPE]: byName(listeners),
+      [SCOPED_ROUTE_CONFIGURATION_TYPE]: byName([...routing.scopes]),
+      [ROUTE_CONFIGURATION_TYPE]: byName([...routing.routeConfigurations]),
+    },
+    memo: { clusters: compiledClusters, routing: routing.memo, byKey },
+    clustersCompiled,
+    hostsCompiled: routing.hostsCompiled,
   };
 }
 
-/** `resources` sorted by name (in place; translate already emits names in order, so this is a check). */
+/** One IR cluster's resources, both keyed by the cluster's content. */
+function compileOne(cluster: IRCluster): CompiledCluster {
+  const contentKey = contentKeyOf('cluster', cluster);
+  return {
+    cluster: { name: cluster.name, message: compileCluster(cluster), contentKey },
+    endpoints:
+      cluster.discovery === 'EDS'
+        ? { name: cluster.name, message: compileEndpoints(cluster), contentKey }
+        : undefined,
+  };
+}
+
+/**
+ * `resources` sorted by name (in place). Translate already emits route clusters and hosts in name
+ * order, so this places the few others among them: near-sorted input, about one comparison each.
+ */
 function byName<T extends CompiledResource>(resources: T[]): T[] {
   return resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -27,6 +27,30 @@ export interface CompiledRouting {
   readonly routeConfigurations: readonly CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>[];
   /** Sorted by name; empty under single delivery. */
   readonly scopes: readonly CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[];
+  /** What the next `compileRouting` may reuse (see RoutingMemo). */
+  readonly memo: RoutingMemo;
+  /** Virtual hosts compiled in this call: those `previous` did not hold. */
+  readonly hostsCompiled: number;
+}
+
+/** One virtual host compiled: its message, its content key, and its per-host resources once made. */
+interface CompiledHost {
+  readonly contentKey: string;
+  readonly vhost: VirtualHost;
+  readonly perHost?: {
+    readonly routeConfiguration: CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>;
+    readonly scope: CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>;
+  };
+}
+
+/**
+ * What one `compileRouting` hands the next: each IR virtual host's compiled form by the host
+ * object (translate gives back the identical object for an unchanged host), valid while the
+ * IR-wide route settings (`settings`, their content key) are unchanged. One call's entries only.
+ */
+export interface RoutingMemo {
+  readonly settings: string;
+  readonly hosts: ReadonlyMap<IRVirtualHost, CompiledHost>;
 }
 
 /**
@@ -37,40 +61,87 @@ export interface CompiledRouting {
  * carry every host: the scopes list (which SotW must send whole) holds names only. Single: one
  * RouteConfiguration `ingress` with every virtual host. Either way the authenticate host (when
  * Envoy serves it, see own-http.ts) is one more virtual host, with its own scope under per-host.
+ * A host that `previous` compiled under the same IR-wide settings is not compiled again: its
+ * identical resources (and content keys) are taken from it. Same IR, same result, either way.
  */
-export function compileRouting(ir: IR): CompiledRouting {
+export function compileRouting(ir: IR, previous?: RoutingMemo): CompiledRouting {
   const scoping = routeScoping(ir);
-  if (scoping === 'single') {
-    return {
-      scoping,
-      routeConfigurations: [{ name: INGRESS_ROUTE_CONFIG, message: compileRouteConfiguration(ir) }],
-      scopes: [],
-    };
+  // What every host's table reads besides its own virtual host, keyed once.
+  const settings = contentKeyOf('route-settings', [ir.internal ?? null, ir.authorize, ir.responseHeaders]);
+  const reusable = previous?.settings === settings ? previous.hosts : undefined;
+  const hosts = new Map<IRVirtualHost, CompiledHost>();
+  let hostsCompiled = 0;
+  const perHost = scoping === 'per-host';
+  for (const vhost of ir.virtualHosts) {
+    let compiled = reusable?.get(vhost);
+    if (compiled === undefined) {
+      hostsCompiled += 1;
+      compiled = {
+        contentKey: contentKeyOf(`host\n${settings}`, vhost),
+        vhost: compileVirtualHost(vhost, ir),
+      };
+    }
+    if (perHost && compiled.perHost === undefined)
+      compiled = { ...compiled, perHost: hostResources(vhost.domains[0] as string, compiled, ir) };
+    hosts.set(vhost, compiled);
+  }
+  const memo = { settings, hosts };
+  const ownHost = authenticateHost(ir);
+  const own =
+    ownHost === undefined
+      ? undefined
+      : {
+          contentKey: contentKeyOf('authenticate-host', settings),
+          vhost: authenticateVirtualHost(ownHost),
+        };
+  if (!perHost) {
+    const all = [...(own === undefined ? [] : [own]), ...hosts.values()];
+    const message = routeConfiguration(
+      INGRESS_ROUTE_CONFIG,
+      all.map((host) => host.vhost),
+      ir,
+    );
+    // The one table is made of its hosts and the settings: its key is made of theirs.
+    const contentKey = contentKeyOf('single', [settings, ...all.map((host) => host.contentKey)]);
+    const routeConfigurations = [{ name: INGRESS_ROUTE_CONFIG, message, contentKey }];
+    return { scoping, routeConfigurations, scopes: [], memo, hostsCompiled };
   }
   const routeConfigurations: CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>[] = [];
   const scopes: CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>[] = [];
-  // What every host's table reads besides its own virtual host, keyed once.
-  const settings = contentKeyOf('route-settings', [ir.internal ?? null, ir.authorize, ir.responseHeaders]);
-  const add = (host: string, vhost: VirtualHost, contentKey: string): void => {
-    const name = hostScopeName(host);
-    routeConfigurations.push({
+  if (own !== undefined && ownHost !== undefined) {
+    const resources = hostResources(ownHost, own, ir);
+    routeConfigurations.push(resources.routeConfiguration);
+    scopes.push(resources.scope);
+  }
+  for (const { perHost: resources } of hosts.values()) {
+    if (resources === undefined) continue;
+    routeConfigurations.push(resources.routeConfiguration);
+    scopes.push(resources.scope);
+  }
+  return { scoping, routeConfigurations, scopes, memo, hostsCompiled };
+}
+
+/** The per-host RouteConfiguration and scope of `host`, both named `ingress/<host>`. */
+function hostResources(
+  host: string,
+  compiled: Pick<CompiledHost, 'contentKey' | 'vhost'>,
+  ir: RouteInputs,
+): NonNullable<CompiledHost['perHost']> {
+  const name = hostScopeName(host);
+  const { contentKey } = compiled;
+  return {
+    routeConfiguration: {
       name,
-      message: routeConfiguration(name, [vhost], ir, hostCaseOffForRouteConfiguration()),
+      message: routeConfiguration(name, [compiled.vhost], ir, hostCaseOffForRouteConfiguration()),
       contentKey,
-    });
-    scopes.push({
+    },
+    // A scope is its host's name only: a change to the host's routes leaves it as it was.
+    scope: {
       name,
       message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
-      contentKey,
-    });
+      contentKey: contentKeyOf('scope', host),
+    },
   };
-  const ownHost = authenticateHost(ir);
-  if (ownHost !== undefined)
-    add(ownHost, authenticateVirtualHost(ownHost), contentKeyOf('authenticate-host', settings));
-  for (const vhost of ir.virtualHosts) {
-    add(vhost.domains[0] as string, compileVirtualHost(vhost, ir), contentKeyOf(`host\n${settings}`, vhost));
-  }
-  return { scoping, routeConfigurations, scopes };
 }
 
 /**

@@ -6,44 +6,143 @@ import { RESOURCE_TYPES, type ResourceType } from '../../proto/type-urls.js';
 import type { EncodedResource, Snapshot } from './types.js';
 
 /**
- * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`):
- * the reuse a reload needs, as one explicit value. `buildSnapshot` takes the previous build's and
- * returns the next, which holds exactly the resources of the snapshot it built, so it never grows
- * past one snapshot's worth. The caller (the runtime's last good build) keeps it; nothing else does.
+ * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`),
+ * with the compiled lists and the snapshot they were built into: the reuse a reload needs, as one
+ * explicit value. `buildSnapshot` takes the previous build's and returns the next, which holds
+ * exactly the resources of the snapshot it built, so it never grows past one snapshot's worth. The
+ * caller (the runtime's last good build) keeps it; nothing else does.
  */
-export type EncodeCache = Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
+export interface EncodeCache {
+  readonly resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
+  /** The compiled resources the snapshot was built from (compile's lists, as given). */
+  readonly compiled: CompiledResources;
+  readonly snapshot: Snapshot;
+  /** Per type, the `name version` lines its version hashes, in map order when that is sorted. */
+  readonly lines: Readonly<Record<ResourceType, readonly string[] | undefined>>;
+}
 
-/** What `buildSnapshot` returns: the snapshot, and the cache to hand the next build. */
+/** What `buildSnapshot` returns: the snapshot, the cache to hand the next build, and its work. */
 export interface SnapshotBuild {
   readonly snapshot: Snapshot;
   readonly cache: EncodeCache;
+  /** Resources encoded by this call: those whose content key the cache did not hold. */
+  readonly encoded: number;
+}
+
+/** One type's part of a snapshot build. */
+interface TypeBuild {
+  readonly byName: ReadonlyMap<string, EncodedResource>;
+  readonly byKey: ReadonlyMap<string, EncodedResource>;
+  /** The type's version, and the lines it hashes in map order when that is sorted (see `versioned`). */
+  readonly version: string;
+  readonly lines: readonly string[] | undefined;
+  readonly encoded: number;
 }
 
 /**
  * Encodes compiled resources into an immutable Snapshot. Each resource is encoded with protobufjs
  * and versioned by a hash of its bytes; each type's version is a hash over its resources' names
  * and versions, the snapshot's over the type versions. A resource whose content key is in `cache`
- * (one the previous build encoded from the same content) takes that encoding as it is, so a reload
- * re-encodes only what changed (encoding is most of a cold build's snapshot time). Same compiled
- * resources, same snapshot, with or without a cache.
+ * (one the previous build encoded from the same content) takes that encoding as it is (the
+ * identical `EncodedResource`), so a reload re-encodes only what changed (encoding is most of a
+ * cold build's snapshot time). A type whose compiled list holds the identical resources the
+ * previous one did (compile gives back the identical objects for unchanged content) is the
+ * previous snapshot's, version and all, without a look at each resource; one where only some
+ * resources changed in place starts from the previous snapshot's maps. Same compiled resources,
+ * same snapshot, with or without a cache.
  */
 export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache): SnapshotBuild {
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
+  const known = {} as Record<ResourceType, string>;
+  const lines = {} as Record<ResourceType, readonly string[] | undefined>;
+  let encoded = 0;
   for (const type of RESOURCE_TYPES) {
-    const cached = cache?.[type];
-    const encoded = new Map<string, EncodedResource>();
-    const keep = new Map<string, EncodedResource>();
-    for (const resource of compiled[type]) {
-      const key = cacheKey(resource);
-      const entry = cached?.get(key) ?? encodeResource(type, resource);
-      keep.set(key, entry);
-      encoded.set(entry.name, entry);
-    }
-    resources[type] = encoded;
-    next[type] = keep;
+    const built =
+      (cache === undefined ? undefined : fromPrevious(type, compiled[type], cache)) ??
+      encodeType(type, compiled[type], cache?.resources[type]);
+    resources[type] = built.byName;
+    next[type] = built.byKey;
+    known[type] = built.version;
+    lines[type] = built.lines;
+    encoded += built.encoded;
   }
-  return { snapshot: snapshotOf(resources), cache: next };
+  const snapshot = snapshotOf(resources, known);
+  return { snapshot, cache: { resources: next, compiled, snapshot, lines }, encoded };
+}
+
+/** Every resource of one type looked up (or encoded) by its content key, into new maps. */
+function encodeType(
+  type: ResourceType,
+  list: readonly CompiledResource[],
+  cached: ReadonlyMap<string, EncodedResource> | undefined,
+): TypeBuild {
+  const byName = new Map<string, EncodedResource>();
+  const byKey = new Map<string, EncodedResource>();
+  let encoded = 0;
+  for (const resource of list) {
+    const key = cacheKey(resource);
+    let entry = cached?.get(key);
+    if (entry === undefined) {
+      entry = encodeResource(type, resource);
+      encoded += 1;
+    }
+    byKey.set(key, entry);
+    byName.set(entry.name, entry);
+  }
+  return { byName, byKey, ...versioned(byName), encoded };
+}
+
+/**
+ * One type from the previous build when its list is the previous list with at most a quarter of
+ * its resources replaced by others of the same name at the same place: the previous snapshot's
+ * maps as they are (nothing replaced: the type version too), or copies with the replaced entries
+ * swapped (names keep their places, so the maps keep name order). Undefined otherwise: the caller
+ * encodes the type in full.
+ */
+function fromPrevious(
+  type: ResourceType,
+  list: readonly CompiledResource[],
+  cache: EncodeCache,
+): TypeBuild | undefined {
+  const before = cache.compiled[type];
+  const cached = cache.resources[type];
+  const byName = cache.snapshot.resources[type];
+  // One entry per resource (no two shared a key or a name), so the maps can be edited entry by entry.
+  if (before.length !== list.length || cached.size !== list.length || byName.size !== list.length)
+    return undefined;
+  const replaced: number[] = [];
+  for (let index = 0; index < list.length; index += 1) {
+    const now = list[index] as CompiledResource;
+    const then = before[index] as CompiledResource;
+    if (now === then) continue;
+    if (now.name !== then.name || replaced.length >= list.length / 4) return undefined;
+    replaced.push(index);
+  }
+  const lines = cache.lines[type];
+  if (replaced.length === 0)
+    return { byName, byKey: cached, version: cache.snapshot.typeVersions[type], lines, encoded: 0 };
+  const nextByName = new Map(byName);
+  const nextByKey = new Map(cached);
+  let encoded = 0;
+  // Names keep their places, so the lines stay in sorted order with new versions in them.
+  const nextLines = lines?.slice();
+  for (const index of replaced) {
+    const resource = list[index] as CompiledResource;
+    const key = cacheKey(resource);
+    let entry = cached.get(key);
+    if (entry === undefined) {
+      entry = encodeResource(type, resource);
+      encoded += 1;
+    }
+    nextByKey.delete(cacheKey(before[index] as CompiledResource));
+    nextByKey.set(key, entry);
+    nextByName.set(resource.name, entry);
+    if (nextLines !== undefined) nextLines[index] = `${entry.name} ${entry.version}`;
+  }
+  // A key given to two resources would leave fewer entries than resources: encode in full instead.
+  if (nextByKey.size !== list.length) return undefined;
+  return { byName: nextByName, byKey: nextByKey, ...versioned(nextByName, nextLines), encoded };
 }
 
 /**
@@ -77,6 +176,27 @@ function encodeResource(type: ResourceType, { name, message }: CompiledResource)
  */
 function cacheKey({ name, message, contentKey }: CompiledResource): string {
   return contentKey ?? hash('sha256', `${name}\n${JSON.stringify(message)}`, 'base64');
+}
+
+/**
+ * A type's version (as `typeVersion` computes it) and its lines in map order when that order is
+ * already sorted (compile's lists are in name order), so the next build can replace a few lines
+ * instead of writing and sorting them all. `lines`, when given, are the map's in sorted order.
+ */
+function versioned(
+  resources: ReadonlyMap<string, EncodedResource>,
+  lines?: readonly string[],
+): { readonly version: string; readonly lines: readonly string[] | undefined } {
+  if (lines !== undefined) return { version: shortHash(lines.join('\n')), lines };
+  const own: string[] = [];
+  let sorted = true;
+  for (const { name, version } of resources.values()) {
+    const line = `${name} ${version}`;
+    if (sorted && own.length > 0 && !((own[own.length - 1] as string) < line)) sorted = false;
+    own.push(line);
+  }
+  if (sorted) return { version: shortHash(own.join('\n')), lines: own };
+  return { version: shortHash(own.sort().join('\n')), lines: undefined };
 }
 
 /** A type's version: the hash of its resources' `name version` lines, in name order. */

@@ -43,7 +43,7 @@ function realBuild(routes: number, extra = ''): PublishedBuild {
     translate: { systemCaFile: '/etc/ssl/certs/ca-certificates.crt', generatedSecrets: secrets },
   });
   assert.ok(built.ok, JSON.stringify(built.ok ? [] : built.problems));
-  const { memo: _memo, encodeCache: _cache, ...published } = built;
+  const { memo: _memo, ...published } = built;
   return published;
 }
 

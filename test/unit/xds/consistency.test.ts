@@ -8,7 +8,11 @@ import { seededRandom } from '../../support/seeded-random.js';
 import { RESOURCE_TYPES, type ResourceType } from '../../../src/proto/type-urls.js';
 import type { CompiledResources } from '../../../src/proto/compiled.js';
 import type { ProtoObject } from '../../../src/proto/codec.js';
-import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
+import {
+  checkConsistency,
+  checkConsistencyWithMemo,
+  type ConsistencyMemo,
+} from '../../../src/xds/snapshot/consistency.js';
 
 const CDS = 'envoy.config.cluster.v3.Cluster';
 const EDS = 'envoy.config.endpoint.v3.ClusterLoadAssignment';
@@ -86,7 +90,7 @@ function listener(routeConfig: string): CompiledResource {
   };
 }
 
-test('the check agrees with the rules written out, over 600 random snapshots', (t) => {
+test('the check agrees with the rules written out, over 600 random snapshots, with and without the last check', (t) => {
   const next = seededRandom(20261122);
   const pick = <T>(items: readonly T[]): T => items[Math.floor(next() * items.length)] as T;
   const clusterNames = Array.from({ length: 8 }, (_, i) => `c${i}`);
@@ -120,6 +124,7 @@ test('the check agrees with the rules written out, over 600 random snapshots', (
   };
   for (const type of [CDS, EDS, RDS, SRDS]) lists[type] = universe[type]!.map((name) => makers[type]!(name));
   let failures = 0;
+  let memo: ConsistencyMemo | undefined;
   for (let step = 0; step < 600; step++) {
     for (let k = 1 + Math.floor(next() * 3); k > 0; k--) {
       const type = pick(Object.keys(makers));
@@ -140,6 +145,10 @@ test('the check agrees with the rules written out, over 600 random snapshots', (
     compiled[LDS as ResourceType] = [listener(present(RDS, routeNames))];
     const problems = checkConsistency(compiled as unknown as CompiledResources);
     assert.deepEqual(problems, referenceProblems(compiled), `step ${step}`);
+    // From the previous step's check, reading only the resources replaced since: the same problems.
+    const checked = checkConsistencyWithMemo(compiled as unknown as CompiledResources, memo);
+    assert.deepEqual(checked.problems, problems, `step ${step}, from the previous check`);
+    memo = checked.memo;
     if (problems.length > 0) failures++;
   }
   assert.ok(failures > 30 && failures < 400, `both outcomes exercised (${failures} failing steps)`);

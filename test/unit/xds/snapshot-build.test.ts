@@ -65,7 +65,7 @@ test('a type version depends only on its (name, version) pairs: same content, sa
 
 test('the cache holds exactly the last build and is used by content: an edited message is encoded again', () => {
   const first = buildSnapshot(clusters(['a', 'b']));
-  assert.equal(first.cache[CLUSTER_TYPE].size, 2);
+  assert.equal(first.cache.resources[CLUSTER_TYPE].size, 2);
   const message = (seconds: number): Message<typeof CLUSTER_TYPE> => ({
     name: 'a',
     type: 'STATIC',
@@ -73,7 +73,7 @@ test('the cache holds exactly the last build and is used by content: an edited m
   });
   // The same content key with another message would be a compile bug; without keys, the message decides.
   const edited = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }]), first.cache);
-  assert.equal(edited.cache[CLUSTER_TYPE].size, 1, 'entries the build did not use are dropped');
+  assert.equal(edited.cache.resources[CLUSTER_TYPE].size, 1, 'entries the build did not use are dropped');
   const fresh = buildSnapshot(compiledWith([{ name: 'a', message: message(7) }])).snapshot;
   assert.equal(edited.snapshot.version, fresh.version);
   // A resource compile keyed by content reuses the earlier encoding under that key.
@@ -117,6 +117,81 @@ test('a build with the previous cache gives the snapshot of a build without, wha
       assert.equal(reused?.version, entry.version, `step ${step} ${name}`);
       assert.ok(Buffer.from(reused.bytes).equals(Buffer.from(entry.bytes)), `step ${step} ${name}`);
     }
+    cache = withCache.cache;
+  }
+});
+
+test('from the previous cache, a list of the identical resources is the previous type; one replaced is encoded alone', () => {
+  const resource = (name: string, seconds: number): CompiledResource<typeof CLUSTER_TYPE> => ({
+    name,
+    message: { name, type: 'STATIC', connect_timeout: { seconds } },
+    contentKey: `${name}:${seconds}`,
+  });
+  const list = ['a', 'b', 'c', 'd', 'e'].map((name) => resource(name, 1));
+  const first = buildSnapshot(compiledWith(list));
+  const same = buildSnapshot(compiledWith([...list]), first.cache);
+  assert.equal(same.encoded, 0);
+  assert.equal(same.snapshot.resources[CLUSTER_TYPE], first.snapshot.resources[CLUSTER_TYPE], 'the very map');
+  assert.equal(same.snapshot.version, first.snapshot.version);
+  const edited = [...list];
+  edited[2] = resource('c', 9);
+  const next = buildSnapshot(compiledWith(edited), same.cache);
+  assert.equal(next.encoded, 1);
+  const cold = buildSnapshot(compiledWith(edited));
+  assert.equal(next.snapshot.version, cold.snapshot.version);
+  assert.deepEqual([...next.snapshot.resources[CLUSTER_TYPE].keys()], ['a', 'b', 'c', 'd', 'e']);
+  for (const name of ['a', 'b', 'd', 'e'])
+    assert.equal(
+      next.snapshot.resources[CLUSTER_TYPE].get(name),
+      first.snapshot.resources[CLUSTER_TYPE].get(name),
+    );
+  assert.notEqual(
+    next.snapshot.resources[CLUSTER_TYPE].get('c'),
+    first.snapshot.resources[CLUSTER_TYPE].get('c'),
+  );
+  // Back to the first content: its encoding is gone from the cache (one build's worth), so encoded again.
+  const back = buildSnapshot(compiledWith(list), next.cache);
+  assert.equal(back.encoded, 1);
+  assert.equal(back.snapshot.version, first.snapshot.version);
+  assert.equal(back.cache.resources[CLUSTER_TYPE].size, 5);
+});
+
+test('resources kept as the same objects across random edits give the snapshot of a build without a cache', () => {
+  const next = seededRandom(36);
+  const pick = (n: number): number => Math.floor(next() * n);
+  const universe = Array.from({ length: 40 }, (_, index) => `c${String(index).padStart(3, '0')}`);
+  const live = new Map<string, CompiledResource<typeof CLUSTER_TYPE>>();
+  const make = (name: string): CompiledResource<typeof CLUSTER_TYPE> => {
+    const seconds = 1 + pick(5);
+    const keyed = next() < 0.5 ? { contentKey: `${name}:${seconds}` } : {};
+    return { name, message: { name, type: 'EDS', connect_timeout: { seconds } }, ...keyed };
+  };
+  for (const name of universe) live.set(name, make(name));
+  let cache: EncodeCache | undefined;
+  for (let step = 0; step < 300; step++) {
+    // Mostly replacements in place (one or a few), sometimes an addition or a removal.
+    for (let k = 1 + pick(3); k > 0; k--) {
+      const name = universe[pick(universe.length)] as string;
+      const roll = next();
+      if (roll < 0.8 || !live.has(name)) live.set(name, make(name));
+      else live.delete(name);
+    }
+    const list = [...live.keys()]
+      .sort()
+      .map((name) => live.get(name) as CompiledResource<typeof CLUSTER_TYPE>);
+    const withCache = buildSnapshot(compiledWith(list), cache);
+    const cold = buildSnapshot(compiledWith(list));
+    assert.equal(withCache.snapshot.version, cold.snapshot.version, `step ${step}`);
+    assert.deepEqual(
+      [...withCache.snapshot.resources[CLUSTER_TYPE].keys()],
+      [...cold.snapshot.resources[CLUSTER_TYPE].keys()],
+    );
+    for (const [name, entry] of cold.snapshot.resources[CLUSTER_TYPE])
+      assert.equal(
+        withCache.snapshot.resources[CLUSTER_TYPE].get(name)?.version,
+        entry.version,
+        `step ${step} ${name}`,
+      );
     cache = withCache.cache;
   }
 });
