@@ -2,7 +2,7 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SIGN_IN_YAML } from '../../test/support/sign-in-config.js';
 import type { Context } from '../lib/context.js';
-import { bulkRoutes, configYaml, routeHost, routeYaml } from '../lib/config-gen.js';
+import { bulkRoutes, configYaml, routeYaml } from '../lib/config-gen.js';
 import { checksSoFar } from '../../test/support/envoy-checks.js';
 import { pollUntil200, startUpstream, statusOf } from '../lib/http.js';
 import { startPortcullisChild } from '../lib/portcullis-process.js';
