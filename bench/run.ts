@@ -1,13 +1,14 @@
 /**
- * `npm run bench`: what users of Portcullis feel, measured against the budgets of issue 22.
+ * `npm run bench`: what users of Portcullis feel, measured against the budgets of issues 22 and 36.
  *
- *   validate      `portcullis validate` of 1,000 and 10,000 routes, as a whole process
- *   cold-start    process start to every one of 10,000 routes serving through Envoy
- *   route-change  one-route change live in Envoy at 10,000 routes
- *   memory        control-plane memory growth per 1,000 routes
+ *   validate      `portcullis validate` of 1,000, 10,000 and 50,000 routes, as a whole process, vs a js-yaml parse
+ *   cold-start    process start to every route serving through Envoy at 10,000 and 50,000 routes, vs Envoy alone
+ *   route-change  one-route change live in Envoy at 10,000 routes vs at 100 routes
+ *   memory        control-plane memory growth per 1,000 routes, to 10,000 and to 50,000
+ *   rebuild-latency  p99 of protected requests (a Check each) while 10,000-route rebuilds run vs idle (needs wrk)
  *   authz         authorized vs public route on the same Envoy: throughput ratio, added p50
  *   sign-in       signed-in throughput vs oauth2-proxy; 200 concurrent sign-ins (needs Go, wrk)
- *   churn         every kind of live change under load at 1,000 and 10,000 routes: failed requests, rename to serving
+ *   churn         every kind of live change under load at 1,000 and 10,000 routes (300 changes): failed requests, rename to serving
  *   sessions      sessions in Redis vs in memory: throughput ratio; sign-out across two instances (needs wrk, redis-server)
  *   tcp           a TCP route through `portcullis tcp` vs a direct connection: 100 MiB throughput ratio, set-up time
  *
@@ -41,6 +42,7 @@ import { authzSuite } from './suites/authz.js';
 import { churnSuite } from './suites/churn.js';
 import { coldStartSuite } from './suites/cold-start.js';
 import { memorySuite } from './suites/memory.js';
+import { rebuildLatencySuite } from './suites/rebuild-latency.js';
 import { routeChangeSuite } from './suites/route-change.js';
 import { sessionsSuite } from './suites/sessions.js';
 import { signInSuite } from './suites/sign-in.js';
@@ -52,6 +54,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   'cold-start': coldStartSuite,
   'route-change': routeChangeSuite,
   memory: memorySuite,
+  'rebuild-latency': rebuildLatencySuite,
   authz: authzSuite,
   'sign-in': signInSuite,
   churn: churnSuite,

@@ -9,6 +9,8 @@ export interface ProcessSpec {
   readonly env: NodeJS.ProcessEnv;
   /** Its stdout and stderr are appended here (read back by `logTail` when something fails). */
   readonly logFile: string;
+  /** When set, stdout goes here instead (e.g. a command whose output is the result). */
+  readonly stdoutFile?: string;
   /** Killed, with its process group, after this long. */
   readonly timeoutMs: number;
 }
@@ -34,13 +36,15 @@ export class ProcessGroups {
   /** Starts `spec` detached (its own process group), output to its log file, bounded in time. */
   start(spec: ProcessSpec): Started {
     const log = openSync(spec.logFile, 'a');
+    const out = spec.stdoutFile === undefined ? log : openSync(spec.stdoutFile, 'w');
     const child = spawn(spec.command, spec.args, {
       cwd: spec.cwd,
       env: spec.env,
       detached: true,
-      stdio: ['ignore', log, log],
+      stdio: ['ignore', out, log],
     });
     closeSync(log);
+    if (out !== log) closeSync(out);
     return this.track(child, spec.logFile, spec.timeoutMs);
   }
 

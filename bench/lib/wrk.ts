@@ -15,6 +15,9 @@ export interface WrkResult {
   /** Latency percentiles over all requests, in microseconds. */
   readonly p50Us: number;
   readonly p99Us: number;
+  /** Socket errors and 4xx/5xx answers (always 0 unless the spec tolerates errors). */
+  readonly socketErrors: number;
+  readonly non2xx: number;
 }
 
 /** What to load, how hard and for how long. */
@@ -28,6 +31,8 @@ export interface WrkSpec {
    * requests are formatted once, in wrk's `init`. Without them every request is the same.
    */
   readonly cookies?: readonly string[];
+  /** Report socket errors and 4xx/5xx answers instead of failing the run on them. */
+  readonly tolerateErrors?: boolean;
 }
 
 /**
@@ -61,8 +66,8 @@ interface WrkReport {
 /**
  * Runs wrk (one thread, HTTP/1.1 keep-alive, loopback) for `seconds` and returns its numbers, read
  * from the JSON line its `done` hook prints. wrk's own 2 s request timeout and a kill at
- * `seconds + 10` bound the run. Any socket error or non-2xx answer fails the run: an error answered
- * fast is not throughput.
+ * `seconds + 10` bound the run. Any socket error or non-2xx answer fails the run (an error answered
+ * fast is not throughput) unless the spec tolerates errors, which are then counted.
  */
 export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
   const args = [
@@ -90,7 +95,7 @@ export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
   const line = output.split('\n').find((text) => text.startsWith('WRK_JSON '));
   if (code !== 0 || line === undefined) throw new Error(`wrk exited with ${String(code)}:\n${output}`);
   const report = JSON.parse(line.slice('WRK_JSON '.length)) as WrkReport;
-  if (report.socketErrors > 0 || report.non2xx > 0)
+  if (spec.tolerateErrors !== true && (report.socketErrors > 0 || report.non2xx > 0))
     throw new Error(
       `wrk ${spec.headers['Host'] ?? spec.url}: ${report.socketErrors} socket errors, ${report.non2xx} 4xx/5xx answers`,
     );
@@ -99,5 +104,7 @@ export async function runWrk(spec: WrkSpec): Promise<WrkResult> {
     requestsPerSecond: report.requests / (report.durationUs / 1e6),
     p50Us: report.p50Us,
     p99Us: report.p99Us,
+    socketErrors: report.socketErrors,
+    non2xx: report.non2xx,
   };
 }

@@ -32,6 +32,8 @@ const MARKER_HEADER = 'x-churn-change';
 const CONNECTIONS = 8;
 /** The simplify issue's budget for a change to serve at 10,000 routes. */
 const BUDGET_MS = 500;
+/** Issue 36: 0 failed requests over at least this many changes at 10,000 routes. */
+const MIN_CHANGES_10K = 300;
 
 /** One size: how many routes, and how many changes or how long. */
 interface Size {
@@ -54,7 +56,8 @@ interface SizeResult {
 
 /**
  * Every kind of live change of issue 28 (but the certificate: the listener is plain HTTP) under a
- * steady load, at 1,000 routes (1,000 changes) and at 10,000 routes (a minute of changes):
+ * steady load, at 1,000 routes (1,000 changes) and at 10,000 routes (300 changes; each size has a
+ * time limit, and a run cut short by it misses the budget):
  * Portcullis all-in-one in its own process (`portcullis-child.ts`, one session), its real Envoy,
  * load from `CONNECTIONS` keep-alive connections that keep cookies (so protected requests carry
  * the decision cookie their answers set) on two public and two protected routes whose
@@ -69,11 +72,11 @@ export async function churnSuite(context: Context): Promise<SuiteResult> {
   const sizes: Size[] = context.quick
     ? [
         { routes: 1000, changes: 100, seconds: 300 },
-        { routes: 10_000, changes: Infinity, seconds: 10 },
+        { routes: 10_000, changes: 20, seconds: 300 },
       ]
     : [
-        { routes: 1000, changes: 1000, seconds: 300 },
-        { routes: 10_000, changes: Infinity, seconds: 60 },
+        { routes: 1000, changes: 1000, seconds: 600 },
+        { routes: 10_000, changes: MIN_CHANGES_10K, seconds: 1800 },
       ];
   const upstreams = await Promise.all(['a', 'b', 'c'].map((id) => startEchoUpstream({ id })));
   const results: SizeResult[] = [];
@@ -84,7 +87,7 @@ export async function churnSuite(context: Context): Promise<SuiteResult> {
   }
   return {
     name: 'churn',
-    how: "Portcullis all-in-one in its own process with its real Envoy; 8 keep-alive connections that keep cookies on 2 public and 2 protected routes (a session cookie, plus the decision cookie the answers set; Checks counted from Envoy's stats) while every kind of issue-28 change but the certificate is renamed over the config one after another (1,000 changes at 1,000 routes, a minute at 10,000); each change also sets a marker header, and it serves when a request through Envoy (fresh connection, every 2 ms) carries the new marker to the upstream.",
+    how: "Portcullis all-in-one in its own process with its real Envoy; 8 keep-alive connections that keep cookies on 2 public and 2 protected routes (a session cookie, plus the decision cookie the answers set; Checks counted from Envoy's stats) while every kind of issue-28 change but the certificate is renamed over the config one after another (1,000 changes at 1,000 routes, 300 at 10,000; each bounded in time); each change also sets a marker header, and it serves when a request through Envoy (fresh connection, every 2 ms) carries the new marker to the upstream.",
     measurements: results.flatMap(measurementsOf),
     data: { sizes: results.map((result) => ({ ...result, load: loadSummary(result.load) })) },
   };
@@ -244,13 +247,14 @@ function loadSummary(load: LoadReport): LoadReport & { readonly failed: number }
 function measurementsOf(result: SizeResult): Measurement[] {
   const routes = result.routes.toLocaleString('en-US');
   const failed = result.load.failures.length;
+  const large = result.routes >= 10_000;
   return [
     {
       what: `requests failed under churn (non-2xx or socket error), ${routes} routes`,
-      budget: '0',
+      budget: large ? `0 over >= ${MIN_CHANGES_10K} changes` : '0',
       value: failed,
       unit: 'requests',
-      pass: failed === 0,
+      pass: failed === 0 && (!large || result.changes >= MIN_CHANGES_10K),
       detail: `${result.changes} changes; ${describeLoad(result.load)}; Envoy sent ${result.checks} Checks (one per protected-route request the fast path did not decide) for about ${Math.round(result.load.requests / 2).toLocaleString('en-US')} protected-route requests`,
     },
     {
