@@ -1,12 +1,8 @@
 import { formatProblem } from '../shared/errors.js';
-import { buildYielding, type BuildResult } from '../runtime/build-pipeline.js';
+import { buildYielding, type BuildResult, type GoodBuild } from '../runtime/build-pipeline.js';
 import { systemCaFile } from '../pki/system-ca.js';
-
-import { renderResources, toYaml } from '../proto/render.js';
-import { TYPED_EXTENSION_CONFIG_TYPE } from '../proto/type-urls.js';
-import type { IR } from '../ir/types.js';
-import { FAST_PATH_FILTER } from '../contract/fast-path.js';
-import { compile, type CompiledResources } from '../xds/compile/compile.js';
+import { RESOURCE_TYPES, TYPED_EXTENSION_CONFIG_TYPE, type ResourceType } from '../proto/type-urls.js';
+import { encodeMessage } from '../proto/codec.js';
 import { fastPathInternal } from '../xds/compile/fast-path.js';
 import { compileFastPathRbac } from '../xds/compile/fast-path-rbac.js';
 
@@ -30,11 +26,13 @@ async function buildAndReport(
 
 /**
  * `portcullis compile --config f`: a dry run that prints the xDS resources Envoy would receive, as
- * YAML, with private keys redacted. Exit 0 on success; 1 with every problem on stderr otherwise.
- * `env` is where options come from besides the file (the process's; a test passes a container's).
- * With the fast path on, `filters` shows its ECDS resource as it is served with no session revoked
- * (builds leave that type empty: the revocation feed serves it through the snapshot store's
- * overlay), so the dry run shows every filter Envoy runs and its config.
+ * YAML, with private keys redacted: the snapshot's own bytes, decoded. Exit 0 on success; 1 with
+ * every problem on stderr otherwise. `env` is where options come from besides the file (the
+ * process's; a test passes a container's). With the fast path on, `filters` shows its ECDS
+ * resource as it is served with no session revoked (builds leave that type empty: the revocation
+ * feed serves it through the snapshot store's overlay), so the dry run shows every filter Envoy
+ * runs and its config. The printer (the `yaml` package and the decoders) is loaded here only, so
+ * `validate` does not load it.
  */
 export async function runCompile(
   configPath: string,
@@ -44,20 +42,22 @@ export async function runCompile(
 ): Promise<number> {
   const result = await buildAndReport(configPath, err, true, env);
   if (!result.ok) return 1;
+  const { renderEncoded, toYaml } = await import('../proto/render.js');
+  const resources = {} as Record<ResourceType, Uint8Array[]>;
+  for (const type of RESOURCE_TYPES)
+    resources[type] = [...result.snapshot.resources[type].values()].map(({ bytes }) => bytes);
+  const filter = fastPathFilter(result);
+  if (filter !== undefined) resources[TYPED_EXTENSION_CONFIG_TYPE] = [filter];
   out.write(
-    toYaml({
-      version: result.snapshot.version,
-      ...renderResources(withFastPathFilter(result.ir, compile(result.ir)), { redactSecrets: true }),
-    }),
+    toYaml({ version: result.snapshot.version, ...renderEncoded(resources, { redactSecrets: true }) }),
   );
   return 0;
 }
 
-/** `compiled` with the fast path's ECDS resource (no revocation) when `ir` has the fast path on. */
-function withFastPathFilter(ir: IR, compiled: CompiledResources): CompiledResources {
-  if (fastPathInternal(ir) === undefined) return compiled;
-  const resource = { name: FAST_PATH_FILTER, message: compileFastPathRbac([], { refuseAll: false }) };
-  return { ...compiled, [TYPED_EXTENSION_CONFIG_TYPE]: [resource] };
+/** The fast path's ECDS resource (no revocation), encoded, when the build has the fast path on. */
+function fastPathFilter(build: GoodBuild): Uint8Array | undefined {
+  if (fastPathInternal(build.ir) === undefined) return undefined;
+  return encodeMessage(TYPED_EXTENSION_CONFIG_TYPE, compileFastPathRbac([], { refuseAll: false }));
 }
 
 /** `portcullis validate --config f`: exit 0 when the config is valid, 1 with every problem listed. */
