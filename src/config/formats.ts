@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
-import { parse as parseToml, TomlError } from 'smol-toml';
 import jsYaml from 'js-yaml';
+import type * as Toml from 'smol-toml';
 import type * as Yaml from 'yaml';
 import type { Node } from 'yaml';
 import { parseProperties } from './properties.js';
@@ -8,13 +8,18 @@ import { parseProperties } from './properties.js';
 const requireModule = createRequire(import.meta.url);
 
 /**
- * The `yaml` package, loaded on first use (Node's module registry keeps it; a CommonJS package, so
- * it loads synchronously, as parsing is). Only the careful path and key lines need it, and a valid
- * YAML file needs neither, so `validate` and a start-up with a good config do not pay for loading
- * it (about 35 ms, a tenth of parsing 10,000 routes).
+ * The `yaml` package, loaded on first use (Node's module registry keeps it; required as CommonJS,
+ * so it loads synchronously, as parsing is). Only the careful path and key lines need it, and a
+ * valid YAML file needs neither, so `validate` and a start-up with a good config do not pay for
+ * loading it (about 35 ms, a tenth of parsing 10,000 routes).
  */
 function yamlPackage(): typeof Yaml {
   return requireModule('yaml') as typeof Yaml;
+}
+
+/** smol-toml, loaded on first use like the `yaml` package: only a TOML file needs it. */
+function tomlPackage(): typeof Toml {
+  return requireModule('smol-toml') as typeof Toml;
 }
 
 /** The config file formats, chosen by file extension. */
@@ -364,6 +369,7 @@ function yamlKeyLines(root: unknown, counter: Yaml.LineCounter): Map<string, num
 
 /** TOML by smol-toml, which stops at MAX_NESTING_DEPTH levels of nested inline arrays and tables. */
 function parseTomlSource(text: string): SourceResult {
+  const { parse: parseToml, TomlError } = tomlPackage();
   try {
     return {
       document: parseToml(text, { maxDepth: MAX_NESTING_DEPTH }),
