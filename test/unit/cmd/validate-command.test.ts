@@ -120,7 +120,7 @@ test('compile prints the snapshot bytes, which render as the compiled messages',
     const built = build({ configPath: path, env: {}, translate: { systemCaFile: systemCaFile() } });
     assert.ok(built.ok, built.ok ? '' : JSON.stringify(built.problems));
     const rendered = renderResources(compile(built.ir), { redactSecrets: true });
-    for (const kind of ['clusters', 'endpoints', 'scopes', 'routes'] as const) {
+    for (const kind of ['clusters', 'endpoints', 'listeners', 'scopes', 'routes'] as const) {
       assert.deepEqual(printed[kind], rendered[kind], kind);
     }
     assert.equal((printed.clusters as unknown[]).length, 3);
