@@ -1,5 +1,8 @@
 import { readFileSync } from 'node:fs';
-import protobuf from 'protobufjs';
+import { createRequire } from 'node:module';
+import type protobuf from 'protobufjs';
+
+const requireModule = createRequire(import.meta.url);
 
 /**
  * The protobufjs reflection root for every Envoy message Portcullis speaks, built from the
@@ -13,13 +16,16 @@ interface LoadedRoot {
 }
 
 function loadRoot(): LoadedRoot {
+  // protobufjs (a CommonJS package) is required here, with the root, so a command that never
+  // encodes (`validate`, whose compile imports this module for its value helpers) does not load it.
+  const protobufjs = requireModule('protobufjs') as typeof protobuf;
   const url = new URL('../../proto/envoy.json', import.meta.url);
   const descriptor = JSON.parse(readFileSync(url, 'utf8')) as {
     nested: NonNullable<protobuf.INamespace['nested']>;
   };
-  const root = protobuf.Root.fromJSON({ nested: descriptor.nested });
+  const root = protobufjs.Root.fromJSON({ nested: descriptor.nested });
   root.resolveAll();
-  return { root, types: typesByName(root) };
+  return { root, types: typesByName(protobufjs, root) };
 }
 
 /**
@@ -27,13 +33,13 @@ function loadRoot(): LoadedRoot {
  * `lookupType` splits and joins the name on each call (it resolves relative names too), which the
  * encoder would otherwise pay once per resource; the codec only ever names types in full.
  */
-function typesByName(root: protobuf.Root): Map<string, protobuf.Type> {
+function typesByName(protobufjs: typeof protobuf, root: protobuf.Root): Map<string, protobuf.Type> {
   const types = new Map<string, protobuf.Type>();
   const pending: protobuf.Namespace[] = [root];
   for (let at = pending.pop(); at !== undefined; at = pending.pop()) {
     for (const nested of at.nestedArray) {
-      if (nested instanceof protobuf.Type) types.set(nested.fullName.slice(1), nested);
-      if (nested instanceof protobuf.Namespace) pending.push(nested); // a Type is one too
+      if (nested instanceof protobufjs.Type) types.set(nested.fullName.slice(1), nested);
+      if (nested instanceof protobufjs.Namespace) pending.push(nested); // a Type is one too
     }
   }
   return types;
