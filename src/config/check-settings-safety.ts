@@ -3,7 +3,7 @@
  * each is an error naming its key. Kept apart from the per-option readers
  * because they need several options at once or a judgement an option row cannot express.
  */
-import * as tldts from 'tldts';
+import { publicSuffixParse } from './public-suffix.js';
 import { isLoopbackIp } from '../shared/loopback.js';
 import type { ParsedValues } from './parsed-values.js';
 import type { IdpProvider } from './types.js';
@@ -34,7 +34,7 @@ function checkCookieDomain(reader: Reader, values: ParsedValues): void {
   const domain = values.get<string>('cookie_domain');
   if (domain === undefined) return;
   const host = domain.replace(/^\./, '').toLowerCase();
-  const parsed = tldts.parse(host, { allowPrivateDomains: true });
+  const parsed = publicSuffixParse(host);
   const known = parsed.isIcann === true || parsed.isPrivate === true;
   if (known && parsed.publicSuffix === host)
     reader.problem(

@@ -1,7 +1,26 @@
-import { parse as parseToml, TomlError } from 'smol-toml';
+import { createRequire } from 'node:module';
 import jsYaml from 'js-yaml';
-import { isMap, isSeq, LineCounter, parseDocument, type Node } from 'yaml';
+import type * as Toml from 'smol-toml';
+import type * as Yaml from 'yaml';
+import type { Node } from 'yaml';
 import { parseProperties } from './properties.js';
+
+const requireModule = createRequire(import.meta.url);
+
+/**
+ * The `yaml` package, loaded on first use (Node's module registry keeps it; required as CommonJS,
+ * so it loads synchronously, as parsing is). Only the careful path and key lines need it, and a
+ * valid YAML file needs neither, so `validate` and a start-up with a good config do not pay for
+ * loading it (about 35 ms, a tenth of parsing 10,000 routes).
+ */
+function yamlPackage(): typeof Yaml {
+  return requireModule('yaml') as typeof Yaml;
+}
+
+/** smol-toml, loaded on first use like the `yaml` package: only a TOML file needs it. */
+function tomlPackage(): typeof Toml {
+  return requireModule('smol-toml') as typeof Toml;
+}
 
 /** The config file formats, chosen by file extension. */
 export type ConfigFormat = 'yaml' | 'json' | 'toml' | 'properties';
@@ -159,8 +178,8 @@ function parseJson(text: string): SourceResult {
 
 /**
  * YAML, by js-yaml first: it parses a 10,000-route file about ten times faster than the `yaml`
- * package, and stops at the nesting limit. js-yaml has no alias limit, so a document in which it
- * made one object appear twice (an alias of a map or list) is parsed again by the careful path,
+ * package, and stops at the nesting limit. js-yaml has no alias limit, so a document with anchors in
+ * which it made one object appear twice (an alias of a map or list) is parsed again by the careful path,
  * whose alias limit stops alias bombs; so is anything js-yaml refuses (a syntax error, duplicate
  * keys), for exact messages and lines.
  */
@@ -172,8 +191,12 @@ function parseYaml(text: string): SourceResult {
     if (err instanceof NestedTooDeep) return tooDeep('yaml', err.line);
     return parseYamlSource(text, err);
   }
-  const shape = documentShape(document);
-  if (shape.shared || shape.tooDeepAt !== undefined) return withinDepth(parseYamlSource(text), 'yaml');
+  // An alias needs an anchor (`&name`): text without `&` has none, so js-yaml made a tree (no object
+  // in two places) whose depth its listener measured already, and there is nothing to walk.
+  if (text.includes('&')) {
+    const shape = documentShape(document);
+    if (shape.shared || shape.tooDeepAt !== undefined) return withinDepth(parseYamlSource(text), 'yaml');
+  }
   return { document: document ?? {}, lines: lazyLines(text) };
 }
 
@@ -182,6 +205,7 @@ function lazyLines(text: string): () => Map<string, number> {
   let lines: Map<string, number> | undefined;
   return () => {
     if (lines === undefined) {
+      const { LineCounter, parseDocument } = yamlPackage();
       const lineCounter = new LineCounter();
       const document = parseDocument(text, { lineCounter, prettyErrors: false });
       lines = yamlKeyLines(document.contents, lineCounter);
@@ -196,8 +220,9 @@ function lazyLines(text: string): () => Map<string, number> {
  * recurses per level, and js-yaml stopped at a syntax error before seeing how deep the rest goes).
  */
 function parseYamlSource(text: string, refusal?: unknown): SourceResult {
+  const { LineCounter, parseDocument } = yamlPackage();
   const lineCounter = new LineCounter();
-  let document: ReturnType<typeof parseDocument>;
+  let document: ReturnType<typeof Yaml.parseDocument>;
   try {
     document = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: false });
   } catch (err) {
@@ -320,7 +345,8 @@ function jsonLine(text: string, err: unknown): { line?: number } {
 }
 
 /** Maps key paths (`routes[2].to`) to the 1-based line of that key or item in the YAML source. */
-function yamlKeyLines(root: unknown, counter: LineCounter): Map<string, number> {
+function yamlKeyLines(root: unknown, counter: Yaml.LineCounter): Map<string, number> {
+  const { isMap, isSeq } = yamlPackage();
   const lines = new Map<string, number>();
   const visit = (node: unknown, path: string): void => {
     const range = (node as Node | null)?.range;
@@ -343,6 +369,7 @@ function yamlKeyLines(root: unknown, counter: LineCounter): Map<string, number> 
 
 /** TOML by smol-toml, which stops at MAX_NESTING_DEPTH levels of nested inline arrays and tables. */
 function parseTomlSource(text: string): SourceResult {
+  const { parse: parseToml, TomlError } = tomlPackage();
   try {
     return {
       document: parseToml(text, { maxDepth: MAX_NESTING_DEPTH }),

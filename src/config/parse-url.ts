@@ -1,4 +1,4 @@
-import * as tldts from 'tldts';
+import { publicSuffixParse } from './public-suffix.js';
 import type { WeightedUrl } from './types.js';
 import type { Reader } from './value-readers.js';
 
@@ -75,7 +75,7 @@ function fromHostProblem(url: URL): string | undefined {
     return 'a `*` wildcard stands for whole labels only (*.example.com, a.*.example.com), not part of one';
   if (host.endsWith('.*')) {
     const fixed = host.slice(0, -2).replace(/^(\*\.)+/, '');
-    const suffix = tldts.parse(fixed, { allowPrivateDomains: true });
+    const suffix = publicSuffixParse(fixed);
     if (
       !fixed.includes('*') &&
       suffix.domain !== null &&

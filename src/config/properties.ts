@@ -1,4 +1,16 @@
-import { Properties, PropertiesNodeType, type PropertyNode } from 'properties-file/parser';
+import { createRequire } from 'node:module';
+import type * as PropertiesParser from 'properties-file/parser';
+import type { PropertyNode } from 'properties-file/parser';
+
+const requireModule = createRequire(import.meta.url);
+
+/**
+ * The `properties-file` parser, loaded on first use (required as CommonJS, so synchronously, as
+ * parsing is): only a properties file needs it, so reading any other format does not load it.
+ */
+function propertiesParser(): typeof PropertiesParser {
+  return requireModule('properties-file/parser') as typeof PropertiesParser;
+}
 
 /**
  * Java `.properties` config files (the format the peer's viper reads), parsed by the
@@ -33,6 +45,7 @@ export type PropertiesResult =
  * error too; the library does not say where, so its line is the first line holding that escape.
  */
 export function parseProperties(text: string): PropertiesResult {
+  const { Properties, PropertiesNodeType } = propertiesParser();
   let nodes: readonly PropertyNode[];
   try {
     nodes = new Properties(text).nodes.filter(

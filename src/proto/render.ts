@@ -17,11 +17,26 @@ export function renderResources(
   resources: { readonly [T in ResourceType]: readonly { readonly message: Message<T> }[] },
   options: { redactSecrets?: boolean } = {},
 ): RenderedResources {
-  const out = { clusters: [], endpoints: [], filters: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
+  const encoded = {} as Record<ResourceType, Uint8Array[]>;
   for (const type of RESOURCE_TYPES) {
     const messages: readonly { readonly message: Message<ResourceType> }[] = resources[type];
-    out[SHORT_NAMES[type]] = messages.map(({ message }) => {
-      const decoded = sortKeys(toProto3Json(type, decodeMessage(type, encodeMessage(type, message))));
+    encoded[type] = messages.map(({ message }) => encodeMessage(type, message));
+  }
+  return renderEncoded(encoded, options);
+}
+
+/**
+ * `renderResources` from wire bytes already encoded (a snapshot's, so `portcullis compile` prints
+ * the very bytes it would serve without encoding them again): decode, proto3 JSON, canonical keys.
+ */
+export function renderEncoded(
+  resources: { readonly [T in ResourceType]: readonly Uint8Array[] },
+  options: { redactSecrets?: boolean } = {},
+): RenderedResources {
+  const out = { clusters: [], endpoints: [], filters: [], listeners: [], scopes: [], routes: [] } as RenderedResources;
+  for (const type of RESOURCE_TYPES) {
+    out[SHORT_NAMES[type]] = resources[type].map((bytes) => {
+      const decoded = sortKeys(toProto3Json(type, decodeMessage(type, bytes)));
       return options.redactSecrets === true ? redactPrivateKeys(decoded) : decoded;
     });
   }
