@@ -49,10 +49,10 @@ function routeYaml(i: number, generation: number, moved: number): string {
     i === moved
       ? `    allowed_users: [moved${generation}@example.com]`
       : i % 3 !== 0
-      ? '    allow_public_unauthenticated_access: true'
-      : i % 2 === 0
-        ? `    allowed_users: [u${i % 97}@example.com]`
-        : `    allowed_domains: [d${i % 13}.example.com]`;
+        ? '    allow_public_unauthenticated_access: true'
+        : i % 2 === 0
+          ? `    allowed_users: [u${i % 97}@example.com]`
+          : `    allowed_domains: [d${i % 13}.example.com]`;
   return [
     `  - from: https://${routeHost(i)}`,
     `    to:`,
@@ -226,7 +226,9 @@ async function main(): Promise<void> {
       client.subscribe(typeUrl(CLUSTER_LOAD_ASSIGNMENT_TYPE), [
         ...snapshot.resources[CLUSTER_LOAD_ASSIGNMENT_TYPE].keys(),
       ]);
-      client.subscribe(typeUrl(ROUTE_CONFIGURATION_TYPE), [...snapshot.resources[ROUTE_CONFIGURATION_TYPE].keys()]);
+      client.subscribe(typeUrl(ROUTE_CONFIGURATION_TYPE), [
+        ...snapshot.resources[ROUTE_CONFIGURATION_TYPE].keys(),
+      ]);
       await client.ackAll(() => client.received.length >= 5, 30_000);
       await ackUntil(() => client.pending().length === 0);
     }
