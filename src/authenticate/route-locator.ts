@@ -26,6 +26,21 @@ interface CompiledRoute {
   readonly path: (path: string) => boolean;
 }
 
+/**
+ * One virtual host compiled: its lower-cased domains and its routes' matchers, with the IR
+ * virtual host it was compiled from (compared by identity by the next build's locator).
+ */
+export interface CompiledHost {
+  readonly vhost: IRVirtualHost;
+  readonly domains: readonly string[];
+  readonly routes: readonly CompiledRoute[];
+}
+
+/** A RouteLocator with what it compiled, which the next build's locator may reuse. */
+export interface CompiledRouteLocator extends RouteLocator {
+  readonly hosts: readonly CompiledHost[];
+}
+
 interface Wildcard {
   readonly affix: string;
   readonly routes: readonly CompiledRoute[];
@@ -41,15 +56,23 @@ interface Wildcard {
  * first route only under `/.portcullis/`: programmatic login and the handoff work there, and
  * nothing else redirects to it. A located route carries the origins it is served on for the URL's
  * host name, whatever scheme and port the URL itself has.
+ *
+ * `previous` (the last build's locator) lends what it compiled: a virtual host that is the very
+ * object it was compiled from keeps its matchers (compiling is a function of the host alone), so
+ * a reload compiles only the hosts it changed and the result is what a locator from scratch gives.
  */
-export function createRouteLocator(ir: IR): RouteLocator {
+export function createRouteLocator(ir: IR, previous?: CompiledRouteLocator): CompiledRouteLocator {
   const exact = new Map<string, readonly CompiledRoute[]>();
   const suffixes: Wildcard[] = [];
   const prefixes: Wildcard[] = [];
   let fallback: readonly CompiledRoute[] | undefined;
-  for (const vhost of ir.virtualHosts) {
-    const routes = compileRoutes(vhost);
-    for (const domain of vhost.domains.map((value) => value.toLowerCase())) {
+  const hosts: CompiledHost[] = [];
+  const lent = previous === undefined ? undefined : hostFinder(previous.hosts);
+  for (const [index, vhost] of ir.virtualHosts.entries()) {
+    const host = lent?.(vhost, index) ?? compileHost(vhost);
+    hosts.push(host);
+    const { routes } = host;
+    for (const domain of host.domains) {
       if (domain === '*') fallback ??= routes;
       else if (domain.startsWith('*')) suffixes.push({ affix: domain.slice(1), routes });
       else if (domain.endsWith('*')) prefixes.push({ affix: domain.slice(0, -1), routes });
@@ -82,6 +105,7 @@ export function createRouteLocator(ir: IR): RouteLocator {
     fallback;
 
   return {
+    hosts,
     locate(url: URL): LocatedRoute | undefined {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
       if (url.username !== '' || url.password !== '') return undefined;
@@ -106,6 +130,26 @@ export function createRouteLocator(ir: IR): RouteLocator {
       return routes.some((r) => originsOf(r.route, host).includes(origin.origin));
     },
   };
+}
+
+/**
+ * Finds the compiled entry of a virtual host object among `hosts`: at the same place first (a
+ * reload mostly keeps the order), else through an index by object built on the first miss.
+ */
+function hostFinder(
+  hosts: readonly CompiledHost[],
+): (vhost: IRVirtualHost, index: number) => CompiledHost | undefined {
+  let byObject: Map<IRVirtualHost, CompiledHost> | undefined;
+  return (vhost, index) => {
+    const there = hosts[index];
+    if (there?.vhost === vhost) return there;
+    byObject ??= new Map(hosts.map((host) => [host.vhost, host]));
+    return byObject.get(vhost);
+  };
+}
+
+function compileHost(vhost: IRVirtualHost): CompiledHost {
+  return { vhost, domains: vhost.domains.map((value) => value.toLowerCase()), routes: compileRoutes(vhost) };
 }
 
 function compileRoutes(vhost: IRVirtualHost): readonly CompiledRoute[] {

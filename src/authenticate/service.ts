@@ -10,9 +10,9 @@ import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
 import type { SpanStarter } from '../shared/trace-context.js';
 import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { AuthenticateSettings } from './types.js';
-import type { HandlerContext, ReplayGuard, RouteLocator } from './http/types.js';
+import type { HandlerContext, ReplayGuard } from './http/types.js';
 import { createOwnServer } from './http/server.js';
-import { createRouteLocator } from './route-locator.js';
+import { createRouteLocator, type CompiledRouteLocator } from './route-locator.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { SessionRefresher, type RefreshLease, type RefreshOutcome } from './refresh/refresher.js';
 import { signInSettings } from './settings.js';
@@ -24,7 +24,7 @@ export const IDP_TIMEOUT_MS = 10_000;
 interface Installed {
   readonly settings: AuthenticateSettings;
   readonly ir: IR;
-  readonly locator: RouteLocator;
+  readonly locator: CompiledRouteLocator;
   readonly handles: HandlerContext['handles'];
 }
 
@@ -101,7 +101,9 @@ export class AuthenticateService {
     const settings = signInSettings(ir.signIn, keys);
     // Validation refuses http:// identity providers that are not on this machine.
     this.providers.update(settings.providers);
-    this.installed = { settings, ir, locator: createRouteLocator(ir), handles: keys.handles };
+    // The last config's locator lends the matchers of the virtual hosts this build kept.
+    const locator = createRouteLocator(ir, this.installed?.locator);
+    this.installed = { settings, ir, locator, handles: keys.handles };
   }
 
   /**

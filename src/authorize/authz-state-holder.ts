@@ -1,6 +1,6 @@
 import type { IR } from '../ir/types.js';
 import { OverlayMap } from '../shared/overlay-map.js';
-import { buildAuthzState, type AuthzState, type RouteAuthz } from './authz-state.js';
+import { buildAuthzState, hostFinder, type AuthzState, type RouteAuthz } from './authz-state.js';
 
 /**
  * Holds the authorization state across reloads. A new config's state is installed before its
@@ -25,7 +25,13 @@ export class AuthzStateHolder {
     this.latest = next;
     const retiring = new Map<string, RouteAuthz>();
     for (const [id, route] of this.retiring) if (!next.routes.has(id)) retiring.set(id, route);
-    for (const [id, route] of previous?.routes ?? []) if (!next.routes.has(id)) retiring.set(id, route);
+    // A route id the new config dropped belonged to a host it changed or dropped: a host it kept
+    // (the same object) keeps its routes.
+    const kept = hostFinder(next.hosts);
+    for (const [index, host] of (previous?.hosts ?? []).entries()) {
+      if (kept(host.vhost, index) !== undefined) continue;
+      for (const route of host.routes) if (!next.routes.has(route.id)) retiring.set(route.id, route);
+    }
     this.retiring = retiring;
     this.current = retiring.size === 0 ? next : { ...next, routes: new OverlayMap(next.routes, retiring) };
   }

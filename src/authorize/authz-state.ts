@@ -1,5 +1,5 @@
 import { claimHeaderKey, decisionClaimHeaders, decisionCookieName } from '../contract/fast-path.js';
-import type { IR } from '../ir/types.js';
+import type { IR, IRVirtualHost } from '../ir/types.js';
 import type { DecisionCookieSettings } from './fast-path/decision-cookie.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
 
@@ -23,6 +23,15 @@ export interface RouteDecision {
   readonly hostRoutes: readonly RouteAuthz[];
 }
 
+/** One IR virtual host's entries, in config order, with the content key of each route's policy. */
+export interface HostAuthz {
+  /** The IR virtual host the entries were built from (compared by identity). */
+  readonly vhost: IRVirtualHost;
+  readonly routes: readonly RouteAuthz[];
+  /** `JSON.stringify(route.policy)` of each route, in the same order: the keys of `AuthzState.policies`. */
+  readonly policyKeys: readonly string[];
+}
+
 /** The fast path of one config (docs/fast-path.md): how decision tokens are minted and set. */
 export interface FastPathSettings {
   /** `decision_token_lifetime`, ms (always > 0 here). */
@@ -41,6 +50,12 @@ export interface FastPathSettings {
  */
 export interface AuthzState {
   readonly routes: ReadonlyMap<string, RouteAuthz>;
+  /**
+   * Each IR virtual host of this config (the object itself) with its routes' entries: what the
+   * next build reuses for a host it hands over unchanged (the same object), so a reload compiles
+   * and serialises only the hosts it changed.
+   */
+  readonly hosts: readonly HostAuthz[];
   /** Each distinct policy of this config, compiled, by its content (JSON): what the next build reuses. */
   readonly policies: ReadonlyMap<string, CompiledPolicy>;
   /** `jwt_claims_headers` as [header name (lower case), claim name] pairs. */
@@ -63,36 +78,37 @@ export interface AuthzState {
 /**
  * Compiles every route's policy from the IR into plain functions, once per config version, so no
  * parsing or I/O happens per request after this. A function of `ir` alone: `previous` (the last
- * state built) only lends its compiled policies, looked up by the policy's content (its JSON), so
- * a reload that leaves most routes alone compiles only the changed ones, and the result is exactly
- * what a build from scratch gives.
+ * state built) only lends what it built, so the result is exactly what a build from scratch
+ * gives. A virtual host that is the very object `previous` was built from (the pipeline hands
+ * back unchanged hosts as they were) keeps its entries as they are, unless the fast path was
+ * turned on or off (that changes every entry); a changed host's routes take their compiled policy
+ * from `previous` by the policy's content (its JSON), so only new policies are compiled. So a
+ * reload that changes one route costs that route plus a pass over the hosts (two Map inserts
+ * per route).
  */
 export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
   const routes = new Map<string, RouteAuthz>();
   const policies = new Map<string, CompiledPolicy>();
+  const hosts: HostAuthz[] = [];
   const fastPath = fastPathSettings(ir);
-  for (const vhost of ir.virtualHosts) {
-    // Filled while the host's routes are built; every replayable route of the host shares it.
-    const hostRoutes: RouteAuthz[] = [];
-    for (const route of vhost.routes) {
-      const key = JSON.stringify(route.policy);
-      const policy = policies.get(key) ?? previous?.policies.get(key) ?? compilePolicy(route.policy);
-      policies.set(key, policy);
-      const replayable = fastPath !== undefined && route.decisionName !== undefined;
-      const built: RouteAuthz = {
-        id: route.id,
-        public: route.public,
-        passIdentityHeaders: route.passIdentityHeaders,
-        policy,
-        idpId: route.idpId,
-        decision: replayable ? { name: route.decisionName, hostRoutes } : undefined,
-      };
-      if (replayable) hostRoutes.push(built);
-      routes.set(route.id, built);
+  const reusable =
+    previous !== undefined && (previous.fastPath === undefined) === (fastPath === undefined)
+      ? hostFinder(previous.hosts)
+      : undefined;
+  for (const [index, vhost] of ir.virtualHosts.entries()) {
+    const host =
+      reusable?.(vhost, index) ?? hostAuthz(vhost, fastPath !== undefined, policies, previous?.policies);
+    hosts.push(host);
+    const { routes: entries, policyKeys } = host;
+    for (let i = 0; i < entries.length; i++) {
+      const entry = entries[i] as RouteAuthz;
+      routes.set(entry.id, entry);
+      policies.set(policyKeys[i] as string, entry.policy);
     }
   }
   return {
     routes,
+    hosts,
     policies,
     claimHeaders: Object.entries(ir.authorize.claimHeaders).map(
       ([header, claim]) => [header.toLowerCase(), claim] as const,
@@ -106,6 +122,56 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
     issuerFormat: ir.authorize.issuerFormat,
     jwksJson: ir.internal?.jwksJson,
     fastPath,
+  };
+}
+
+/**
+ * The entries of one virtual host's routes: each policy taken from `built` (this state's, so far;
+ * the host's own are added to it) or `lent` (the previous state's) by its content, or compiled.
+ */
+function hostAuthz(
+  vhost: IRVirtualHost,
+  replayOn: boolean,
+  built: Map<string, CompiledPolicy>,
+  lent: ReadonlyMap<string, CompiledPolicy> | undefined,
+): HostAuthz {
+  // Filled while the host's routes are built; every replayable route of the host shares it.
+  const hostRoutes: RouteAuthz[] = [];
+  const routes: RouteAuthz[] = [];
+  const policyKeys: string[] = [];
+  for (const route of vhost.routes) {
+    const key = JSON.stringify(route.policy);
+    const policy = built.get(key) ?? lent?.get(key) ?? compilePolicy(route.policy);
+    built.set(key, policy);
+    const replayable = replayOn && route.decisionName !== undefined;
+    const entry: RouteAuthz = {
+      id: route.id,
+      public: route.public,
+      passIdentityHeaders: route.passIdentityHeaders,
+      policy,
+      idpId: route.idpId,
+      decision: replayable ? { name: route.decisionName, hostRoutes } : undefined,
+    };
+    if (replayable) hostRoutes.push(entry);
+    routes.push(entry);
+    policyKeys.push(key);
+  }
+  return { vhost, routes, policyKeys };
+}
+
+/**
+ * Finds the entry of a virtual host object among `hosts`: at the same place first (a reload
+ * mostly keeps the order), else through an index by object built on the first miss.
+ */
+export function hostFinder(
+  hosts: readonly HostAuthz[],
+): (vhost: IRVirtualHost, index: number) => HostAuthz | undefined {
+  let byObject: Map<IRVirtualHost, HostAuthz> | undefined;
+  return (vhost, index) => {
+    const there = hosts[index];
+    if (there?.vhost === vhost) return there;
+    byObject ??= new Map(hosts.map((host) => [host.vhost, host]));
+    return byObject.get(vhost);
   };
 }
 

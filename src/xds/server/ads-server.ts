@@ -114,7 +114,7 @@ export class AdsServer {
   private snapshotFor(nodeId: string): PreparedSnapshot | undefined {
     const snapshot: Snapshot | undefined = this.source.current(nodeId);
     if (snapshot === undefined) return undefined;
-    if (this.prepared?.snapshot !== snapshot) this.prepared = prepare(snapshot);
+    if (this.prepared?.snapshot !== snapshot) this.prepared = prepare(snapshot, this.prepared);
     return this.prepared;
   }
 

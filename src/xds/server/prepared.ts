@@ -1,4 +1,5 @@
 import {
+  RESOURCE_TYPES,
   CLUSTER_TYPE,
   LISTENER_TYPE,
   SCOPED_ROUTE_CONFIGURATION_TYPE,
@@ -52,14 +53,30 @@ export interface PreparedType {
 export interface PreparedSnapshot {
   readonly snapshot: Snapshot;
   type(type: ResourceType): PreparedType;
+  /** The type if it was prepared already (nothing is prepared by asking). */
+  prepared(type: ResourceType): PreparedType | undefined;
 }
 
 /**
  * The prepared view of `snapshot`: a new object whose types are prepared on first use and then
- * kept with it. Its owner (the AdsServer) keeps the one view of its current snapshot.
+ * kept with it. Its owner (the AdsServer) keeps the one view of its current snapshot and passes
+ * it as `previous` for the next: a type whose resources are the very map `previous` was made
+ * from, at the same version (a build that left the type alone), takes `previous`'s prepared type
+ * as it is (list, full SotW body), so a snapshot costs only the types it changed.
  */
-export function prepare(snapshot: Snapshot): PreparedSnapshot {
+export function prepare(snapshot: Snapshot, previous?: PreparedSnapshot): PreparedSnapshot {
   const types = new Map<ResourceType, PreparedType>();
+  // Taken now, not looked up later: the view must not hold on to the one before it.
+  const before = previous?.snapshot;
+  for (const type of RESOURCE_TYPES) {
+    const kept = previous?.prepared(type);
+    if (
+      kept !== undefined &&
+      before?.resources[type] === snapshot.resources[type] &&
+      before.typeVersions[type] === snapshot.typeVersions[type]
+    )
+      types.set(type, kept);
+  }
   return {
     snapshot,
     type(type) {
@@ -70,6 +87,7 @@ export function prepare(snapshot: Snapshot): PreparedSnapshot {
       }
       return prepared;
     },
+    prepared: (type) => types.get(type),
   };
 }
 

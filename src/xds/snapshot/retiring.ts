@@ -23,6 +23,8 @@ export type Retiring = Readonly<
 export function retiredBy(served: Snapshot, next: Snapshot): Retiring {
   const pick = (type: ResourceType): ReadonlyMap<string, EncodedResource> => {
     const kept = new Map<string, EncodedResource>();
+    // The same resources (one map, or one content-hashed type version): nothing retires.
+    if (sameType(served, next, type)) return kept;
     for (const [name, resource] of served.resources[type]) {
       if (!next.resources[type].has(name)) kept.set(name, resource);
     }
@@ -84,9 +86,16 @@ export function withClustersOf(served: Snapshot, next: Snapshot): Snapshot {
  * something Envoy does not have yet.
  */
 export function addsClusters(served: Snapshot, next: Snapshot): boolean {
-  return RETIRING_TYPES.some((type) =>
-    [...next.resources[type].keys()].some((name) => !served.resources[type].has(name)),
-  );
+  return RETIRING_TYPES.some((type) => {
+    if (sameType(served, next, type)) return false;
+    for (const name of next.resources[type].keys()) if (!served.resources[type].has(name)) return true;
+    return false;
+  });
+}
+
+/** `a` and `b` hold the same resources of `type`: the very same map, or equal type versions. */
+function sameType(a: Snapshot, b: Snapshot, type: ResourceType): boolean {
+  return a.resources[type] === b.resources[type] || a.typeVersions[type] === b.typeVersions[type];
 }
 
 function clustersOf(snapshot: Snapshot): Pick<Snapshot['resources'], (typeof RETIRING_TYPES)[number]> {

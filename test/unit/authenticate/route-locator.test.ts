@@ -152,3 +152,42 @@ test('route regexes run with RE2: a pathological pattern answers at once', () =>
   const elapsed = performance.now() - started;
   assert.ok(elapsed < 500, `locating took ${Math.round(elapsed)} ms`);
 });
+
+test('a locator built from the previous one answers as one built fresh, and keeps the hosts handed over unchanged', () => {
+  const urls = [
+    'https://app.example.com/api/x',
+    'https://app.example.com/',
+    'https://x.example.com/y',
+    'https://x.b.example.com/r/12',
+    'https://intranet.corp/z',
+    'https://abcz.test/',
+    'https://new.example.net/',
+    'https://lb.example.org:8443/',
+    'https://slow.example.org/aaa',
+  ];
+  const answers = (locator: ReturnType<typeof createRouteLocator>): unknown =>
+    urls.map((url) => [locator.locate(new URL(url)), locator.serves(new URL(url))]);
+  const first = createRouteLocator(ir);
+  const [app, ...rest] = ir.virtualHosts;
+  assert.ok(app !== undefined);
+  const changedApp = { ...app, routes: [route('exact-root', { kind: 'path', value: '/' })] } as typeof app;
+  const added = {
+    name: 'new.example.net',
+    domains: ['NEW.example.net'],
+    routes: [route('added', { kind: 'prefix', value: '/' })],
+  } as unknown as typeof app;
+  const variants: [string, IR][] = [
+    ['one host changed', { ...ir, virtualHosts: [changedApp, ...rest] }],
+    ['one host added first', { ...ir, virtualHosts: [added, app, ...rest] }],
+    ['hosts removed', { ...ir, virtualHosts: rest.filter((_, i) => i % 2 === 0) }],
+    ['reordered', { ...ir, virtualHosts: [...rest].reverse() }],
+    ['IR-wide: the listener port', { ...ir, listener: { ...ir.listener, port: 8443 } }],
+  ];
+  for (const [name, next] of variants) {
+    const reused = createRouteLocator(next, first);
+    assert.deepEqual(answers(reused), answers(createRouteLocator(next)), name);
+  }
+  const kept = createRouteLocator({ ...ir, virtualHosts: [changedApp, ...rest] }, first);
+  assert.equal(kept.hosts[1], first.hosts[1], 'an unchanged host keeps its compiled matchers');
+  assert.notEqual(kept.hosts[0], first.hosts[0], 'a changed host is compiled again');
+});

@@ -8,6 +8,7 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import type { IR } from '../../../src/ir/types.js';
 import { OverlayMap } from '../../../src/shared/overlay-map.js';
 import { translate } from '../../../src/translate/translate.js';
+import { withDecisionNames } from '../../../src/translate/decision-name.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 
 function irOf(routes: readonly unknown[]): IR {
@@ -147,4 +148,112 @@ test('OverlayMap reads the front map first and the back map for what the front l
     seen++;
   });
   assert.equal(seen, 3);
+});
+
+/** A state's content as comparable data: routes in order, each policy by its content key. */
+function stateContent(state: ReturnType<typeof buildAuthzState>): unknown {
+  const keyOf = new Map([...state.policies].map(([key, policy]) => [policy, key]));
+  return {
+    routes: [...state.routes.values()].map((route) => ({
+      ...route,
+      policy: keyOf.get(route.policy),
+      decision:
+        route.decision === undefined
+          ? undefined
+          : { name: route.decision.name, hostRoutes: route.decision.hostRoutes.map((r) => r.id) },
+    })),
+    hosts: state.hosts.map((host) => [
+      host.vhost.name,
+      host.routes.map((route) => route.id),
+      host.policyKeys,
+    ]),
+    policies: [...state.policies.keys()],
+    rest: { ...state, routes: undefined, hosts: undefined, policies: undefined },
+  };
+}
+
+test('a state built from the previous one equals a fresh one: hosts kept, changed, added, removed, IR-wide changes', () => {
+  const route = (i: number, users = [`u${i % 3}@example.com`]): Record<string, unknown> => ({
+    from: `https://h${i}.test`,
+    to: `http://10.0.0.${i + 1}:8080`,
+    allowed_users: users,
+  });
+  const base = irOf(Array.from({ length: 8 }, (_, i) => route(i)));
+  const first = buildAuthzState(base);
+  // The pipeline hands back unchanged hosts as the same objects: keep them so here.
+  const keep = (ir: IR): IR => ({
+    ...ir,
+    virtualHosts: ir.virtualHosts.map(
+      (vhost) =>
+        base.virtualHosts.find(
+          (was) => was.name === vhost.name && JSON.stringify(was) === JSON.stringify(vhost),
+        ) ?? vhost,
+    ),
+  });
+  const cases: [string, IR][] = [
+    [
+      'one route changed',
+      keep(irOf(Array.from({ length: 8 }, (_, i) => route(i, i === 3 ? ['x@example.com'] : undefined)))),
+    ],
+    [
+      'one host added in the middle',
+      keep(
+        irOf([
+          ...Array.from({ length: 4 }, (_, i) => route(i)),
+          route(20),
+          ...Array.from({ length: 4 }, (_, i) => route(i + 4)),
+        ]),
+      ),
+    ],
+    [
+      'hosts removed',
+      keep(irOf(Array.from({ length: 8 }, (_, i) => route(i)).filter((_, i) => i % 3 !== 1))),
+    ],
+    ['reordered', keep(irOf(Array.from({ length: 8 }, (_, i) => route(7 - i))))],
+  ];
+  for (const [name, ir] of cases) {
+    const reused = ir.virtualHosts.filter((vhost) => base.virtualHosts.includes(vhost)).length;
+    assert.ok(reused > 0 || name === 'reordered', `${name}: some hosts are the same objects`);
+    assert.deepEqual(stateContent(buildAuthzState(ir, first)), stateContent(buildAuthzState(ir)), name);
+  }
+  // IR-wide: the fast path turned on, then off, every host the same object (replayable routes
+  // share their host's list of routes: built again whole).
+  const authorizeOn = { ...base.authorize, decisionTokenLifetimeMs: 60_000 };
+  const on: IR = {
+    ...base,
+    authorize: authorizeOn,
+    virtualHosts: withDecisionNames(base.virtualHosts, authorizeOn),
+  };
+  const off: IR = { ...on, authorize: base.authorize };
+  const stateOn = buildAuthzState(on, first);
+  assert.ok(
+    [...stateOn.routes.values()].every((entry) => entry.decision !== undefined),
+    'replayable',
+  );
+  assert.deepEqual(stateContent(stateOn), stateContent(buildAuthzState(on)), 'fast path on');
+  assert.deepEqual(stateContent(buildAuthzState(off, stateOn)), stateContent(buildAuthzState(off)), 'off');
+  const changedOne: IR = { ...on, virtualHosts: on.virtualHosts.map((v, i) => (i === 2 ? { ...v } : v)) };
+  assert.deepEqual(
+    stateContent(buildAuthzState(changedOne, stateOn)),
+    stateContent(buildAuthzState(changedOne)),
+    'one host changed with the fast path on',
+  );
+});
+
+test('a host handed over as the same object keeps its entries; a changed one is rebuilt', () => {
+  const ir = irOf([
+    { from: 'https://a.test', to: 'http://10.0.0.1:8080', allowed_users: ['a@example.com'] },
+    { from: 'https://b.test', to: 'http://10.0.0.2:8080', allowed_users: ['b@example.com'] },
+  ]);
+  const first = buildAuthzState(ir);
+  const [a, b] = ir.virtualHosts;
+  assert.ok(a !== undefined && b !== undefined);
+  const next = buildAuthzState({ ...ir, virtualHosts: [a, { ...b }] }, first);
+  assert.equal(next.hosts[0], first.hosts[0], 'the kept host: the very same entries');
+  assert.notEqual(next.hosts[1], first.hosts[1], 'the changed host: built again');
+  assert.equal(
+    next.hosts[1]?.routes[0]?.policy,
+    first.hosts[1]?.routes[0]?.policy,
+    'its policy lent by content',
+  );
 });

@@ -40,3 +40,27 @@ test('withClustersOf: the served routes with the new clusters and every served o
   assert.deepEqual(adding.typeVersions, whole.typeVersions);
   assert.ok(!addsClusters(adding, next), 'after it, the build adds nothing');
 });
+
+test('a type whose resources are the same map (or version) retires and adds nothing, without a walk', () => {
+  const served = snap(['a', 'b'], 'a');
+  const next = { ...snap(['a'], 'a'), resources: { ...snap(['a'], 'a').resources } };
+  // Same map object for the retiring types: what `served` has is what `next` has.
+  const sameMaps = {
+    ...next,
+    resources: {
+      ...next.resources,
+      [CLUSTER_TYPE]: served.resources[CLUSTER_TYPE],
+      [CLUSTER_LOAD_ASSIGNMENT_TYPE]: served.resources[CLUSTER_LOAD_ASSIGNMENT_TYPE],
+    },
+    typeVersions: {
+      ...next.typeVersions,
+      [CLUSTER_TYPE]: served.typeVersions[CLUSTER_TYPE],
+      [CLUSTER_LOAD_ASSIGNMENT_TYPE]: served.typeVersions[CLUSTER_LOAD_ASSIGNMENT_TYPE],
+    },
+  };
+  assert.equal(retiredBy(served, sameMaps)[CLUSTER_TYPE].size, 0);
+  assert.equal(addsClusters(served, sameMaps), false);
+  // Different maps: the walk finds what retires and what is added, as before.
+  assert.deepEqual([...retiredBy(served, next)[CLUSTER_TYPE].keys()], ['b']);
+  assert.equal(addsClusters(next, served), true);
+});
