@@ -1,10 +1,11 @@
-// Issue 36 item 1, through a real Envoy: with 10,000 routes a build takes well over a second of
-// CPU; it runs in the build worker, so while the config is rebuilt (a renamed file, as editors and
-// ConfigMaps do), every request to a protected route without a decision cookie (each one an
-// ext_authz Check Envoy sends to Portcullis) is answered within 250 ms, where a build on the main
-// thread held them for the whole build. It also reports the main thread's longest block per
-// rebuild (monitorEventLoopDelay: this process runs Portcullis) for a one-route change and for a
-// change of every route.
+// Issue 36 items 1 and 2, through a real Envoy: with 10,000 routes a full build takes well over a
+// second of CPU; it runs in the build worker, so while the config is rebuilt (a renamed file, as
+// editors and ConfigMaps do), every request to a protected route without a decision cookie (each
+// one an ext_authz Check Envoy sends to Portcullis) is answered within 250 ms, from the rename
+// until the reload is logged (the main thread's publish included), where a build on the main
+// thread held them for the whole build. A one-route change redoes one route's work (the reload
+// log's work counts). Each rebuild's main-thread longest block (monitorEventLoopDelay: this process
+// runs Portcullis) is reported.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -79,6 +80,8 @@ interface Rebuild {
   readonly longestBlockMs: number;
   /** The reload log line's fields. */
   readonly logged: string;
+  /** The pipeline's work counts (the reload log line's `work`). */
+  readonly work: Record<string, number>;
 }
 
 /**
@@ -121,6 +124,7 @@ async function rebuildUnderChecks(text: string): Promise<Rebuild> {
     buildMs,
     longestBlockMs: delay.max / 1e6,
     logged: JSON.stringify(reloads[seen]?.fields),
+    work: (reloads[seen]?.fields.work ?? {}) as Record<string, number>,
   };
 }
 
@@ -159,26 +163,36 @@ after(async () => {
 });
 
 describe('builds run off the main thread (issue 36 item 1)', () => {
-  test(`while ${ROUTES} routes rebuild, every Check through Envoy is answered within ${BOUND_MS} ms`, async (t) => {
-    for (let generation = 1; generation <= 3; generation++) {
-      const run = await rebuildUnderChecks(configText(generation, 9));
-      report(t, `one-route change ${generation}`, run);
-      assert.ok(
-        run.buildMs > 2 * BOUND_MS,
-        `the build took ${run.buildMs} ms: long enough to have held Checks`,
-      );
-      assert.ok(run.duringBuild.length >= 4, `${run.duringBuild.length} requests answered while it built`);
-      const worst = Math.max(...run.duringBuild);
-      assert.ok(worst < BOUND_MS, `the slowest request while it built took ${worst.toFixed(1)} ms`);
-    }
-  });
-
-  test('a change of every route: Checks keep being answered while it builds (reported)', async (t) => {
+  test(`a change of every one of ${ROUTES} routes: every Check through Envoy is answered within ${BOUND_MS} ms, publish included`, async (t) => {
     const run = await rebuildUnderChecks(configText(4, 10));
     report(t, 'every route changed', run);
-    assert.ok(run.buildMs > 2 * BOUND_MS);
-    assert.ok(run.duringBuild.length >= 4);
-    assert.ok(Math.max(...run.duringBuild) < BOUND_MS);
+    const work = run.work;
+    assert.ok((work.routesTranslated ?? 0) >= ROUTES, 'a full rebuild: every bulk route translated again');
+    assert.ok(
+      run.buildMs > 2 * BOUND_MS,
+      `the build took ${run.buildMs} ms: long enough to have held Checks on the main thread`,
+    );
+    assert.ok(run.duringBuild.length >= 4, `${run.duringBuild.length} requests answered while it built`);
+    const worst = Math.max(...run.all);
+    assert.ok(
+      worst < BOUND_MS,
+      `the slowest request from the rename to the reload log took ${worst.toFixed(1)} ms`,
+    );
+  });
+
+  test(`a one-route change redoes one route's work, and every Check is answered within ${BOUND_MS} ms`, async (t) => {
+    for (let generation = 1; generation <= 3; generation++) {
+      const run = await rebuildUnderChecks(configText(generation, 10));
+      report(t, `one-route change ${generation}`, run);
+      assert.equal(run.work.routesTranslated, 1, 'one route translated');
+      assert.equal(run.work.clustersCompiled, 1, 'one cluster compiled');
+      assert.ok(run.all.length >= 2, `${run.all.length} requests answered meanwhile`);
+      const worst = Math.max(...run.all);
+      assert.ok(
+        worst < BOUND_MS,
+        `the slowest request from the rename to the reload log took ${worst.toFixed(1)} ms`,
+      );
+    }
   });
 });
 

@@ -114,7 +114,7 @@ function crossed(
   state: { sent: SentBase | undefined; received: ReceivedBuild | undefined },
   next: GoodBuild,
 ): PublishedBuild {
-  const { memo: _memo, encodeCache: _cache, ...published } = next;
+  const { memo: _memo, ...published } = next;
   const delta = diffBuild(state.sent, published, []);
   const chunks = delta.chunks.map((chunk) =>
     structuredClone(chunk, chunk.bytes === undefined ? undefined : { transfer: [chunk.bytes] }),

@@ -8,7 +8,7 @@ import { parseConfig } from '../../../src/config/parse-config.js';
 import type { IR } from '../../../src/ir/types.js';
 import { OverlayMap } from '../../../src/shared/overlay-map.js';
 import { translate } from '../../../src/translate/translate.js';
-import { withDecisionNames } from '../../../src/translate/decision-name.js';
+import { withDecisionName } from '../../../src/translate/decision-name.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 
 function irOf(routes: readonly unknown[]): IR {
@@ -222,7 +222,10 @@ test('a state built from the previous one equals a fresh one: hosts kept, change
   const on: IR = {
     ...base,
     authorize: authorizeOn,
-    virtualHosts: withDecisionNames(base.virtualHosts, authorizeOn),
+    virtualHosts: base.virtualHosts.map((vhost) => ({
+      ...vhost,
+      routes: vhost.routes.map((route) => withDecisionName(route, vhost.name, vhost.domains, authorizeOn)),
+    })),
   };
   const off: IR = { ...on, authorize: base.authorize };
   const stateOn = buildAuthzState(on, first);
