@@ -9,7 +9,7 @@ import { compileUpstreamTls } from './upstream-tls.js';
 
 /**
  * IR cluster -> Envoy `cluster.v3.Cluster`. EDS clusters get their endpoints over ADS (pushed
- * before listeners and routes, make-before-break); STRICT_DNS clusters carry them inline because
+ * before listeners and routes, make-before-break) and stay warming until they have them; STRICT_DNS clusters carry them inline because
  * EDS cannot hold hostnames. Upstream HTTP is HTTP/2 for h2c destinations, HTTP/1.1 for websocket
  * routes and plain upstreams, and ALPN (h2 or HTTP/1.1) for TLS upstreams.
  */
@@ -22,7 +22,13 @@ export function compileCluster(cluster: IRCluster): Message<'envoy.config.cluste
     per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
   };
   if (cluster.discovery === 'EDS') {
-    out.eds_cluster_config = { eds_config: { ads: {}, resource_api_version: 'V3' } };
+    // No initial fetch timeout: the cluster warms until its endpoints arrive (Portcullis sends every
+    // EDS cluster's endpoints with it: the snapshot's consistency check). Envoy's default of 15 s
+    // made a busy Envoy (50,000 clusters at cold start) activate clusters with no endpoints, and
+    // log a warning for each.
+    out.eds_cluster_config = {
+      eds_config: { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: durationMs(0) },
+    };
   } else {
     out.load_assignment = compileEndpoints(cluster);
     out.dns_lookup_family = 'V4_PREFERRED';
