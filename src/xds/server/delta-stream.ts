@@ -148,6 +148,8 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     removals: readonly string[],
   ): boolean {
     const nonce = this.nextNonce();
+    let estimate = 0;
+    for (const r of upserts) estimate += deltaSizeOf(prepared.typeUrl, r);
     const sent = this.sendQueued(() => {
       const bytes = encodeDeltaResponse({
         system_version_info: prepared.version,
@@ -167,7 +169,7 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
         'xDS: delta response sent',
       );
       return bytes;
-    });
+    }, estimate);
     if (!sent) return false;
     if (!state.markSent(nonce, upserts, removals)) {
       this.log.warn(

@@ -117,6 +117,9 @@ export class SotwStream extends StreamBase<SotwRequest> {
 
   private send(state: SotwTypeState, prepared: PreparedType, plan: SotwPlan): void {
     const nonce = this.nextNonce();
+    let estimate = 0;
+    if (plan.names === undefined) for (const r of prepared.list) estimate += r.bytes.length;
+    else for (const name of plan.names) estimate += prepared.byName.get(name)?.bytes.length ?? 0;
     const sent = this.sendQueued(() => {
       const bytes =
         plan.names === undefined
@@ -138,7 +141,7 @@ export class SotwStream extends StreamBase<SotwRequest> {
         );
       }
       return bytes;
-    });
+    }, estimate);
     if (!sent) return;
     state.markSent(plan, nonce);
     this.ctx.metrics.responseSent(state.type);

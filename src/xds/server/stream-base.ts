@@ -122,21 +122,25 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   }
 
   /**
-   * Writes the response `encode` makes, in order after every response queued before it: at once
-   * while this turn of the event loop has written less than `TURN_BYTES` on this stream, else in a
-   * later turn (one response per turn, `setImmediate`). The caller records the response as sent
+   * Writes the response `encode` makes (about `estimate` bytes), in order after every response
+   * queued before it: at once while this turn of the event loop stays within `TURN_BYTES` on this
+   * stream, else in a later turn (one response per turn, however large, `setImmediate`). The caller records the response as sent
    * when it queues it (nonce taken, state marked), so the protocol state never waits on the queue;
    * only the encoding and the write do. So a push of tens of thousands of resources does not hold
    * the main thread (ext_authz Check, sign-in) for all its responses at once, and a small push goes
    * out as before, in the same turn. False when the stream is already gone (nothing is queued).
    */
-  protected sendQueued(encode: () => Uint8Array): boolean {
+  protected sendQueued(encode: () => Uint8Array, estimate: number): boolean {
     if (this.finished) return false;
-    if (this.outbox.length === 0 && this.turnBytes < TURN_BYTES) {
+    if (this.outbox.length === 0 && this.turnBytes + estimate <= TURN_BYTES) {
       this.writeNow(encode);
       return true;
     }
     this.outbox.push(encode);
+    if (!this.turnScheduled) {
+      this.turnScheduled = true;
+      setImmediate(() => this.nextTurn());
+    }
     return true;
   }
 
