@@ -121,8 +121,11 @@ export function assemble(base: ReceivedBuild | undefined, staging: Staging): Rec
     const items = assembleItems([...was.values()], gathered);
     resources[type] =
       items === undefined || unchanged(gathered) ? was : new Map(items.map((r) => [r.name, r]));
+    // Named only when few: a reader compares everything anyway when most of a type changed, and
+    // sorting tens of thousands of names would cost the main thread for nothing.
     const names = namesOf(gathered);
-    if (names !== undefined) changedNames[type] = [...names].sort();
+    if (names !== undefined && names.size <= Math.max(64, was.size / 8))
+      changedNames[type] = [...names].sort();
   }
   const changedFrom: SnapshotChanges | undefined =
     before === undefined ? undefined : { typeVersions: before.snapshot.typeVersions, names: changedNames };
