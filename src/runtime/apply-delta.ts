@@ -1,10 +1,10 @@
 import type { IR, IRCluster, IRVirtualHost } from '../ir/types.js';
 import { buildKeyRing } from '../keys/key-ring.js';
 import { RESOURCE_TYPES, type ResourceType } from '../proto/type-urls.js';
-import type { EncodedResource, Snapshot } from '../xds/snapshot/types.js';
+import type { EncodedResource, Snapshot, SnapshotChanges } from '../xds/snapshot/types.js';
 import type { DeltaChunk, DeltaHeader, ItemsPatch } from './build-delta.js';
 import { keySecretsOf } from './plain-secrets.js';
-import type { PublishedBuild } from './subscribers.js';
+import type { BuildChanges, PublishedBuild } from './subscribers.js';
 
 /** The build the main thread last received from the worker: the base the next delta applies to. */
 export interface ReceivedBuild {
@@ -114,19 +114,49 @@ export function assemble(base: ReceivedBuild | undefined, staging: Staging): Rec
     header.secrets !== undefined ? buildKeyRing(keySecretsOf(header.secrets), before?.keys) : before?.keys;
   if (keys === undefined) throw new Error('the first delta carries no key ring secrets');
   const resources = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
+  const changedNames: Partial<Record<ResourceType, readonly string[]>> = {};
   for (const type of RESOURCE_TYPES) {
     const was = before?.snapshot.resources[type] ?? new Map<string, EncodedResource>();
     const gathered = staging.resources[type];
     const items = assembleItems([...was.values()], gathered);
     resources[type] =
       items === undefined || unchanged(gathered) ? was : new Map(items.map((r) => [r.name, r]));
+    // Named only when few: a reader compares everything anyway when most of a type changed, and
+    // sorting tens of thousands of names would cost the main thread for nothing.
+    const names = namesOf(gathered);
+    if (names !== undefined && names.size <= Math.max(64, was.size / 8))
+      changedNames[type] = [...names].sort();
   }
+  const changedFrom: SnapshotChanges | undefined =
+    before === undefined ? undefined : { typeVersions: before.snapshot.typeVersions, names: changedNames };
   const snapshot: Snapshot = {
     version: header.snapshotVersion,
     typeVersions: header.typeVersions,
     resources,
+    ...(changedFrom === undefined ? {} : { changedFrom }),
   };
-  return { seq: staging.seq, build: { ...header.rest, ir, keys, snapshot } };
+  const hosts = namesOf(staging.virtualHosts);
+  const clusterNames = namesOf(staging.clusters);
+  const changes: BuildChanges | undefined =
+    before === undefined || hosts === undefined || clusterNames === undefined
+      ? undefined
+      : { base: before.ir, virtualHosts: hosts, clusters: clusterNames };
+  return {
+    seq: staging.seq,
+    build: { ...header.rest, ir, keys, snapshot, ...(changes === undefined ? {} : { changes }) },
+  };
+}
+
+/**
+ * The names `gathered` changed, added or removed; undefined when it reorders (`order`: what moved
+ * is not told, so compare everything).
+ */
+function namesOf<T extends { readonly name: string }>(gathered: Gathered<T>): Set<string> | undefined {
+  if (gathered.order !== undefined) return undefined;
+  const names = new Set(gathered.changed.keys());
+  for (const { item } of gathered.added) names.add(item.name);
+  for (const name of gathered.removed) names.add(name);
+  return names;
 }
 
 function unchanged<T>(gathered: Gathered<T>): boolean {

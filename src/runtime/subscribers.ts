@@ -1,3 +1,4 @@
+import type { IR } from '../ir/types.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import type { FailedBuild, GoodBuild } from './build-pipeline.js';
 
@@ -7,7 +8,26 @@ import type { FailedBuild, GoodBuild } from './build-pipeline.js';
  * (`memo`), which stays where the build ran: in the build worker while serving
  * (runtime/build-worker.ts), where a reload is assembled from a delta and never holds those.
  */
-export type PublishedBuild = Omit<GoodBuild, 'memo'>;
+export type PublishedBuild = Omit<GoodBuild, 'memo'> & {
+  /**
+   * What this build changed relative to the build published just before it (the delta's base), when
+   * known; undefined (the first build, or a build made in-thread): unknown, compare everything.
+   */
+  readonly changes?: BuildChanges;
+};
+
+/**
+ * The names of the IR virtual hosts and clusters a build changed, added or removed relative to
+ * the build received before it, whose IR is `base`: a subscriber whose last IR is that very object
+ * may look at these only (every other item is the same object as before); any other (a build
+ * published again after a NACK, see `Reloader`) compares everything. The resources' changes are
+ * on the snapshot (`Snapshot.changedFrom`), where the ADS server, which knows no builds, reads them.
+ */
+export interface BuildChanges {
+  readonly base: IR;
+  readonly virtualHosts: ReadonlySet<string>;
+  readonly clusters: ReadonlySet<string>;
+}
 
 /** The outcome of one load as the reload loop reports it: a published build, or why there is none. */
 export type ReloadResult = PublishedBuild | FailedBuild;

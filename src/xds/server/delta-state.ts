@@ -196,12 +196,27 @@ export class DeltaTypeState {
   /**
    * The plan from `basis` (the last plan, fully sent, since then only ACKed) to `prepared`: only
    * the resources whose name or version differs are considered, in one merge over both
-   * name-sorted lists; an unchanged type version means nothing differs at all.
+   * name-sorted lists; an unchanged type version means nothing differs at all, and when `prepared`
+   * names what changed since `basis`'s version, only those names are looked at.
    */
   private planFrom(basis: PreparedType, prepared: PreparedType): DeltaPlan {
     const upserts: PreparedResource[] = [];
     const removals: string[] = [];
     if (basis.version === prepared.version) return { upserts, removals, mustAnswer: !this.answered };
+    const changes = prepared.changes;
+    if (changes !== undefined && changes.from === basis.version) {
+      // Every other name is the same in both (see PreparedType.changes); sorted, as the merge goes.
+      for (const name of changes.names) {
+        const now = prepared.byName.get(name);
+        const old = basis.byName.get(name);
+        if (now !== undefined) {
+          if (old?.version !== now.version) this.upsertInto(upserts, now);
+        } else if (old !== undefined) {
+          if (this.effective(name) !== undefined && this.rejected.get(name) !== REMOVAL) removals.push(name);
+        }
+      }
+      return { upserts, removals, mustAnswer: !this.answered };
+    }
     const before = basis.list;
     const after = prepared.list;
     let i = 0;

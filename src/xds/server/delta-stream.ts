@@ -26,7 +26,8 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  * only after every stream reported that its Envoy holds routes without it (`AdsStreamEvent`).
  *
  * Chunking: a type's changes are split so no response exceeds `maxMessageBytes`; each chunk has its
- * own nonce and all chunks are written at once, without waiting for ACKs. That is correct because
+ * own nonce and all chunks are sent without waiting for ACKs (a large push spread over turns of the
+event loop, in order: `StreamBase.sendQueued`). That is correct because
  * a delta response only adds, updates or removes the resources it names (never implies deletion of
  * others [2]), Envoy applies and ACKs each response in arrival order, and every ACK/NACK names its
  * chunk by nonce [3], so several may be outstanding. Waiting for each ACK would add a round trip
@@ -147,14 +148,29 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     removals: readonly string[],
   ): boolean {
     const nonce = this.nextNonce();
-    const bytes = encodeDeltaResponse({
-      system_version_info: prepared.version,
-      type_url: prepared.typeUrl,
-      resources: upserts.map((r) => deltaResourceOf(prepared.typeUrl, r)),
-      removed_resources: removals,
-      nonce,
-    });
-    if (!this.write(bytes)) return false;
+    let estimate = 0;
+    for (const r of upserts) estimate += deltaSizeOf(prepared.typeUrl, r);
+    const sent = this.sendQueued(() => {
+      const bytes = encodeDeltaResponse({
+        system_version_info: prepared.version,
+        type_url: prepared.typeUrl,
+        resources: upserts.map((r) => deltaResourceOf(prepared.typeUrl, r)),
+        removed_resources: removals,
+        nonce,
+      });
+      this.log.debug(
+        {
+          type: SHORT_NAMES[state.type],
+          nonce,
+          upserts: upserts.length,
+          removals: removals.length,
+          bytes: bytes.length,
+        },
+        'xDS: delta response sent',
+      );
+      return bytes;
+    }, estimate);
+    if (!sent) return false;
     if (!state.markSent(nonce, upserts, removals)) {
       this.log.warn(
         { type: SHORT_NAMES[state.type] },
@@ -162,16 +178,6 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
       );
     }
     this.ctx.metrics.responseSent(state.type);
-    this.log.debug(
-      {
-        type: SHORT_NAMES[state.type],
-        nonce,
-        upserts: upserts.length,
-        removals: removals.length,
-        bytes: bytes.length,
-      },
-      'xDS: delta response sent',
-    );
     return true;
   }
 

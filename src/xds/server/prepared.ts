@@ -47,6 +47,12 @@ export interface PreparedType {
   readonly byName: ReadonlyMap<string, PreparedResource>;
   /** The encoded SotW response holding every resource of the type, without a nonce (see `withNonce`). */
   fullSotwBody(): Uint8Array;
+  /**
+   * When the snapshot says (`Snapshot.changedFrom`): the type version of an earlier content of this
+   * type and every name whose resource differs from it, sorted. A plan whose last view of the type
+   * has version `from` needs to look at `names` only.
+   */
+  readonly changes?: { readonly from: string; readonly names: readonly string[] };
 }
 
 /** A snapshot with its types prepared on first use. */
@@ -98,7 +104,10 @@ function prepareType(snapshot: Snapshot, type: ResourceType): PreparedType {
   const list = [...byName.values()];
   if (!isSortedByName(list)) list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   let body: Uint8Array | undefined;
+  const from = snapshot.changedFrom?.typeVersions[type];
+  const names = snapshot.changedFrom?.names[type];
   return {
+    ...(from === undefined || names === undefined ? {} : { changes: { from, names } }),
     type,
     typeUrl: url,
     version,

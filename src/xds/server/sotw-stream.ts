@@ -117,26 +117,32 @@ export class SotwStream extends StreamBase<SotwRequest> {
 
   private send(state: SotwTypeState, prepared: PreparedType, plan: SotwPlan): void {
     const nonce = this.nextNonce();
-    const bytes =
-      plan.names === undefined
-        ? withNonce(prepared.fullSotwBody(), nonce)
-        : encodeSotwResponse({
-            version_info: plan.version,
-            type_url: prepared.typeUrl,
-            resources: plan.names
-              .map((name) => prepared.byName.get(name))
-              .filter(isPrepared)
-              .map((resource) => anyOf(prepared.typeUrl, resource)),
-            nonce,
-          });
-    if (bytes.length > this.ctx.maxMessageBytes) {
-      // LDS, CDS and SRDS responses must be complete (RDS/EDS are split); say so loudly.
-      this.log.warn(
-        { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
-        'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',
-      );
-    }
-    if (!this.write(bytes)) return;
+    let estimate = 0;
+    if (plan.names === undefined) for (const r of prepared.list) estimate += r.bytes.length;
+    else for (const name of plan.names) estimate += prepared.byName.get(name)?.bytes.length ?? 0;
+    const sent = this.sendQueued(() => {
+      const bytes =
+        plan.names === undefined
+          ? withNonce(prepared.fullSotwBody(), nonce)
+          : encodeSotwResponse({
+              version_info: plan.version,
+              type_url: prepared.typeUrl,
+              resources: plan.names
+                .map((name) => prepared.byName.get(name))
+                .filter(isPrepared)
+                .map((resource) => anyOf(prepared.typeUrl, resource)),
+              nonce,
+            });
+      if (bytes.length > this.ctx.maxMessageBytes) {
+        // LDS, CDS and SRDS responses must be complete (RDS/EDS are split); say so loudly.
+        this.log.warn(
+          { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
+          'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',
+        );
+      }
+      return bytes;
+    }, estimate);
+    if (!sent) return;
     state.markSent(plan, nonce);
     this.ctx.metrics.responseSent(state.type);
     this.log.debug(

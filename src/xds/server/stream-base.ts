@@ -39,6 +39,12 @@ interface RequestBase {
 }
 
 /**
+ * Bytes one stream writes in one turn of the event loop before its next response waits for the
+ * next turn (see `StreamBase.sendQueued`): a few milliseconds of encoding.
+ */
+const TURN_BYTES = 256 * 1024;
+
+/**
  * The plumbing shared by the SotW and delta streams: gRPC call events, the node id (taken from the
  * first request, the only one guaranteed to carry it: xDS protocol, "Basic Protocol Overview"),
  * the per-stream nonce counter, safe writes, and turning every failure into a log line instead of
@@ -49,6 +55,11 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   protected log: Logger;
   private nonceCounter = 0;
   private finished = false;
+  /** Responses waiting for a later turn, in order (see `sendQueued`). */
+  private readonly outbox: (() => Uint8Array)[] = [];
+  /** Bytes written on this stream in the current turn of the event loop. */
+  private turnBytes = 0;
+  private turnScheduled = false;
   private readonly id: number;
   /** Per type asked for: the version last reported as held, or undefined when pending was. */
   private readonly reported = new Map<ResourceType, string | undefined>();
@@ -110,11 +121,50 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     this.ctx.emit({ kind: 'nacked', stream: this.id, nodeId: this.nodeId ?? '', type, errorDetail });
   }
 
-  /** Writes an encoded response; false when the stream is already gone. */
-  protected write(bytes: Uint8Array): boolean {
+  /**
+   * Writes the response `encode` makes (about `estimate` bytes), in order after every response
+   * queued before it: at once while this turn of the event loop stays within `TURN_BYTES` on this
+   * stream, else in a later turn (one response per turn, however large, `setImmediate`). The caller records the response as sent
+   * when it queues it (nonce taken, state marked), so the protocol state never waits on the queue;
+   * only the encoding and the write do. So a push of tens of thousands of resources does not hold
+   * the main thread (ext_authz Check, sign-in) for all its responses at once, and a small push goes
+   * out as before, in the same turn. False when the stream is already gone (nothing is queued).
+   */
+  protected sendQueued(encode: () => Uint8Array, estimate: number): boolean {
     if (this.finished) return false;
-    this.call.write(bytes);
+    if (this.outbox.length === 0 && this.turnBytes + estimate <= TURN_BYTES) {
+      this.writeNow(encode);
+      return true;
+    }
+    this.outbox.push(encode);
+    if (!this.turnScheduled) {
+      this.turnScheduled = true;
+      setImmediate(() => this.nextTurn());
+    }
     return true;
+  }
+
+  private writeNow(encode: () => Uint8Array): void {
+    const bytes = encode();
+    this.call.write(bytes);
+    this.turnBytes += bytes.length;
+    if (this.turnScheduled) return;
+    this.turnScheduled = true;
+    setImmediate(() => this.nextTurn());
+  }
+
+  /** A new turn: the next queued response goes out (and another turn follows while any is left). */
+  private nextTurn(): void {
+    this.turnScheduled = false;
+    this.turnBytes = 0;
+    const next = this.outbox.shift();
+    if (next === undefined || this.finished) return;
+    this.guard('queued response', () => this.writeNow(next));
+    // Whatever happened to that one, the rest still go, one per turn.
+    if (!this.turnScheduled && this.outbox.length > 0) {
+      this.turnScheduled = true;
+      setImmediate(() => this.nextTurn());
+    }
   }
 
   private receive(message: Request | MalformedRequest): void {
@@ -191,6 +241,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   private finish(reason: string): void {
     if (this.finished) return;
     this.finished = true;
+    this.outbox.length = 0;
     this.log.debug({ reason }, 'xDS stream finished');
     this.onDone(this);
     this.ctx.emit({ kind: 'closed', stream: this.id, nodeId: this.nodeId ?? '' });

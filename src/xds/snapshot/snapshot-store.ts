@@ -1,6 +1,6 @@
 import { TYPED_EXTENSION_CONFIG_TYPE } from '../../proto/type-urls.js';
 import { snapshotOf } from './build-snapshot.js';
-import type { EncodedResource, Snapshot, SnapshotSource } from './types.js';
+import type { EncodedResource, Snapshot, SnapshotChanges, SnapshotSource } from './types.js';
 
 /** The resource type whose resources come from the overlay, not from builds (see `overlay`). */
 export const OVERLAY_TYPE = TYPED_EXTENSION_CONFIG_TYPE;
@@ -57,7 +57,13 @@ export class SnapshotStore implements SnapshotSource {
     const next =
       this.overlaid.size === 0
         ? built
-        : snapshotOf({ ...built.resources, [OVERLAY_TYPE]: this.overlaid }, withoutType(built.typeVersions));
+        : withChanges(
+            snapshotOf(
+              { ...built.resources, [OVERLAY_TYPE]: this.overlaid },
+              withoutType(built.typeVersions),
+            ),
+            built.changedFrom,
+          );
     if (this.snapshot?.version === next.version) return false;
     this.snapshot = next;
     for (const listener of this.listeners) listener(next);
@@ -69,4 +75,15 @@ export class SnapshotStore implements SnapshotSource {
 function withoutType(versions: Snapshot['typeVersions']): Partial<Snapshot['typeVersions']> {
   const { [OVERLAY_TYPE]: _overlay, ...rest } = versions;
   return rest;
+}
+
+/**
+ * `snapshot` with what the build changed in the types the overlay leaves alone (its own type's
+ * content is the overlay's, so nothing is known of it).
+ */
+function withChanges(snapshot: Snapshot, changes: SnapshotChanges | undefined): Snapshot {
+  if (changes === undefined) return snapshot;
+  const { [OVERLAY_TYPE]: _version, ...typeVersions } = changes.typeVersions;
+  const { [OVERLAY_TYPE]: _names, ...names } = changes.names;
+  return { ...snapshot, changedFrom: { typeVersions, names } };
 }

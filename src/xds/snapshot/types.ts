@@ -21,6 +21,24 @@ export interface Snapshot {
   readonly version: string;
   readonly typeVersions: Readonly<Record<ResourceType, string>>;
   readonly resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
+  /**
+   * What this snapshot changed relative to an earlier one, when whoever made it knows (a build
+   * assembled from a delta, runtime/apply-delta.ts); undefined: unknown, compare everything.
+   */
+  readonly changedFrom?: SnapshotChanges;
+}
+
+/**
+ * Per type: a type version of an earlier snapshot (`typeVersions`) and every name whose resource
+ * differs between that type's content and this snapshot's (changed, added or removed; sorted by
+ * name). A type version is a hash over the type's (name, version) pairs, so whatever holds a type
+ * at that version holds the same content: a reader whose last view of a type has that version
+ * needs to look at these names only (the ADS streams' plans, xds/server/delta-state.ts). A type
+ * missing from either record is unknown (compare everything).
+ */
+export interface SnapshotChanges {
+  readonly typeVersions: Readonly<Partial<Record<ResourceType, string>>>;
+  readonly names: Readonly<Partial<Record<ResourceType, readonly string[]>>>;
 }
 
 /**

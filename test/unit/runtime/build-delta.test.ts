@@ -143,6 +143,10 @@ test('only what changed crosses: one changed virtual host is one item; the rest 
   assert.equal(after.ir.clusters, before.ir.clusters, 'unchanged clusters: the same array');
   for (const type of RESOURCE_TYPES)
     assert.equal(after.snapshot.resources[type], before.snapshot.resources[type]);
+  assert.equal(before.changes, undefined, 'the first build changes nothing known');
+  assert.equal(after.changes?.base, before.ir, 'the changes are relative to the build received before');
+  assert.deepEqual([...after.changes.virtualHosts], [changed.name]);
+  assert.deepEqual([...after.changes.clusters], []);
 });
 
 test('additions, removals and a reorder keep the sender order; repeated names start over', () => {
@@ -229,6 +233,11 @@ test('resources cross when their version changed; an equal version stays the obj
   const after = state.received!.build.snapshot.resources[CLUSTER_TYPE];
   assert.deepEqual([...after.get(name)!.bytes], [1, 2, 3]);
   assert.equal(after.get(copy.name), before.get(copy.name), 'same version: the object received before');
+  const changedFrom = state.received!.build.snapshot.changedFrom;
+  assert.deepEqual(changedFrom?.names[CLUSTER_TYPE], [name], 'the snapshot names the changed resource');
+  assert.equal(changedFrom?.typeVersions[CLUSTER_TYPE], first.snapshot.typeVersions[CLUSTER_TYPE]);
+  for (const type of RESOURCE_TYPES)
+    if (type !== CLUSTER_TYPE) assert.deepEqual(changedFrom?.names[type], [], `${type}: nothing changed`);
   assert.notEqual(resource, undefined);
 });
 

@@ -26,6 +26,15 @@ function prepared(entries: Record<string, string>, type: ResourceType = CLUSTER_
   };
 }
 
+/** `next` naming every name whose resource differs from `base`'s (PreparedType.changes). */
+function withChangesFrom(base: PreparedType, next: PreparedType): PreparedType {
+  const all = new Set([...base.byName.keys(), ...next.byName.keys()]);
+  const names = [...all]
+    .filter((name) => base.byName.get(name)?.version !== next.byName.get(name)?.version)
+    .sort();
+  return { ...next, changes: { from: base.version, names } };
+}
+
 /** A wildcard stream that was sent and ACKed `first`. */
 function streamHolding(first: PreparedType): DeltaTypeState {
   const state = new DeltaTypeState(CLUSTER_TYPE);
@@ -63,6 +72,20 @@ test('unsent plans are not double-sent: an update in flight is not planned again
   assert.deepEqual(names(state.plan(prepared({ a: '2', b: '1' }))), ['b@1']);
 });
 
+test('a snapshot naming its changes since the last plan is planned from those names only', () => {
+  const first = prepared({ a: '1', b: '1', c: '1', d: '1' });
+  const state = streamHolding(first);
+  const next = prepared({ a: '1', b: '2', c: '1', e: '1' });
+  // `a` is named but unchanged; `c` changed is not named: the names are believed (only they are looked at).
+  const plan = state.plan({ ...next, changes: { from: first.version, names: ['a', 'b', 'd', 'e'] } });
+  assert.deepEqual(names(plan), ['b@2', 'e@1']);
+  assert.deepEqual(plan.removals, ['d']);
+  // Named from another version than the last plan's: everything is compared.
+  const other = streamHolding(first);
+  const full = other.plan({ ...next, changes: { from: 'elsewhere', names: [] } });
+  assert.deepEqual(names(full), ['b@2', 'e@1']);
+});
+
 test('resources are compared by name and version, not by object: a fresh equal snapshot plans nothing', () => {
   const state = streamHolding(prepared({ a: '1', b: '1' }));
   const plan = state.plan(prepared({ c: '1', a: '2', b: '1' }));
@@ -82,6 +105,7 @@ test('named subscribes and unsubscribes keep the plan incremental, with what a f
     const incremental = new DeltaTypeState(type);
     const reference = new DeltaTypeState(type, false);
     let current: Record<string, string> = {};
+    let previous = prepared({}, type);
     let nonce = 0;
     const pending: string[] = [];
     const both = (call: (state: DeltaTypeState) => void): void => {
@@ -114,7 +138,11 @@ test('named subscribes and unsubscribes keep the plan incremental, with what a f
         const nack = random() < 0.2;
         both((state) => (nack ? state.onNack(answered) : state.onAck(answered)));
       }
-      const snapshot = prepared(current, type);
+      // Half the snapshots name what changed since the one before (PreparedType.changes), as
+      // snapshots assembled from a build delta do; the planner must give the same either way.
+      const plain = prepared(current, type);
+      const snapshot = random() < 0.5 ? withChangesFrom(previous, plain) : plain;
+      previous = plain;
       const [got, want] = [incremental.plan(snapshot), reference.plan(snapshot)];
       const key = (plan: { upserts: readonly PreparedResource[]; removals: readonly string[] }): string =>
         JSON.stringify([names(plan).sort(), [...plan.removals].sort()]);
