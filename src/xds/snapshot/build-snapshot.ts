@@ -54,7 +54,7 @@ interface TypeBuild {
  * identical `EncodedResource`), so a reload re-encodes only what changed (encoding is most of a
  * cold build's snapshot time). A type whose compiled list holds the same names and cache keys the
  * previous one did (compile gives back the same content keys for unchanged content) is the
- * previous snapshot's, version and all, without a look at each resource; one where only some
+ * previous snapshot's, version and all, after one key comparison per resource; one where only some
  * resources changed in place starts from the previous snapshot's maps. Same compiled resources,
  * same snapshot, with or without a cache.
  */
