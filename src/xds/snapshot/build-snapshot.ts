@@ -200,8 +200,11 @@ function encodeResource(type: ResourceType, { name, message }: CompiledResource)
  * means an equal message, hence equal bytes; two messages that differ only in key order get
  * different keys: a cache miss, never a wrong hit.
  */
-function cacheKey({ name, message, contentKey }: CompiledResource): string {
-  return contentKey ?? hash('sha256', `${name}\n${JSON.stringify(message)}`, 'base64');
+function cacheKey(resource: CompiledResource): string {
+  // The message only when there is no key: a kept resource makes its message again on each read.
+  return (
+    resource.contentKey ?? hash('sha256', `${resource.name}\n${JSON.stringify(resource.message)}`, 'base64')
+  );
 }
 
 /**
