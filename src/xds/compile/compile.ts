@@ -19,6 +19,7 @@ import { compileRedirectListener } from './redirect-listener.js';
 import { TRACING_CLUSTER, tracingCluster } from './tracing.js';
 import { compileRouting, type RoutingMemo } from './route-configuration.js';
 import { contentKeyOf } from './content-key.js';
+import { kept } from './kept.js';
 
 export type { CompiledResource, CompiledResources } from '../../proto/compiled.js';
 
@@ -32,7 +33,8 @@ interface CompiledCluster {
  * What one compile hands the next (the caller keeps it with its last good build): each IR cluster's
  * resources by the cluster object (translate gives back the identical object for an unchanged
  * route), each virtual host's by the host object (route-configuration.ts), and the few resources
- * made from IR-wide settings by their content key. Holds one compile's entries only.
+ * made from IR-wide settings by their content key. Holds one compile's entries only, and the
+ * per-route ones in their kept form (kept.ts): names and content keys, no messages.
  */
 export interface CompileMemo {
   readonly clusters: ReadonlyMap<IRCluster, CompiledCluster>;
@@ -63,8 +65,9 @@ export function compile(ir: IR): CompiledResources {
 
 /**
  * `compile`, reusing what `previous` (the last good compile's memo) made from the identical IR
- * objects: an unchanged cluster or virtual host gives the identical resources, content keys
- * included, and is neither compiled nor hashed again. Same IR, same resources, with or without it.
+ * objects: an unchanged cluster or virtual host gives the memo's resources (the same names and
+ * content keys; their messages, made again when read, equal), and is neither compiled nor hashed
+ * again. Same IR, same resources (equal messages), with or without it.
  */
 export function compileWithMemo(ir: IR, previous?: CompileMemo): CompileOutcome {
   const routing = compileRouting(ir, previous?.routing);
@@ -98,8 +101,8 @@ export function compileWithMemo(ir: IR, previous?: CompileMemo): CompileOutcome 
     if (compiled === undefined) {
       clustersCompiled += 1;
       compiled = compileOne(cluster);
-    }
-    compiledClusters.set(cluster, compiled);
+      compiledClusters.set(cluster, keptCluster(cluster, compiled));
+    } else compiledClusters.set(cluster, compiled);
     clusters.push(compiled.cluster);
     if (compiled.endpoints !== undefined) endpoints.push(compiled.endpoints);
   }
@@ -160,6 +163,15 @@ function compileOne(cluster: IRCluster): CompiledCluster {
       cluster.discovery === 'EDS'
         ? { name: cluster.name, message: compileEndpoints(cluster), contentKey }
         : undefined,
+  };
+}
+
+/** A compiled cluster as the memo keeps it (kept.ts): its messages made again from `cluster`. */
+function keptCluster(cluster: IRCluster, compiled: CompiledCluster): CompiledCluster {
+  const { cluster: resource, endpoints } = compiled;
+  return {
+    cluster: kept(resource, cluster, compileCluster),
+    endpoints: endpoints === undefined ? undefined : kept(endpoints, cluster, compileEndpoints),
   };
 }
 

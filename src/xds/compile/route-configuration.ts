@@ -8,6 +8,7 @@ import { routeScoping, type RouteScoping } from './route-scoping.js';
 import { jwksRoute, publicRouteHeadersToRemove, routeAuthzConfig } from './ext-authz.js';
 import { hostCaseOffForRouteConfiguration } from './host-case.js';
 import { contentKeyOf } from './content-key.js';
+import { kept } from './kept.js';
 import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './own-http.js';
 import { answerAction } from './answer.js';
 import { compileTcpRoute } from './tcp-route.js';
@@ -33,10 +34,14 @@ export interface CompiledRouting {
   readonly hostsCompiled: number;
 }
 
-/** One virtual host compiled: its message, its content key, and its per-host resources once made. */
+/**
+ * One virtual host compiled, as the memo keeps it: its content key, and under single delivery its
+ * message (each build puts the one table together from every host's), under per-host its two
+ * resources in their kept form (kept.ts: no message held; the next build reads them by key).
+ */
 interface CompiledHost {
   readonly contentKey: string;
-  readonly vhost: VirtualHost;
+  readonly vhost?: VirtualHost;
   readonly perHost?: {
     readonly routeConfiguration: CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>;
     readonly scope: CompiledResource<typeof SCOPED_ROUTE_CONFIGURATION_TYPE>;
@@ -72,18 +77,35 @@ export function compileRouting(ir: IR, previous?: RoutingMemo): CompiledRouting 
   const hosts = new Map<IRVirtualHost, CompiledHost>();
   let hostsCompiled = 0;
   const perHost = scoping === 'per-host';
+  // What a kept host table is made again from: the IR-wide inputs only, not the whole IR.
+  const inputs: RouteInputs = {
+    internal: ir.internal,
+    authorize: ir.authorize,
+    responseHeaders: ir.responseHeaders,
+  };
+  const tables: { readonly contentKey: string; readonly vhost: VirtualHost }[] = [];
+  const hostTables: NonNullable<CompiledHost['perHost']>[] = [];
   for (const vhost of ir.virtualHosts) {
-    let compiled = reusable?.get(vhost);
-    if (compiled === undefined) {
+    const known = reusable?.get(vhost);
+    const contentKey = known?.contentKey ?? contentKeyOf(`host\n${settings}`, vhost);
+    const message = (): VirtualHost => {
+      if (known?.vhost !== undefined) return known.vhost;
       hostsCompiled += 1;
-      compiled = {
-        contentKey: contentKeyOf(`host\n${settings}`, vhost),
-        vhost: compileVirtualHost(vhost, ir),
-      };
+      return compileVirtualHost(vhost, ir);
+    };
+    if (perHost) {
+      const resources =
+        known?.perHost ?? hostResources(vhost.domains[0] as string, { contentKey, vhost: message() }, ir);
+      hostTables.push(resources);
+      hosts.set(vhost, {
+        contentKey,
+        perHost: known?.perHost ?? keptHostResources(vhost, resources, inputs),
+      });
+    } else {
+      const table = { contentKey, vhost: message() };
+      tables.push(table);
+      hosts.set(vhost, table);
     }
-    if (perHost && compiled.perHost === undefined)
-      compiled = { ...compiled, perHost: hostResources(vhost.domains[0] as string, compiled, ir) };
-    hosts.set(vhost, compiled);
   }
   const memo = { settings, hosts };
   const ownHost = authenticateHost(ir);
@@ -95,7 +117,7 @@ export function compileRouting(ir: IR, previous?: RoutingMemo): CompiledRouting 
           vhost: authenticateVirtualHost(ownHost),
         };
   if (!perHost) {
-    const all = [...(own === undefined ? [] : [own]), ...hosts.values()];
+    const all = [...(own === undefined ? [] : [own]), ...tables];
     const message = routeConfiguration(
       INGRESS_ROUTE_CONFIG,
       all.map((host) => host.vhost),
@@ -113,8 +135,7 @@ export function compileRouting(ir: IR, previous?: RoutingMemo): CompiledRouting 
     routeConfigurations.push(resources.routeConfiguration);
     scopes.push(resources.scope);
   }
-  for (const { perHost: resources } of hosts.values()) {
-    if (resources === undefined) continue;
+  for (const resources of hostTables) {
     routeConfigurations.push(resources.routeConfiguration);
     scopes.push(resources.scope);
   }
@@ -124,24 +145,57 @@ export function compileRouting(ir: IR, previous?: RoutingMemo): CompiledRouting 
 /** The per-host RouteConfiguration and scope of `host`, both named `ingress/<host>`. */
 function hostResources(
   host: string,
-  compiled: Pick<CompiledHost, 'contentKey' | 'vhost'>,
+  compiled: { readonly contentKey: string; readonly vhost: VirtualHost },
   ir: RouteInputs,
 ): NonNullable<CompiledHost['perHost']> {
   const name = hostScopeName(host);
   const { contentKey } = compiled;
   return {
-    routeConfiguration: {
-      name,
-      message: routeConfiguration(name, [compiled.vhost], ir, hostCaseOffForRouteConfiguration()),
-      contentKey,
-    },
+    routeConfiguration: { name, message: hostTable(name, compiled.vhost, ir), contentKey },
     // A scope is its host's name only: a change to the host's routes leaves it as it was.
-    scope: {
-      name,
-      message: { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } },
-      contentKey: contentKeyOf('scope', host),
-    },
+    scope: { name, message: scopeOf(host), contentKey: contentKeyOf('scope', host) },
   };
+}
+
+/** The scope of `host`: keyed by the host, naming its RouteConfiguration (both `ingress/<host>`). */
+function scopeOf(host: string): Message<'envoy.config.route.v3.ScopedRouteConfiguration'> {
+  const name = hostScopeName(host);
+  return { name, route_configuration_name: name, key: { fragments: [{ string_key: host }] } };
+}
+
+/** The per-host RouteConfiguration `name` of one compiled virtual host (host-case off). */
+function hostTable(
+  name: string,
+  vhost: VirtualHost,
+  ir: RouteInputs,
+): Message<'envoy.config.route.v3.RouteConfiguration'> {
+  return routeConfiguration(name, [vhost], ir, hostCaseOffForRouteConfiguration());
+}
+
+/**
+ * A host's per-host resources as the memo keeps them (kept.ts): the table made again from the IR
+ * host and the IR-wide `inputs` it was compiled under when read, the scope from the host name.
+ */
+function keptHostResources(
+  vhost: IRVirtualHost,
+  resources: NonNullable<CompiledHost['perHost']>,
+  inputs: RouteInputs,
+): NonNullable<CompiledHost['perHost']> {
+  const { routeConfiguration: table, scope } = resources;
+  const host = vhost.domains[0] as string;
+  return {
+    routeConfiguration: kept(table, { name: table.name, vhost, inputs }, keptHostTable),
+    scope: kept(scope, host, scopeOf),
+  };
+}
+
+/** A kept host table made again (see keptHostResources). */
+function keptHostTable(kept: {
+  readonly name: string;
+  readonly vhost: IRVirtualHost;
+  readonly inputs: RouteInputs;
+}): Message<'envoy.config.route.v3.RouteConfiguration'> {
+  return hostTable(kept.name, compileVirtualHost(kept.vhost, kept.inputs), kept.inputs);
 }
 
 /**

@@ -7,15 +7,15 @@ import type { EncodedResource, Snapshot } from './types.js';
 
 /**
  * Encoded resources per type, by the content key of what they were encoded from (see `cacheKey`),
- * with the compiled lists and the snapshot they were built into: the reuse a reload needs, as one
- * explicit value. `buildSnapshot` takes the previous build's and returns the next, which holds
+ * with the names and keys of the compiled lists (not the compiled messages: those are garbage once
+ * encoded) and the snapshot they were built into: the reuse a reload needs, as one explicit value. `buildSnapshot` takes the previous build's and returns the next, which holds
  * exactly the resources of the snapshot it built, so it never grows past one snapshot's worth. The
  * caller (the runtime's last good build) keeps it; nothing else does.
  */
 export interface EncodeCache {
   readonly resources: Readonly<Record<ResourceType, ReadonlyMap<string, EncodedResource>>>;
-  /** The compiled resources the snapshot was built from (compile's lists, as given). */
-  readonly compiled: CompiledResources;
+  /** Per type, the names and cache keys of the compiled list the snapshot was built from, in its order. */
+  readonly lists: Readonly<Record<ResourceType, KeyedList>>;
   readonly snapshot: Snapshot;
   /** Per type, the `name version` lines its version hashes, in map order when that is sorted. */
   readonly lines: Readonly<Record<ResourceType, readonly string[] | undefined>>;
@@ -29,6 +29,12 @@ export interface SnapshotBuild {
   readonly encoded: number;
 }
 
+/** A compiled list as the cache remembers it: each resource's name and cache key, by index. */
+export interface KeyedList {
+  readonly names: readonly string[];
+  readonly keys: readonly string[];
+}
+
 /** One type's part of a snapshot build. */
 interface TypeBuild {
   readonly byName: ReadonlyMap<string, EncodedResource>;
@@ -36,6 +42,7 @@ interface TypeBuild {
   /** The type's version, and the lines it hashes in map order when that is sorted (see `versioned`). */
   readonly version: string;
   readonly lines: readonly string[] | undefined;
+  readonly list: KeyedList;
   readonly encoded: number;
 }
 
@@ -45,9 +52,9 @@ interface TypeBuild {
  * and versions, the snapshot's over the type versions. A resource whose content key is in `cache`
  * (one the previous build encoded from the same content) takes that encoding as it is (the
  * identical `EncodedResource`), so a reload re-encodes only what changed (encoding is most of a
- * cold build's snapshot time). A type whose compiled list holds the identical resources the
- * previous one did (compile gives back the identical objects for unchanged content) is the
- * previous snapshot's, version and all, without a look at each resource; one where only some
+ * cold build's snapshot time). A type whose compiled list holds the same names and cache keys the
+ * previous one did (compile gives back the same content keys for unchanged content) is the
+ * previous snapshot's, version and all, after one key comparison per resource; one where only some
  * resources changed in place starts from the previous snapshot's maps. Same compiled resources,
  * same snapshot, with or without a cache.
  */
@@ -56,6 +63,7 @@ export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache):
   const next = {} as Record<ResourceType, ReadonlyMap<string, EncodedResource>>;
   const known = {} as Record<ResourceType, string>;
   const lines = {} as Record<ResourceType, readonly string[] | undefined>;
+  const lists = {} as Record<ResourceType, KeyedList>;
   let encoded = 0;
   for (const type of RESOURCE_TYPES) {
     const built =
@@ -65,10 +73,11 @@ export function buildSnapshot(compiled: CompiledResources, cache?: EncodeCache):
     next[type] = built.byKey;
     known[type] = built.version;
     lines[type] = built.lines;
+    lists[type] = built.list;
     encoded += built.encoded;
   }
   const snapshot = snapshotOf(resources, known);
-  return { snapshot, cache: { resources: next, compiled, snapshot, lines }, encoded };
+  return { snapshot, cache: { resources: next, lists, snapshot, lines }, encoded };
 }
 
 /** Every resource of one type looked up (or encoded) by its content key, into new maps. */
@@ -79,9 +88,13 @@ function encodeType(
 ): TypeBuild {
   const byName = new Map<string, EncodedResource>();
   const byKey = new Map<string, EncodedResource>();
+  const names: string[] = [];
+  const keys: string[] = [];
   let encoded = 0;
   for (const resource of list) {
     const key = cacheKey(resource);
+    names.push(resource.name);
+    keys.push(key);
     let entry = cached?.get(key);
     if (entry === undefined) {
       entry = encodeResource(type, resource);
@@ -90,12 +103,13 @@ function encodeType(
     byKey.set(key, entry);
     byName.set(entry.name, entry);
   }
-  return { byName, byKey, ...versioned(byName), encoded };
+  return { byName, byKey, ...versioned(byName), list: { names, keys }, encoded };
 }
 
 /**
- * One type from the previous build when its list is the previous list with at most a quarter of
- * its resources replaced by others of the same name at the same place: the previous snapshot's
+ * One type from the previous build when its list is the previous list (the same names and cache
+ * keys in the same places) with at most a quarter of its resources replaced by others of the same
+ * name at the same place: the previous snapshot's
  * maps as they are (nothing replaced: the type version too), or copies with the replaced entries
  * swapped (names keep their places, so the maps keep name order). Undefined otherwise: the caller
  * encodes the type in full.
@@ -105,23 +119,28 @@ function fromPrevious(
   list: readonly CompiledResource[],
   cache: EncodeCache,
 ): TypeBuild | undefined {
-  const before = cache.compiled[type];
+  const before = cache.lists[type];
   const cached = cache.resources[type];
   const byName = cache.snapshot.resources[type];
   // One entry per resource (no two shared a key or a name), so the maps can be edited entry by entry.
-  if (before.length !== list.length || cached.size !== list.length || byName.size !== list.length)
+  if (before.keys.length !== list.length || cached.size !== list.length || byName.size !== list.length)
     return undefined;
   const replaced: number[] = [];
+  const keys: string[] = [];
   for (let index = 0; index < list.length; index += 1) {
     const now = list[index] as CompiledResource;
-    const then = before[index] as CompiledResource;
-    if (now === then) continue;
-    if (now.name !== then.name || replaced.length >= list.length / 4) return undefined;
+    const key = cacheKey(now);
+    keys.push(key);
+    if (now.name !== before.names[index]) return undefined;
+    if (key === before.keys[index]) continue;
+    if (replaced.length >= list.length / 4) return undefined;
     replaced.push(index);
   }
   const lines = cache.lines[type];
-  if (replaced.length === 0)
-    return { byName, byKey: cached, version: cache.snapshot.typeVersions[type], lines, encoded: 0 };
+  if (replaced.length === 0) {
+    const version = cache.snapshot.typeVersions[type];
+    return { byName, byKey: cached, version, lines, list: before, encoded: 0 };
+  }
   const nextByName = new Map(byName);
   const nextByKey = new Map(cached);
   let encoded = 0;
@@ -129,20 +148,27 @@ function fromPrevious(
   const nextLines = lines?.slice();
   for (const index of replaced) {
     const resource = list[index] as CompiledResource;
-    const key = cacheKey(resource);
+    const key = keys[index] as string;
     let entry = cached.get(key);
     if (entry === undefined) {
       entry = encodeResource(type, resource);
       encoded += 1;
     }
-    nextByKey.delete(cacheKey(before[index] as CompiledResource));
+    nextByKey.delete(before.keys[index] as string);
     nextByKey.set(key, entry);
     nextByName.set(resource.name, entry);
     if (nextLines !== undefined) nextLines[index] = `${entry.name} ${entry.version}`;
   }
   // A key given to two resources would leave fewer entries than resources: encode in full instead.
   if (nextByKey.size !== list.length) return undefined;
-  return { byName: nextByName, byKey: nextByKey, ...versioned(nextByName, nextLines), encoded };
+  const nextList = { names: before.names, keys };
+  return {
+    byName: nextByName,
+    byKey: nextByKey,
+    ...versioned(nextByName, nextLines),
+    list: nextList,
+    encoded,
+  };
 }
 
 /**
@@ -174,8 +200,11 @@ function encodeResource(type: ResourceType, { name, message }: CompiledResource)
  * means an equal message, hence equal bytes; two messages that differ only in key order get
  * different keys: a cache miss, never a wrong hit.
  */
-function cacheKey({ name, message, contentKey }: CompiledResource): string {
-  return contentKey ?? hash('sha256', `${name}\n${JSON.stringify(message)}`, 'base64');
+function cacheKey(resource: CompiledResource): string {
+  // The message only when there is no key: a kept resource makes its message again on each read.
+  return (
+    resource.contentKey ?? hash('sha256', `${resource.name}\n${JSON.stringify(resource.message)}`, 'base64')
+  );
 }
 
 /**

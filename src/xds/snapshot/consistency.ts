@@ -13,13 +13,28 @@ import {
 } from '../../proto/type-urls.js';
 
 /**
- * What one clean check hands the next: the compiled resources it found consistent. Compile gives
- * back the identical resource for unchanged content, so the next check reads only what changed.
+ * What one clean check hands the next: per type, what it read of each resource it found
+ * consistent (`Checked`), in the resources' order. It holds no compiled message, so the messages
+ * of a build are garbage once it is encoded; a resource with the same content key as the one in
+ * the same place is not read again (equal keys, equal messages: see `CompiledResource.contentKey`).
  */
 export interface ConsistencyMemo {
-  readonly compiled: CompiledResources;
+  readonly checked: Readonly<Record<ResourceType, readonly Checked[]>>;
   /** Whether that check found no problem (the memo of one that did is not used). */
   readonly clean: boolean;
+}
+
+/**
+ * What the check reads of one resource: its name and content key, and the names it refers to.
+ * `eds` is a Cluster's (whether it waits for a ClusterLoadAssignment); `names` is a
+ * RouteConfiguration's `[virtual host, cluster]` pairs (flat), a scope's route configuration (none
+ * when it names none), a listener's RDS names, and empty for the other types.
+ */
+export interface Checked {
+  readonly name: string;
+  readonly contentKey: string | undefined;
+  readonly eds: boolean;
+  readonly names: readonly string[];
 }
 
 /**
@@ -37,45 +52,98 @@ export function checkConsistency(compiled: CompiledResources): Problem[] {
 /**
  * `checkConsistency`, given the previous clean check's memo: when every type holds the same names
  * in the same places as the resources it checked, the resources it checked are consistent again
- * (each reference points at a name that is still there), so only the resources replaced since are
- * checked. Otherwise, and whenever that finds a problem, the full check runs, so the problems are
- * always those (and in the order) of `checkConsistency`.
+ * (each reference points at a name that is still there), so only the resources replaced since
+ * (another content key, or none) are checked. Otherwise, and whenever that finds a problem, the
+ * full check runs, so the problems are always those (and in the order) of `checkConsistency`;
+ * it too reads only the messages whose content key the memo does not hold.
  */
 export function checkConsistencyWithMemo(
   compiled: CompiledResources,
   previous?: ConsistencyMemo,
 ): { readonly problems: Problem[]; readonly memo: ConsistencyMemo } {
-  const replaced = previous?.clean === true ? replacedSince(previous.compiled, compiled) : undefined;
-  if (replaced !== undefined && checkReplaced(compiled, replaced))
-    return { problems: [], memo: { compiled, clean: true } };
-  const problems = checkAll(compiled);
-  return { problems, memo: { compiled, clean: problems.length === 0 } };
+  const usable = previous?.clean === true ? previous : undefined;
+  const replaced = usable === undefined ? undefined : replacedSince(usable.checked, compiled);
+  if (replaced !== undefined && checkReplaced(compiled, replaced.changed))
+    return { problems: [], memo: { checked: replaced.checked, clean: true } };
+  const checked = readAll(compiled, previous?.checked);
+  const problems = checkAll(checked);
+  return { problems, memo: { checked, clean: problems.length === 0 } };
 }
 
 /**
- * Per type, the resources of `now` that are not the identical objects of `before`, when each
- * type's list holds the same names in the same places; undefined when one does not.
+ * Per type, what the check reads of each resource of `now`, and the resources whose content key
+ * differs from the one `before` holds in its place, when each type's list holds the same names in
+ * the same places; undefined when one does not.
  */
 function replacedSince(
-  before: CompiledResources,
+  before: Readonly<Record<ResourceType, readonly Checked[]>>,
   now: CompiledResources,
-): Record<ResourceType, CompiledResource[]> | undefined {
-  const replaced = {} as Record<ResourceType, CompiledResource[]>;
+):
+  | {
+      readonly checked: Record<ResourceType, Checked[]>;
+      readonly changed: Record<ResourceType, Checked[]>;
+    }
+  | undefined {
+  const checked = {} as Record<ResourceType, Checked[]>;
+  const changed = {} as Record<ResourceType, Checked[]>;
   for (const type of RESOURCE_TYPES) {
     const then = before[type];
     const list: readonly CompiledResource[] = now[type];
     if (then.length !== list.length) return undefined;
-    const changed: CompiledResource[] = [];
+    const all: Checked[] = [];
+    const fresh: Checked[] = [];
     for (let index = 0; index < list.length; index += 1) {
       const resource = list[index] as CompiledResource;
-      const earlier = then[index] as CompiledResource;
-      if (resource === earlier) continue;
+      const earlier = then[index] as Checked;
       if (resource.name !== earlier.name) return undefined;
-      changed.push(resource);
+      if (resource.contentKey !== undefined && resource.contentKey === earlier.contentKey) all.push(earlier);
+      else {
+        const read = readOne(type, resource);
+        all.push(read);
+        fresh.push(read);
+      }
     }
-    replaced[type] = changed;
+    checked[type] = all;
+    changed[type] = fresh;
   }
-  return replaced;
+  return { checked, changed };
+}
+
+/** What the check reads of every resource: the memo's entry for a content key it holds, else read. */
+function readAll(
+  compiled: CompiledResources,
+  previous: Readonly<Record<ResourceType, readonly Checked[]>> | undefined,
+): Record<ResourceType, Checked[]> {
+  const checked = {} as Record<ResourceType, Checked[]>;
+  for (const type of RESOURCE_TYPES) {
+    const known = new Map<string, Checked>();
+    for (const entry of previous?.[type] ?? [])
+      if (entry.contentKey !== undefined) known.set(entry.contentKey, entry);
+    checked[type] = (compiled[type] as readonly CompiledResource[]).map((resource) => {
+      const earlier = resource.contentKey === undefined ? undefined : known.get(resource.contentKey);
+      return earlier?.name === resource.name ? earlier : readOne(type, resource);
+    });
+  }
+  return checked;
+}
+
+/** The names of a resource that refers to none (one frozen list for all of them). */
+const NONE: readonly string[] = Object.freeze([]);
+
+/** What the check reads of one resource of `type` (see `Checked`). */
+function readOne(type: ResourceType, resource: CompiledResource): Checked {
+  const { name, contentKey } = resource;
+  const message = resource.message as ProtoObject;
+  let eds = false;
+  let names: readonly string[] = NONE;
+  if (type === CLUSTER_TYPE) eds = message.type === 'EDS';
+  else if (type === ROUTE_CONFIGURATION_TYPE)
+    names = clustersRoutedTo(message as CompiledResource<typeof ROUTE_CONFIGURATION_TYPE>['message']);
+  else if (type === SCOPED_ROUTE_CONFIGURATION_TYPE) {
+    const target = message.route_configuration_name;
+    names = typeof target === 'string' ? [target] : NONE;
+  } else if (type === LISTENER_TYPE) names = rdsNamesOf(message);
+  return { name, contentKey, eds, names };
 }
 
 /**
@@ -84,30 +152,21 @@ function replacedSince(
  * A name is looked up by binary search in its list (compile's lists are in name order); a list out
  * of order can only make a present name look absent, which sends the caller to the full check.
  */
-function checkReplaced(
-  compiled: CompiledResources,
-  replaced: Record<ResourceType, CompiledResource[]>,
-): boolean {
+function checkReplaced(compiled: CompiledResources, replaced: Record<ResourceType, Checked[]>): boolean {
   const endpoints = compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE];
   const clusters = compiled[CLUSTER_TYPE];
   const routeConfigs = compiled[ROUTE_CONFIGURATION_TYPE];
-  for (const { name, message } of replaced[CLUSTER_TYPE] as CompiledResource<typeof CLUSTER_TYPE>[])
-    if (message.type === 'EDS' && !listed(endpoints, name)) return false;
-  for (const { message } of replaced[ROUTE_CONFIGURATION_TYPE] as CompiledResource<
-    typeof ROUTE_CONFIGURATION_TYPE
-  >[]) {
-    const targets = clustersRoutedTo(message);
+  for (const { name, eds } of replaced[CLUSTER_TYPE]) if (eds && !listed(endpoints, name)) return false;
+  for (const { names: targets } of replaced[ROUTE_CONFIGURATION_TYPE]) {
     for (let index = 1; index < targets.length; index += 2)
       if (!listed(clusters, targets[index] as string)) return false;
   }
-  for (const { message } of replaced[SCOPED_ROUTE_CONFIGURATION_TYPE] as CompiledResource<
-    typeof SCOPED_ROUTE_CONFIGURATION_TYPE
-  >[]) {
-    const target = message.route_configuration_name;
-    if (typeof target !== 'string' || !listed(routeConfigs, target)) return false;
+  for (const { names } of replaced[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
+    const target = names[0];
+    if (target === undefined || !listed(routeConfigs, target)) return false;
   }
-  for (const { message } of replaced[LISTENER_TYPE])
-    for (const routeConfig of rdsNamesOf(message)) if (!listed(routeConfigs, routeConfig)) return false;
+  for (const { names } of replaced[LISTENER_TYPE])
+    for (const routeConfig of names) if (!listed(routeConfigs, routeConfig)) return false;
   return true;
 }
 
@@ -123,19 +182,18 @@ function listed(list: readonly CompiledResource[], name: string): boolean {
   return list[low]?.name === name;
 }
 
-/** The full check (see `checkConsistency`). */
-function checkAll(compiled: CompiledResources): Problem[] {
+/** The full check (see `checkConsistency`), over what was read of each resource. */
+function checkAll(checked: Readonly<Record<ResourceType, readonly Checked[]>>): Problem[] {
   const problems: Problem[] = [];
-  for (const type of RESOURCE_TYPES) problems.push(...duplicateNames(SHORT_NAMES[type], compiled[type]));
-  const clusterNames = namesOf(compiled[CLUSTER_TYPE]);
-  const endpointNames = namesOf(compiled[CLUSTER_LOAD_ASSIGNMENT_TYPE]);
-  const routeConfigNames = namesOf(compiled[ROUTE_CONFIGURATION_TYPE]);
-  for (const { name, message } of compiled[CLUSTER_TYPE]) {
-    if (message.type === 'EDS' && !endpointNames.has(name))
+  for (const type of RESOURCE_TYPES) problems.push(...duplicateNames(SHORT_NAMES[type], checked[type]));
+  const clusterNames = namesOf(checked[CLUSTER_TYPE]);
+  const endpointNames = namesOf(checked[CLUSTER_LOAD_ASSIGNMENT_TYPE]);
+  const routeConfigNames = namesOf(checked[ROUTE_CONFIGURATION_TYPE]);
+  for (const { name, eds } of checked[CLUSTER_TYPE]) {
+    if (eds && !endpointNames.has(name))
       problems.push({ path: `clusters.${name}`, message: 'EDS cluster has no ClusterLoadAssignment' });
   }
-  for (const { message } of compiled[ROUTE_CONFIGURATION_TYPE]) {
-    const targets = clustersRoutedTo(message);
+  for (const { names: targets } of checked[ROUTE_CONFIGURATION_TYPE]) {
     for (let index = 0; index < targets.length; index += 2) {
       const cluster = targets[index + 1] as string;
       if (!clusterNames.has(cluster))
@@ -147,16 +205,16 @@ function checkAll(compiled: CompiledResources): Problem[] {
   }
   // Per-host scopes name their RouteConfiguration (route-configuration.ts); Envoy would wait on a
   // missing one forever, leaving the host unrouted.
-  for (const { name, message } of compiled[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
-    const target = message.route_configuration_name;
-    if (typeof target !== 'string' || !routeConfigNames.has(target))
+  for (const { name, names } of checked[SCOPED_ROUTE_CONFIGURATION_TYPE]) {
+    const target = names[0];
+    if (target === undefined || !routeConfigNames.has(target))
       problems.push({
         path: `scopes.${name}`,
-        message: `scope references unknown route configuration ${typeof target === 'string' ? target : '(none)'}`,
+        message: `scope references unknown route configuration ${target ?? '(none)'}`,
       });
   }
-  for (const { name, message } of compiled[LISTENER_TYPE]) {
-    for (const routeConfig of rdsNamesOf(message)) {
+  for (const { name, names } of checked[LISTENER_TYPE]) {
+    for (const routeConfig of names) {
       if (!routeConfigNames.has(routeConfig))
         problems.push({
           path: `listeners.${name}`,
@@ -179,11 +237,11 @@ function clustersRoutedTo(message: CompiledResource<typeof ROUTE_CONFIGURATION_T
   return targets;
 }
 
-function namesOf(resources: readonly CompiledResource[]): Set<string> {
+function namesOf(resources: readonly { readonly name: string }[]): Set<string> {
   return new Set(resources.map((resource) => resource.name));
 }
 
-function duplicateNames(kind: string, resources: readonly CompiledResource[]): Problem[] {
+function duplicateNames(kind: string, resources: readonly { readonly name: string }[]): Problem[] {
   const seen = new Set<string>();
   const problems: Problem[] = [];
   for (const { name } of resources) {
