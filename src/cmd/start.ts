@@ -48,8 +48,13 @@ export interface StartOptions {
   readonly reloadSettleMs?: number;
   /** Deadline of each identity-provider call (default 10 s); tests of a slow IdP shorten it. */
   readonly idpTimeoutMs?: number;
-  /** Test seam (Reloader's `afterCompile`): rewrites every build's compiled resources. */
+  /** Test seam (Reloader's `afterCompile`): rewrites every build's compiled resources, in this thread. */
   readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
+  /**
+   * Test seam: the same rewrite from a module (URL; its default export), run in the build worker,
+   * so a test of Envoy's verdicts exercises the build as it runs in production.
+   */
+  readonly afterCompileModule?: string;
 }
 
 /** A running Portcullis process: the parts its `services` asked for, and a graceful `stop`. */
@@ -112,7 +117,8 @@ export async function startServices(options: StartOptions): Promise<Running> {
     ...(options.afterCompile === undefined ? {} : { afterCompile: options.afterCompile }),
     // Every build off the main thread, so no Check, sign-in or ADS answer waits for one (the
     // afterCompile test seam, a function, builds in this thread).
-    worker: true,
+    worker:
+      options.afterCompileModule === undefined ? true : { afterCompileModule: options.afterCompileModule },
     onReload: (result, seconds) => {
       metrics.reloaded(result, seconds);
       tracing.reloaded(result, seconds);

@@ -1,6 +1,6 @@
 import { errorMessage } from '../shared/errors.js';
 import type { PinnedAtStart } from '../translate/from-file.js';
-import { build, type FailedBuild, type GoodBuild } from './build-pipeline.js';
+import { build, type BuildInput, type FailedBuild, type GoodBuild } from './build-pipeline.js';
 import { diffBuild, type ChunkLimits, type DeltaChunk, type SentBase } from './build-delta.js';
 import { newlyPublic } from './exposure.js';
 import { asBuffer } from './plain-secrets.js';
@@ -14,6 +14,11 @@ export interface WorkerSetup {
   /** The process's generated secrets (Reloader): the same in every worker it starts. */
   readonly generatedSecrets: { readonly sharedSecret: Uint8Array; readonly cookieSecret: Uint8Array };
   readonly chunkLimits?: ChunkLimits;
+  /**
+   * Test seam: the URL of a module whose default export rewrites every build's compiled resources
+   * (`BuildInput.afterCompile`, to make a build Envoy rejects); the worker entry imports it.
+   */
+  readonly afterCompileModule?: string;
 }
 
 /** Translate's inputs from outside the file, per build, as plain data. */
@@ -52,7 +57,11 @@ export interface WorkerPort {
  * never a queue of them). Its findings for the reload log (protected paths made public) travel in
  * the first chunk. The state lives in this call, for the worker's life.
  */
-export function serveBuilds(port: WorkerPort, setup: WorkerSetup): void {
+export function serveBuilds(
+  port: WorkerPort,
+  setup: WorkerSetup,
+  afterCompile?: BuildInput['afterCompile'],
+): void {
   const generatedSecrets = {
     sharedSecret: asBuffer(setup.generatedSecrets.sharedSecret),
     cookieSecret: asBuffer(setup.generatedSecrets.cookieSecret),
@@ -82,6 +91,7 @@ export function serveBuilds(port: WorkerPort, setup: WorkerSetup): void {
           env: setup.env,
           translate: { ...message.externals, generatedSecrets },
           ...(read === undefined ? {} : { read }),
+          ...(afterCompile === undefined ? {} : { afterCompile }),
         },
         lastGood,
       );

@@ -30,6 +30,8 @@ export interface BuildWorkerOptions {
   readonly entry?: URL;
   /** The worker's heap limits: past them the worker ends (a failed build), not the process. */
   readonly resourceLimits?: ResourceLimits;
+  /** Test seam: `WorkerSetup.afterCompileModule`. */
+  readonly afterCompileModule?: string;
 }
 
 /**
@@ -105,13 +107,15 @@ export class BuildWorker {
   }
 
   private spawn(): Worker {
-    const { configPath, env, generatedSecrets, chunkLimits, resourceLimits } = this.options;
+    const { configPath, env, generatedSecrets, chunkLimits, resourceLimits, afterCompileModule } =
+      this.options;
     const setup: WorkerSetup = {
       portcullisBuildWorker: true,
       configPath,
       env,
       generatedSecrets,
       ...(chunkLimits === undefined ? {} : { chunkLimits }),
+      ...(afterCompileModule === undefined ? {} : { afterCompileModule }),
     };
     const entry = this.options.entry ?? workerEntry();
     const worker = new Worker(loadable(entry), {

@@ -102,7 +102,9 @@ export class Reloader {
        * Build in a worker thread (see the class comment), with these test seams if any; ignored
        * with `afterCompile`.
        */
-      readonly worker?: true | Pick<BuildWorkerOptions, 'entry' | 'resourceLimits' | 'chunkLimits'>;
+      readonly worker?:
+        | true
+        | Pick<BuildWorkerOptions, 'entry' | 'resourceLimits' | 'chunkLimits' | 'afterCompileModule'>;
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];

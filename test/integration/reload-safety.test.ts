@@ -2,7 +2,8 @@
 // pauses far longer than the settle time with the file open, then writes the rest: the half (which
 // would make /admin public) is never published, /admin stays protected throughout; a reload that
 // does make /admin public logs a warning. 15: a build Envoy NACKs (made through the compile-stage
-// test seam: no config that passes validation is known to be NACKed) is logged with Envoy's
+// test seam, a module the build worker imports: no config that passes validation is known to be
+// NACKed) is logged with Envoy's
 // error_detail, counted as a failed reload, and ext_authz keeps deciding with the previous policies.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -13,32 +14,13 @@ import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import { proxyRequest, startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
-import { editableCompiled } from '../support/editable-compiled.js';
-import type { CompiledResources } from '../../src/proto/compiled.js';
-import { ROUTE_CONFIGURATION_TYPE } from '../../src/proto/type-urls.js';
+import { NACK_MARKER } from '../support/nackable-seam.js';
 
 const HOST = 'app.safety.test';
 const CREDENTIALS = 'prom:metrics-pass';
 let upstream: EchoUpstream;
 let portcullis: TestPortcullis;
 let metricsPort: number;
-/** Set: every build's route configurations carry a regex RE2 refuses (Envoy NACKs them). */
-let breakRoutes = false;
-
-/** Every route's first match becomes `a{1001}` (RE2 caps repetition at 1000): Envoy says no. */
-function nackable(compiled: CompiledResources): CompiledResources {
-  if (!breakRoutes) return compiled;
-  const broken = editableCompiled(compiled);
-  for (const config of broken[ROUTE_CONFIGURATION_TYPE]) {
-    const hosts = (config.message as { virtual_hosts?: { routes?: { match: unknown }[] }[] }).virtual_hosts;
-    for (const host of hosts ?? []) {
-      const first = host.routes?.[0];
-      if (first !== undefined) first.match = { safe_regex: { regex: 'a{1001}' } };
-    }
-  }
-  return broken as unknown as CompiledResources;
-}
-
 /** The config text: the public route first (its `prefix` line last, where the writer pauses), then /admin. */
 function configText(generation: string, admin: 'protected' | 'public' = 'protected'): string {
   const base = { ...portcullis.baseConfig() };
@@ -108,7 +90,8 @@ before(async () => {
       metrics_basic_auth: Buffer.from(CREDENTIALS).toString('base64'),
       routes: [{ from: `https://${HOST}`, to: upstream.url, allow_public_unauthenticated_access: true }],
     },
-    { afterCompile: nackable },
+    // In the build worker, as in production: the seam is a module it imports.
+    { afterCompileModule: new URL('../support/nackable-seam.ts', import.meta.url).href },
   );
   renameInto(configText('1'));
   await waitFor(async () => (await generation()) === '1', { what: 'generation 1 to serve' });
@@ -166,20 +149,19 @@ describe('reload safety (issue 33 items 13 and 15)', () => {
     await waitFor(async () => (await generation()) === '4', { what: 'generation 4 to serve' });
     const failures = portcullis.running.reloader.current().failures;
     const failedMetric = await failedReloadsMetric();
-    breakRoutes = true;
-    try {
-      renameInto(configText('5', 'public'));
-      await waitFor(async () => portcullis.running.reloader.current().failures > failures, {
-        what: 'the NACKed reload to count as failed',
-        timeoutMs: 15_000,
-      });
-    } finally {
-      breakRoutes = false;
-    }
+    renameInto(configText(`${NACK_MARKER}5`, 'public'));
+    await waitFor(async () => portcullis.running.reloader.current().failures > failures, {
+      what: 'the NACKed reload to count as failed',
+      timeoutMs: 15_000,
+    });
     const logged = portcullis.logs.find(
       (r) => r.level === 'error' && JSON.stringify(r.obj).includes('"stage":"envoy"'),
     );
     assert.ok(logged, 'the failed reload is logged at error, stage envoy');
+    assert.ok(
+      portcullis.logs.some((r) => r.msg?.startsWith('config reloaded') === true && 'chunks' in r.obj),
+      'the builds ran in the build worker (their reload lines count the delta chunks)',
+    );
     assert.match(
       JSON.stringify(logged.obj),
       /rejected the routes of version [0-9a-f]+: .*a\{1001\}|rejected the routes/,

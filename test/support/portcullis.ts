@@ -65,6 +65,8 @@ export async function startPortcullis(
     logger?: Logger & { level?: string };
     /** Test seam at the compile stage (StartOptions.afterCompile). */
     afterCompile?: AllInOneOptions['afterCompile'];
+    /** The same, as a module the build worker imports (StartOptions.afterCompileModule). */
+    afterCompileModule?: string;
   } = {},
 ): Promise<TestPortcullis> {
   const dir = mkdtempSync(join(tmpdir(), 'portcullis-test-'));
@@ -96,6 +98,7 @@ export async function startPortcullis(
     reloadSettleMs: 20,
     ...(options.idpTimeoutMs === undefined ? {} : { idpTimeoutMs: options.idpTimeoutMs }),
     ...(options.afterCompile === undefined ? {} : { afterCompile: options.afterCompile }),
+    ...(options.afterCompileModule === undefined ? {} : { afterCompileModule: options.afterCompileModule }),
   });
   recordSnapshots(running.store);
   const adminUrl = `http://127.0.0.1:${adminPort}`;
