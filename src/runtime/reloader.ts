@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { errorMessage, formatProblem, ValidationError, type Problem } from '../shared/errors.js';
+import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { TranslateExternals } from '../translate/from-file.js';
 import {
@@ -15,6 +15,7 @@ import { newlyPublic, type NewlyPublic } from './exposure.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
+import { buildSafely, buildSafelyYielding, crashedBuild, publishInOrder } from './safe-build.js';
 import type { BuildSubscriber, PublishedBuild, ReloadResult } from './subscribers.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
 import { logNewlyPublic, logVerdict, rejectedBuild, type DeltaStats } from './reload-log.js';
@@ -141,7 +142,7 @@ export class Reloader {
     const started = performance.now();
     const built =
       this.worker === undefined
-        ? this.inThread(await this.buildSafelyYielding(() => buildYielding(this.input())))
+        ? this.inThread(await buildSafelyYielding(() => buildYielding(this.input()), this.filesKnown()))
         : (await this.inWorker()).result;
     return this.takeInitial(built, started);
   }
@@ -166,7 +167,7 @@ export class Reloader {
   reload(read?: ReadonlyMap<string, Buffer>): ReloadResult {
     const started = performance.now();
     return this.finish(
-      this.inThread(this.buildSafely(() => build(this.input(read), this.threadBase))),
+      this.inThread(buildSafely(() => build(this.input(read), this.threadBase), this.filesKnown())),
       started,
     ).result;
   }
@@ -188,7 +189,10 @@ export class Reloader {
         const done = await this.inWorker(read);
         return this.closed ? undefined : this.finish(done.result, started, done);
       }
-      const built = await this.buildSafelyYielding(() => buildYielding(this.input(read), this.threadBase));
+      const built = await buildSafelyYielding(
+        () => buildYielding(this.input(read), this.threadBase),
+        this.filesKnown(),
+      );
       return this.closed ? undefined : this.finish(this.inThread(built), started);
     });
     this.queue = next.catch(() => undefined);
@@ -314,7 +318,7 @@ export class Reloader {
     void this.worker?.close();
   }
 
-  /** One pass in the build worker; a worker that failed becomes a failed build (see `crashed`). */
+  /** One pass in the build worker; a worker that failed becomes a failed build (see `crashedBuild`). */
   private async inWorker(
     read?: ReadonlyMap<string, Buffer>,
   ): Promise<Pick<WorkerBuild, 'result' | 'opened' | 'chunks' | 'longestApplyMs' | 'receiveMs'>> {
@@ -329,7 +333,13 @@ export class Reloader {
         ...(read === undefined ? {} : { read }),
       });
     } catch (err) {
-      return { result: this.crashed(err), opened: [], chunks: 0, longestApplyMs: 0, receiveMs: 0 };
+      return {
+        result: crashedBuild(err, this.filesKnown()),
+        opened: [],
+        chunks: 0,
+        longestApplyMs: 0,
+        receiveMs: 0,
+      };
     }
   }
 
@@ -360,62 +370,14 @@ export class Reloader {
     };
   }
 
-  /**
-   * One pass of the pipeline that cannot throw: the stages report problems rather than throw, but
-   * a bug that throws anyway (a stack overflow on input no limit caught, say) becomes a failed
-   * build here, so a reload started from the watcher's timer can never end the process, and the
-   * last good config keeps serving.
-   */
-  private buildSafely(pass: () => BuildResult): BuildResult {
-    try {
-      return pass();
-    } catch (err) {
-      return this.crashed(err);
-    }
+  /** The files a failed pass names (the last good build's, else the config file). */
+  private filesKnown(): readonly string[] {
+    return this.lastGood?.filesRead ?? [this.options.configPath];
   }
 
-  /** `buildSafely` for a pass that yields (`buildYielding`). */
-  private async buildSafelyYielding(pass: () => Promise<BuildResult>): Promise<BuildResult> {
-    try {
-      return await pass();
-    } catch (err) {
-      return this.crashed(err);
-    }
-  }
-
-  /** The failed build standing for a pass that threw. */
-  private crashed(err: unknown): FailedBuild {
-    return {
-      ok: false,
-      stage: 'parse',
-      problems: [{ path: '', message: `the config could not be processed: ${errorMessage(err)}` }],
-      warnings: [],
-      filesRead: this.lastGood?.filesRead ?? [this.options.configPath],
-    };
-  }
-
-  /**
-   * Hands `result` to each subscriber in order. One that throws stops the build there and turns it
-   * into a failed one (stage `publish`), so the subscribers after it (Envoy's snapshot last) never
-   * see a build an earlier one could not take.
-   */
+  /** Hands `result` to every subscriber in order (see `publishInOrder`). */
   private publish(result: PublishedBuild): ReloadResult {
-    for (const subscriber of this.subscribers) {
-      try {
-        subscriber.publish(result);
-      } catch (err) {
-        return {
-          ok: false,
-          stage: 'publish',
-          problems: [
-            { path: '', message: `${subscriber.name} could not take the config: ${errorMessage(err)}` },
-          ],
-          warnings: result.warnings,
-          filesRead: result.filesRead,
-        };
-      }
-    }
-    return result;
+    return publishInOrder(this.subscribers, result);
   }
 
   private accept(result: PublishedBuild): void {
