@@ -19,7 +19,8 @@ import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
 import { compileRe2 } from '../shared/re2.js';
 import type { LocatedRoute, RouteLocator } from './http/types.js';
 
-interface CompiledRoute {
+/** One route compiled: its matchers, as Envoy matches them. */
+export interface CompiledRoute {
   readonly route: IRRoute;
   /** The route's `:authority` regex (true when it has none). */
   readonly authority: (host: string) => boolean;
@@ -39,9 +40,39 @@ export interface CompiledHost {
 /** A RouteLocator with what it compiled, which the next build's locator may reuse. */
 export interface CompiledRouteLocator extends RouteLocator {
   readonly hosts: readonly CompiledHost[];
+  /** How it picks a host by name: what the next build's locator patches (see `createRouteLocator`). */
+  readonly index: HostIndex;
 }
 
-interface Wildcard {
+/**
+ * The virtual hosts of one IR by domain, as Envoy picks them: exact domains (the first host in
+ * config order that names one), `*.suffix` and `prefix.*` wildcards longest first (config order
+ * among equal lengths), and the first `*`.
+ */
+export interface HostIndex {
+  /** The IR indexed (compared by identity with `HostChanges.base`). */
+  readonly ir: IR;
+  readonly hosts: readonly CompiledHost[];
+  readonly exact: ReadonlyMap<string, readonly CompiledRoute[]>;
+  readonly suffixes: readonly Wildcard[];
+  readonly prefixes: readonly Wildcard[];
+  readonly fallback: readonly CompiledRoute[] | undefined;
+  /** No exact domain is named twice (by two hosts or one twice): only then can the index be patched. */
+  readonly exactUnique: boolean;
+}
+
+/**
+ * The virtual hosts a build changed, added or removed (by name) relative to the IR `base`
+ * (runtime's `BuildChanges`, which this folder cannot import): every other host of the new IR is
+ * the very object `base` holds.
+ */
+export interface HostChanges {
+  readonly base: IR;
+  readonly virtualHosts: ReadonlySet<string>;
+}
+
+/** A wildcard domain without its `*`, with the routes of the host that names it. */
+export interface Wildcard {
   readonly affix: string;
   readonly routes: readonly CompiledRoute[];
 }
@@ -60,12 +91,34 @@ interface Wildcard {
  * `previous` (the last build's locator) lends what it compiled: a virtual host that is the very
  * object it was compiled from keeps its matchers (compiling is a function of the host alone), so
  * a reload compiles only the hosts it changed and the result is what a locator from scratch gives.
+ * With `changes` whose `base` is the IR `previous` was built from, the exact-domain map is
+ * `previous`'s copied and patched for the named hosts only (`patchedIndex`); the map's iteration
+ * order then differs from a full build's, which nothing reads (it is only looked up).
  */
-export function createRouteLocator(ir: IR, previous?: CompiledRouteLocator): CompiledRouteLocator {
+export function createRouteLocator(
+  ir: IR,
+  previous?: CompiledRouteLocator,
+  changes?: HostChanges,
+): CompiledRouteLocator {
+  const index =
+    (previous !== undefined &&
+    changes !== undefined &&
+    changes.base === previous.index.ir &&
+    previous.index.exactUnique &&
+    // Most hosts changed: building afresh costs less than deleting and adding every domain.
+    changes.virtualHosts.size <= Math.max(64, previous.hosts.length / 8)
+      ? patchedIndex(ir, previous, changes.virtualHosts)
+      : undefined) ?? fullIndex(ir, previous);
+  return locatorOver(ir, index);
+}
+
+/** Every host's domains indexed afresh (a host `previous` compiled from the same object is lent). */
+function fullIndex(ir: IR, previous: CompiledRouteLocator | undefined): HostIndex {
   const exact = new Map<string, readonly CompiledRoute[]>();
   const suffixes: Wildcard[] = [];
   const prefixes: Wildcard[] = [];
   let fallback: readonly CompiledRoute[] | undefined;
+  let exactUnique = true;
   const hosts: CompiledHost[] = [];
   const lent = previous === undefined ? undefined : hostFinder(previous.hosts);
   for (const [index, vhost] of ir.virtualHosts.entries()) {
@@ -77,10 +130,64 @@ export function createRouteLocator(ir: IR, previous?: CompiledRouteLocator): Com
       else if (domain.startsWith('*')) suffixes.push({ affix: domain.slice(1), routes });
       else if (domain.endsWith('*')) prefixes.push({ affix: domain.slice(0, -1), routes });
       else if (!exact.has(domain)) exact.set(domain, routes);
+      else exactUnique = false;
     }
   }
   suffixes.sort((a, b) => b.affix.length - a.affix.length);
   prefixes.sort((a, b) => b.affix.length - a.affix.length);
+  return { ir, hosts, exact, suffixes, prefixes, fallback, exactUnique };
+}
+
+/**
+ * `previous`'s index with the hosts named in `names` compiled again from `ir` (the others are
+ * `previous`'s very objects, in the same relative order) and the named hosts `ir` lacks dropped:
+ * a copy of the exact-domain map plus the named hosts. Undefined (index in full) when that could
+ * not be exact: a named host, old or new, has a wildcard domain (their order is by length, then
+ * config order), a domain two hosts share (the first one in config order wins), or a host not
+ * named is not `previous`'s own.
+ */
+function patchedIndex(
+  ir: IR,
+  previous: CompiledRouteLocator,
+  names: ReadonlySet<string>,
+): HostIndex | undefined {
+  const was = previous.index;
+  const exact = new Map(was.exact);
+  for (const host of previous.hosts) {
+    if (!names.has(host.vhost.name)) continue;
+    for (const domain of host.domains) {
+      if (isWildcard(domain)) return undefined;
+      exact.delete(domain);
+    }
+  }
+  const hosts: CompiledHost[] = [];
+  let next = 0;
+  for (const vhost of ir.virtualHosts) {
+    if (!names.has(vhost.name)) {
+      while (next < previous.hosts.length && names.has((previous.hosts[next] as CompiledHost).vhost.name))
+        next++;
+      const host = previous.hosts[next++];
+      if (host?.vhost !== vhost) return undefined;
+      hosts.push(host);
+      continue;
+    }
+    const host = compileHost(vhost);
+    hosts.push(host);
+    for (const domain of host.domains) {
+      if (isWildcard(domain) || exact.has(domain)) return undefined;
+      exact.set(domain, host.routes);
+    }
+  }
+  return { ...was, ir, hosts, exact };
+}
+
+function isWildcard(domain: string): boolean {
+  return domain.startsWith('*') || domain.endsWith('*');
+}
+
+/** The locator over one index (see `createRouteLocator`). */
+function locatorOver(ir: IR, index: HostIndex): CompiledRouteLocator {
+  const { exact, suffixes, prefixes, fallback } = index;
   const authenticateHost = hostOf(ir.authorize.authenticateUrl);
   const scheme = ir.listener.tls === undefined ? 'http:' : 'https:';
   const front = frontOf(ir.authorize.authenticateUrl);
@@ -105,7 +212,8 @@ export function createRouteLocator(ir: IR, previous?: CompiledRouteLocator): Com
     fallback;
 
   return {
-    hosts,
+    hosts: index.hosts,
+    index,
     locate(url: URL): LocatedRoute | undefined {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
       if (url.username !== '' || url.password !== '') return undefined;

@@ -12,7 +12,7 @@ import { PortcullisError, errorMessage } from '../shared/errors.js';
 import type { AuthenticateSettings } from './types.js';
 import type { HandlerContext, ReplayGuard } from './http/types.js';
 import { createOwnServer } from './http/server.js';
-import { createRouteLocator, type CompiledRouteLocator } from './route-locator.js';
+import { createRouteLocator, type CompiledRouteLocator, type HostChanges } from './route-locator.js';
 import { ProviderRegistry } from './providers/registry.js';
 import { SessionRefresher, type RefreshLease, type RefreshOutcome } from './refresh/refresher.js';
 import { signInSettings } from './settings.js';
@@ -91,8 +91,9 @@ export class AuthenticateService {
   /**
    * Installs an accepted config: its settings, routes and identity-provider clients. Throws (the
    * reload then fails and the last good config keeps serving) when a client cannot be built.
+   * `changes` (the hosts the build changed relative to an earlier IR) lets the locator be patched.
    */
-  install(ir: IR, keys: KeyRing): void {
+  install(ir: IR, keys: KeyRing, changes?: HostChanges): void {
     if (ir.signIn === undefined) {
       this.installed = undefined;
       this.providers.update(new Map());
@@ -101,8 +102,9 @@ export class AuthenticateService {
     const settings = signInSettings(ir.signIn, keys);
     // Validation refuses http:// identity providers that are not on this machine.
     this.providers.update(settings.providers);
-    // The last config's locator lends the matchers of the virtual hosts this build kept.
-    const locator = createRouteLocator(ir, this.installed?.locator);
+    // The last config's locator lends the matchers of the virtual hosts this build kept; with
+    // `changes` from its IR, its domain index is patched for the hosts they name only.
+    const locator = createRouteLocator(ir, this.installed?.locator, changes);
     this.installed = { settings, ir, locator, handles: keys.handles };
   }
 

@@ -1,3 +1,4 @@
+import type { HostChanges } from './route-locator.js';
 import type { Telemetry } from '../contract/telemetry.js';
 import type { IR } from '../ir/types.js';
 import type { IRAddress } from '../ir/services.js';
@@ -22,7 +23,7 @@ export interface AuthenticateDeps {
   /** Deadline of each identity-provider call; absent: the service's default. */
   readonly idpTimeoutMs: number | undefined;
   /** Hands `install` every accepted build (the current one at once), in subscription order. */
-  readonly subscribe: (name: string, install: (ir: IR, keys: KeyRing) => void) => void;
+  readonly subscribe: (name: string, install: (ir: IR, keys: KeyRing, changes?: HostChanges) => void) => void;
 }
 
 /** The started authenticate service, and how to open its HTTP listener. */
@@ -46,6 +47,6 @@ export function startAuthenticate(deps: AuthenticateDeps): StartedAuthenticate {
     tracer: deps.tracer,
     ...(deps.tls === undefined ? {} : { tls: deps.tls }),
   });
-  deps.subscribe('authenticate', (ir, keys) => service.install(ir, keys));
+  deps.subscribe('authenticate', (ir, keys, changes) => service.install(ir, keys, changes));
   return { service, listen: (address) => service.listen(address.host, address.port) };
 }

@@ -1,6 +1,12 @@
 import type { IR } from '../ir/types.js';
 import { OverlayMap } from '../shared/overlay-map.js';
-import { buildAuthzState, hostFinder, type AuthzState, type RouteAuthz } from './authz-state.js';
+import {
+  buildAuthzState,
+  hostFinder,
+  type AuthzState,
+  type HostChanges,
+  type RouteAuthz,
+} from './authz-state.js';
 
 /**
  * Holds the authorization state across reloads. A new config's state is installed before its
@@ -18,18 +24,22 @@ export class AuthzStateHolder {
   /** Routes dropped since the last `release`, by id, with the policy each had last. */
   private retiring: ReadonlyMap<string, RouteAuthz> = new Map();
 
-  /** Compiles (reusing the last state's policies, see `buildAuthzState`) and installs the state for `ir`. */
-  install(ir: IR): void {
-    const next = buildAuthzState(ir, this.latest);
+  /**
+   * Compiles (reusing the last state's policies, see `buildAuthzState`) and installs the state for
+   * `ir`. With `changes` from the last installed IR, only the hosts it names are compared.
+   */
+  install(ir: IR, changes?: HostChanges): void {
     const previous = this.latest;
+    const next = buildAuthzState(ir, previous, changes);
     this.latest = next;
     const retiring = new Map<string, RouteAuthz>();
     for (const [id, route] of this.retiring) if (!next.routes.has(id)) retiring.set(id, route);
     // A route id the new config dropped belonged to a host it changed or dropped: a host it kept
-    // (the same object) keeps its routes.
+    // (the same object) keeps its routes. `changes` names every host that is not kept.
+    const named = changes !== undefined && changes.base === previous?.ir ? changes.virtualHosts : undefined;
     const kept = hostFinder(next.hosts);
     for (const [index, host] of (previous?.hosts ?? []).entries()) {
-      if (kept(host.vhost, index) !== undefined) continue;
+      if (named !== undefined ? !named.has(host.vhost.name) : kept(host.vhost, index) !== undefined) continue;
       for (const route of host.routes) if (!next.routes.has(route.id)) retiring.set(route.id, route);
     }
     this.retiring = retiring;

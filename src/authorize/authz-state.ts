@@ -49,6 +49,8 @@ export interface FastPathSettings {
  * the reference, so an in-flight Check finishes on the state it started with.
  */
 export interface AuthzState {
+  /** The IR this state was built from (compared by identity with `HostChanges.base`). */
+  readonly ir: IR;
   readonly routes: ReadonlyMap<string, RouteAuthz>;
   /**
    * Each IR virtual host of this config (the object itself) with its routes' entries: what the
@@ -58,6 +60,8 @@ export interface AuthzState {
   readonly hosts: readonly HostAuthz[];
   /** Each distinct policy of this config, compiled, by its content (JSON): what the next build reuses. */
   readonly policies: ReadonlyMap<string, CompiledPolicy>;
+  /** How many routes use each policy of `policies`: a patched state drops a policy at 0 (see `buildAuthzState`). */
+  readonly policyUses: ReadonlyMap<string, number>;
   /** `jwt_claims_headers` as [header name (lower case), claim name] pairs. */
   readonly claimHeaders: readonly (readonly [string, string])[];
   readonly authenticateUrl: string | undefined;
@@ -76,6 +80,16 @@ export interface AuthzState {
 }
 
 /**
+ * The virtual hosts a build changed, added or removed (by name) relative to the IR `base`
+ * (runtime's `BuildChanges`, which this folder cannot import): every other host of the new IR is
+ * the very object `base` holds.
+ */
+export interface HostChanges {
+  readonly base: IR;
+  readonly virtualHosts: ReadonlySet<string>;
+}
+
+/**
  * Compiles every route's policy from the IR into plain functions, once per config version, so no
  * parsing or I/O happens per request after this. A function of `ir` alone: `previous` (the last
  * state built) only lends what it built, so the result is exactly what a build from scratch
@@ -85,12 +99,29 @@ export interface AuthzState {
  * from `previous` by the policy's content (its JSON), so only new policies are compiled. So a
  * reload that changes one route costs that route plus a pass over the hosts (two Map inserts
  * per route).
+ *
+ * With `changes` whose `base` is the IR `previous` was built from, the state is `previous`'s maps
+ * copied and patched for the named hosts only (`patchedState`), so a one-route reload costs a
+ * copy of the maps, not a rebuild; the result equals the full build except for the maps'
+ * iteration order, which nothing reads (the maps are only looked up).
  */
-export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
+export function buildAuthzState(ir: IR, previous?: AuthzState, changes?: HostChanges): AuthzState {
+  const fastPath = fastPathSettings(ir);
+  if (
+    previous !== undefined &&
+    changes !== undefined &&
+    changes.base === previous.ir &&
+    // Most hosts changed: building afresh costs less than deleting and adding every entry.
+    changes.virtualHosts.size <= Math.max(64, previous.hosts.length / 8) &&
+    (previous.fastPath === undefined) === (fastPath === undefined)
+  ) {
+    const patched = patchedState(previous, changes.virtualHosts, ir.virtualHosts, fastPath !== undefined);
+    if (patched !== undefined) return { ...settingsOf(ir, fastPath), ...patched };
+  }
   const routes = new Map<string, RouteAuthz>();
   const policies = new Map<string, CompiledPolicy>();
+  const policyUses = new Map<string, number>();
   const hosts: HostAuthz[] = [];
-  const fastPath = fastPathSettings(ir);
   const reusable =
     previous !== undefined && (previous.fastPath === undefined) === (fastPath === undefined)
       ? hostFinder(previous.hosts)
@@ -102,14 +133,22 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
     const { routes: entries, policyKeys } = host;
     for (let i = 0; i < entries.length; i++) {
       const entry = entries[i] as RouteAuthz;
+      const key = policyKeys[i] as string;
       routes.set(entry.id, entry);
-      policies.set(policyKeys[i] as string, entry.policy);
+      policies.set(key, entry.policy);
+      policyUses.set(key, (policyUses.get(key) ?? 0) + 1);
     }
   }
+  return { ...settingsOf(ir, fastPath), routes, hosts, policies, policyUses };
+}
+
+/** The parts of a state that are functions of the IR's settings alone (no host). */
+function settingsOf(
+  ir: IR,
+  fastPath: FastPathSettings | undefined,
+): Omit<AuthzState, 'routes' | 'hosts' | 'policies' | 'policyUses'> {
   return {
-    routes,
-    hosts,
-    policies,
+    ir,
     claimHeaders: Object.entries(ir.authorize.claimHeaders).map(
       ([header, claim]) => [header.toLowerCase(), claim] as const,
     ),
@@ -123,6 +162,62 @@ export function buildAuthzState(ir: IR, previous?: AuthzState): AuthzState {
     jwksJson: ir.internal?.jwksJson,
     fastPath,
   };
+}
+
+/**
+ * `previous`'s hosts, routes and policies with the hosts named in `names` rebuilt from `vhosts`
+ * (the new IR's hosts, the others `previous`'s very objects in the same relative order) and the
+ * named hosts `vhosts` lacks dropped: the cost of copying the maps plus the named hosts. A policy
+ * goes with its last route (`policyUses`). Undefined (build in full) when the patch could not be
+ * exact: a route id two routes share (the full build keeps the last one's entry) or a host not
+ * named that is not `previous`'s own.
+ */
+function patchedState(
+  previous: AuthzState,
+  names: ReadonlySet<string>,
+  vhosts: readonly IRVirtualHost[],
+  replayOn: boolean,
+): Pick<AuthzState, 'routes' | 'hosts' | 'policies' | 'policyUses'> | undefined {
+  let previousCount = 0;
+  for (const host of previous.hosts) previousCount += host.routes.length;
+  if (previousCount !== previous.routes.size) return undefined;
+  const routes = new Map(previous.routes);
+  const policies = new Map(previous.policies);
+  const policyUses = new Map(previous.policyUses);
+  for (const host of previous.hosts) {
+    if (!names.has(host.vhost.name)) continue;
+    for (const [i, entry] of host.routes.entries()) {
+      routes.delete(entry.id);
+      const key = host.policyKeys[i] as string;
+      const uses = (policyUses.get(key) ?? 0) - 1;
+      if (uses > 0) policyUses.set(key, uses);
+      else {
+        policyUses.delete(key);
+        policies.delete(key);
+      }
+    }
+  }
+  const hosts: HostAuthz[] = [];
+  let next = 0;
+  for (const vhost of vhosts) {
+    if (!names.has(vhost.name)) {
+      while (next < previous.hosts.length && names.has((previous.hosts[next] as HostAuthz).vhost.name))
+        next++;
+      const host = previous.hosts[next++];
+      if (host?.vhost !== vhost) return undefined;
+      hosts.push(host);
+      continue;
+    }
+    const host = hostAuthz(vhost, replayOn, policies, previous.policies);
+    hosts.push(host);
+    for (const [i, entry] of host.routes.entries()) {
+      if (routes.has(entry.id)) return undefined;
+      routes.set(entry.id, entry);
+      const key = host.policyKeys[i] as string;
+      policyUses.set(key, (policyUses.get(key) ?? 0) + 1);
+    }
+  }
+  return { routes, hosts, policies, policyUses };
 }
 
 /**

@@ -3,6 +3,7 @@ import type { IR } from '../ir/types.js';
 import type { KeyRing } from '../keys/key-ring.js';
 import type { Logger } from '../shared/logger.js';
 import { AuthzStateHolder } from './authz-state-holder.js';
+import type { HostChanges } from './authz-state.js';
 import { createAuthorizer } from './authorizer.js';
 import { registerAuthorizationService, type Authorizer } from './ext-authz/authorization-service.js';
 import { AssertionSigner } from './identity/assertion-cache.js';
@@ -47,9 +48,10 @@ export class AuthorizeService {
   /**
    * Installs an accepted build: its policies, claim headers and keys. The assertion signer (and
    * its cache of signed assertions) is kept while the signing key, claims and groups filter stay;
-   * cached decision tokens never outlive the config they were minted under.
+   * cached decision tokens never outlive the config they were minted under. `changes` (the hosts
+   * the build changed relative to an earlier IR, see `HostChanges`) lets the state be patched.
    */
-  install(ir: IR, keys: KeyRing): void {
+  install(ir: IR, keys: KeyRing, changes?: HostChanges): void {
     const claimNames = Object.values(ir.authorize.claimHeaders);
     const groups = ir.authorize.groupsFilter;
     const sameSigner =
@@ -66,7 +68,7 @@ export class AuthorizeService {
       );
     }
     this.keys = keys;
-    this.holder.install(ir);
+    this.holder.install(ir, changes);
     this.decisions.clear();
   }
 

@@ -6,6 +6,7 @@ import type { SessionStore } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { SpanStarter } from '../shared/trace-context.js';
 import { AuthorizeService } from './service.js';
+import type { HostChanges } from './authz-state.js';
 
 /** What the authorize service needs from the process that runs it. */
 export interface AuthorizeDeps {
@@ -18,7 +19,7 @@ export interface AuthorizeDeps {
   readonly telemetry: Telemetry;
   readonly tracer: SpanStarter;
   /** Hands `install` every accepted build (the current one at once), in subscription order. */
-  readonly subscribe: (name: string, install: (ir: IR, keys: KeyRing) => void) => void;
+  readonly subscribe: (name: string, install: (ir: IR, keys: KeyRing, changes?: HostChanges) => void) => void;
   /**
    * Until when (Unix ms) Envoy refuses a decision session's tokens (the fast path's revocations);
    * the authorizer mints none for it before then. Absent: no revocation known here.
@@ -37,7 +38,7 @@ export function startAuthorize(deps: AuthorizeDeps): AuthorizeService {
     deps.logger,
     deps.revokedUntil === undefined ? {} : { revokedUntil: deps.revokedUntil },
   );
-  deps.subscribe('authorize', (ir, keys) => service.install(ir, keys));
+  deps.subscribe('authorize', (ir, keys, changes) => service.install(ir, keys, changes));
   service.register(deps.grpcServer, deps.envoyCredential, deps.telemetry, deps.tracer);
   return service;
 }

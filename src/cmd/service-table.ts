@@ -6,6 +6,7 @@ import type { DerivedTls } from '../pki/derived-tls.js';
 import type { Logger } from '../shared/logger.js';
 import type { ServiceName } from '../shared/service-names.js';
 import type { Reloader } from '../runtime/reloader.js';
+import type { BuildChanges } from '../runtime/subscribers.js';
 import type { SessionStack } from '../databroker/stack.js';
 import { startDatabroker } from '../databroker/start.js';
 import { startAuthorize } from '../authorize/start.js';
@@ -127,8 +128,11 @@ export const SERVICE_STARTS: Readonly<Record<ServiceName, (process: ProcessParts
 };
 
 /** A service's `subscribe`: the reload loop hands it each accepted build's IR and key ring. */
-function installer(reloader: Reloader): (name: string, install: (ir: IR, keys: KeyRing) => void) => void {
-  return (name, install) => reloader.subscribe({ name, publish: (build) => install(build.ir, build.keys) });
+function installer(
+  reloader: Reloader,
+): (name: string, install: (ir: IR, keys: KeyRing, changes?: BuildChanges) => void) => void {
+  return (name, install) =>
+    reloader.subscribe({ name, publish: (build) => install(build.ir, build.keys, build.changes) });
 }
 
 /** `value`, which the process opens for every service that uses it (a wiring bug otherwise). */

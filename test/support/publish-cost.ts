@@ -173,8 +173,8 @@ async function main(): Promise<void> {
     subscribe: (_name, publish) => xdsSubscribers.push((b) => publish(b.snapshot)),
   });
   const subscribers: [string, (build: PublishedBuild) => void][] = [
-    ['authorize', (b) => authorize.install(b.ir, b.keys)],
-    ['authenticate', (b) => authenticate.install(b.ir, b.keys)],
+    ['authorize', (b) => authorize.install(b.ir, b.keys, b.changes)],
+    ['authenticate', (b) => authenticate.install(b.ir, b.keys, b.changes)],
     ['xds', (b) => xdsSubscribers.forEach((publish) => publish(b))],
   ];
   const port = await new Promise<number>((resolve, reject) =>

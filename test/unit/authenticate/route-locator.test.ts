@@ -191,3 +191,84 @@ test('a locator built from the previous one answers as one built fresh, and keep
   assert.equal(kept.hosts[1], first.hosts[1], 'an unchanged host keeps its compiled matchers');
   assert.notEqual(kept.hosts[0], first.hosts[0], 'a changed host is compiled again');
 });
+
+test('a locator patched from `changes` equals a fresh one; wildcards, shared domains and a stale base index in full', () => {
+  const urls = [
+    'https://app.example.com/api/x',
+    'https://app.example.com/',
+    'https://x.example.com/y',
+    'https://x.b.example.com/r/12',
+    'https://intranet.corp/z',
+    'https://abcz.test/',
+    'https://new.example.net/',
+    'https://lb.example.org:8443/',
+    'https://slow.example.org/aaa',
+  ];
+  const ids = (routes: readonly { readonly route: { readonly id: string } }[] | undefined): unknown =>
+    routes?.map((r) => r.route.id);
+  const content = (locator: ReturnType<typeof createRouteLocator>): unknown => ({
+    answers: urls.map((url) => [locator.locate(new URL(url)), locator.serves(new URL(url))]),
+    hosts: locator.hosts.map((host) => [host.vhost, host.domains, ids(host.routes)]),
+    exact: [...locator.index.exact].map(([domain, routes]) => [domain, ids(routes)]).sort(),
+    suffixes: locator.index.suffixes.map((w) => [w.affix, ids(w.routes)]),
+    prefixes: locator.index.prefixes.map((w) => [w.affix, ids(w.routes)]),
+    fallback: ids(locator.index.fallback),
+    exactUnique: locator.index.exactUnique,
+  });
+  const first = createRouteLocator(ir);
+  const [app, ...rest] = ir.virtualHosts;
+  assert.ok(app !== undefined);
+  const changedApp = { ...app, routes: [route('exact-root', { kind: 'path', value: '/' })] } as typeof app;
+  const added = {
+    name: 'new.example.net',
+    domains: ['NEW.example.net'],
+    routes: [route('added', { kind: 'prefix', value: '/' })],
+  } as unknown as typeof app;
+  const patchable: [string, IR, string[]][] = [
+    ['one host changed', { ...ir, virtualHosts: [changedApp, ...rest] }, [app.name]],
+    ['one host added first', { ...ir, virtualHosts: [added, app, ...rest] }, [added.name]],
+    [
+      'a host removed',
+      { ...ir, virtualHosts: [app, ...rest.filter((h) => h.name !== 'lb.example.org')] },
+      ['lb.example.org'],
+    ],
+  ];
+  for (const [name, next, named] of patchable) {
+    const patched = createRouteLocator(next, first, { base: ir, virtualHosts: new Set(named) });
+    assert.deepEqual(content(patched), content(createRouteLocator(next)), name);
+    assert.equal(
+      patched.index.suffixes,
+      first.index.suffixes,
+      `${name}: patched, wildcards kept as they were`,
+    );
+    assert.notEqual(patched.index.exact, first.index.exact, `${name}: the previous map is copied`);
+  }
+  const suffixHost = rest[0];
+  assert.ok(suffixHost !== undefined && suffixHost.domains[0] === '*.example.com');
+  const full: [string, IR, string[], IR][] = [
+    ['a wildcard host removed', { ...ir, virtualHosts: [app, ...rest.slice(1)] }, [suffixHost.name], ir],
+    [
+      'a domain another host names',
+      { ...ir, virtualHosts: [app, ...rest, { ...added, domains: ['app.example.com'] }] },
+      [added.name],
+      ir,
+    ],
+    [
+      'a base that is not the previous IR',
+      { ...ir, virtualHosts: [changedApp, ...rest] },
+      [app.name],
+      { ...ir },
+    ],
+  ];
+  for (const [name, next, named, base] of full) {
+    const built = createRouteLocator(next, first, { base, virtualHosts: new Set(named) });
+    assert.deepEqual(content(built), content(createRouteLocator(next)), name);
+    assert.notEqual(built.index.suffixes, first.index.suffixes, `${name}: indexed in full`);
+  }
+  // A locator whose IR names a domain twice is never patched (the first host's must win).
+  const shared = createRouteLocator({
+    ...ir,
+    virtualHosts: [...ir.virtualHosts, { ...added, domains: ['app.example.com'] }],
+  });
+  assert.equal(shared.index.exactUnique, false);
+});

@@ -5,7 +5,7 @@ import { test } from 'node:test';
 import { buildAuthzState } from '../../../src/authorize/authz-state.js';
 import { AuthzStateHolder } from '../../../src/authorize/authz-state-holder.js';
 import { parseConfig } from '../../../src/config/parse-config.js';
-import type { IR } from '../../../src/ir/types.js';
+import type { IR, IRVirtualHost } from '../../../src/ir/types.js';
 import { OverlayMap } from '../../../src/shared/overlay-map.js';
 import { translate } from '../../../src/translate/translate.js';
 import { withDecisionName } from '../../../src/translate/decision-name.js';
@@ -259,4 +259,113 @@ test('a host handed over as the same object keeps its entries; a changed one is 
     first.hosts[1]?.routes[0]?.policy,
     'its policy lent by content',
   );
+});
+
+/** `stateContent` with the maps as sets (a patched state's maps iterate in another order: nothing reads it). */
+function unorderedContent(state: ReturnType<typeof buildAuthzState>): unknown {
+  const content = stateContent(state) as { routes: { id: string }[] };
+  return {
+    ...content,
+    routes: [...content.routes].sort((a, b) => a.id.localeCompare(b.id)),
+    policies: [...state.policies.keys()].sort(),
+    uses: [...state.policyUses].sort(([a], [b]) => a.localeCompare(b)),
+  };
+}
+
+test('a state patched from `changes` equals a fresh one: hosts changed, added, removed; base mismatch builds in full', () => {
+  const route = (i: number, users = [`u${i % 3}@example.com`]): Record<string, unknown> => ({
+    from: `https://h${i}.test`,
+    to: `http://10.0.0.${i + 1}:8080`,
+    allowed_users: users,
+  });
+  const base = irOf(Array.from({ length: 8 }, (_, i) => route(i)));
+  const first = buildAuthzState(base);
+  const keep = (ir: IR): IR => ({
+    ...ir,
+    virtualHosts: ir.virtualHosts.map(
+      (vhost) =>
+        base.virtualHosts.find(
+          (was) => was.name === vhost.name && JSON.stringify(was) === JSON.stringify(vhost),
+        ) ?? vhost,
+    ),
+  });
+  const named = (ir: IR): Set<string> => {
+    const names = new Set<string>();
+    for (const vhost of ir.virtualHosts) if (!base.virtualHosts.includes(vhost)) names.add(vhost.name);
+    for (const vhost of base.virtualHosts) if (!ir.virtualHosts.includes(vhost)) names.add(vhost.name);
+    return names;
+  };
+  const cases: [string, IR][] = [
+    [
+      'one route changed (a policy only it had)',
+      keep(irOf(Array.from({ length: 8 }, (_, i) => route(i, i === 3 ? ['x@example.com'] : undefined)))),
+    ],
+    [
+      'one host added in the middle',
+      keep(
+        irOf([
+          ...Array.from({ length: 4 }, (_, i) => route(i)),
+          route(20, ['new@example.com']),
+          ...Array.from({ length: 4 }, (_, i) => route(i + 4)),
+        ]),
+      ),
+    ],
+    [
+      'hosts removed',
+      keep(irOf(Array.from({ length: 8 }, (_, i) => route(i)).filter((_, i) => i % 3 !== 1))),
+    ],
+    [
+      'the last users of a policy removed',
+      keep(irOf(Array.from({ length: 8 }, (_, i) => route(i)).filter((_, i) => i % 3 !== 2))),
+    ],
+  ];
+  for (const [name, ir] of cases) {
+    const changes = { base, virtualHosts: named(ir) };
+    assert.ok(changes.virtualHosts.size > 0 && changes.virtualHosts.size < 8, name);
+    const patched = buildAuthzState(ir, first, changes);
+    assert.deepEqual(unorderedContent(patched), unorderedContent(buildAuthzState(ir)), name);
+    // Kept hosts are the previous state's very entries (patched, not rebuilt).
+    const kept = patched.hosts.filter((host) => first.hosts.includes(host)).length;
+    assert.equal(kept, ir.virtualHosts.filter((vhost) => base.virtualHosts.includes(vhost)).length, name);
+    assert.notEqual(patched.routes, first.routes, `${name}: the previous map is copied, not changed`);
+    assert.equal(first.routes.size, 8, `${name}: the previous state is untouched`);
+  }
+  // A base that is not the previous state's IR: changes are ignored (built in full, still exact).
+  const [name, ir] = cases[0] as [string, IR];
+  const stale = buildAuthzState(ir, first, { base: irOf([route(0)]), virtualHosts: new Set() });
+  assert.deepEqual(stateContent(stale), stateContent(buildAuthzState(ir)), `${name}, base mismatch`);
+  // A route id two hosts would share: the patch cannot be exact, the full build keeps the last one's.
+  const clash = {
+    ...base,
+    virtualHosts: [...base.virtualHosts, { ...(base.virtualHosts[0] as IRVirtualHost), name: 'clash' }],
+  };
+  const clashed = buildAuthzState(clash, first, { base, virtualHosts: new Set(['clash']) });
+  assert.deepEqual(stateContent(clashed), stateContent(buildAuthzState(clash)), 'shared route id');
+  // The fast path turned on with one host named: every entry changes, so built in full.
+  const authorizeOn = { ...base.authorize, decisionTokenLifetimeMs: 60_000 };
+  const on: IR = { ...base, authorize: authorizeOn };
+  const stateOn = buildAuthzState(on, first, {
+    base,
+    virtualHosts: new Set([base.virtualHosts[0]?.name ?? '']),
+  });
+  assert.deepEqual(stateContent(stateOn), stateContent(buildAuthzState(on)), 'fast path on');
+});
+
+test('the holder retires the routes of the hosts `changes` names and the new config dropped', () => {
+  const ir = irOf([
+    { from: 'https://a.test', to: 'http://10.0.0.1:8080', allowed_users: ['a@example.com'] },
+    { from: 'https://b.test', to: 'http://10.0.0.2:8080', allowed_users: ['b@example.com'] },
+  ]);
+  const holder = new AuthzStateHolder();
+  holder.install(ir);
+  const [a, b] = ir.virtualHosts;
+  assert.ok(a !== undefined && b !== undefined);
+  const dropped = b.routes[0]?.id ?? '';
+  const next: IR = { ...ir, virtualHosts: [a] };
+  holder.install(next, { base: ir, virtualHosts: new Set([b.name]) });
+  assert.equal(holder.state().routes.get(dropped)?.id, dropped, 'b kept until release');
+  assert.equal(holder.state().routes.size, 2);
+  holder.release();
+  assert.equal(holder.state().routes.get(dropped), undefined);
+  assert.equal(holder.state().routes.size, 1);
 });
