@@ -26,12 +26,13 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  * only after every stream reported that its Envoy holds routes without it (`AdsStreamEvent`).
  *
  * Chunking: a type's changes are split so no response exceeds `maxMessageBytes`; each chunk has its
- * own nonce and all chunks are sent without waiting for ACKs (a large push spread over turns of the
-event loop, in order: `StreamBase.sendQueued`). That is correct because
+ * own nonce and is marked sent when it is queued, without waiting for ACKs. That is correct because
  * a delta response only adds, updates or removes the resources it names (never implies deletion of
  * others [2]), Envoy applies and ACKs each response in arrival order, and every ACK/NACK names its
- * chunk by nonce [3], so several may be outstanding. Waiting for each ACK would add a round trip
- * per chunk and hold back the next types of the push.
+ * chunk by nonce [3], so several may be outstanding. Only the writes are paced
+ * (`StreamBase.sendQueued`): over turns of the event loop, and at most a couple of responses (or
+ * one full chunk) written and not yet answered, so an Envoy spending seconds on each CDS chunk does
+ * not have the rest queued ahead of the keepalive PING; the order never changes.
  *
  * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#xds-protocol-eventual-consistency-considerations
  * [2] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#grouping-resources-into-responses
@@ -150,26 +151,30 @@ export class DeltaStream extends StreamBase<DeltaRequest> {
     const nonce = this.nextNonce();
     let estimate = 0;
     for (const r of upserts) estimate += deltaSizeOf(prepared.typeUrl, r);
-    const sent = this.sendQueued(() => {
-      const bytes = encodeDeltaResponse({
-        system_version_info: prepared.version,
-        type_url: prepared.typeUrl,
-        resources: upserts.map((r) => deltaResourceOf(prepared.typeUrl, r)),
-        removed_resources: removals,
-        nonce,
-      });
-      this.log.debug(
-        {
-          type: SHORT_NAMES[state.type],
+    const sent = this.sendQueued(
+      nonce,
+      () => {
+        const bytes = encodeDeltaResponse({
+          system_version_info: prepared.version,
+          type_url: prepared.typeUrl,
+          resources: upserts.map((r) => deltaResourceOf(prepared.typeUrl, r)),
+          removed_resources: removals,
           nonce,
-          upserts: upserts.length,
-          removals: removals.length,
-          bytes: bytes.length,
-        },
-        'xDS: delta response sent',
-      );
-      return bytes;
-    }, estimate);
+        });
+        this.log.debug(
+          {
+            type: SHORT_NAMES[state.type],
+            nonce,
+            upserts: upserts.length,
+            removals: removals.length,
+            bytes: bytes.length,
+          },
+          'xDS: delta response sent',
+        );
+        return bytes;
+      },
+      estimate,
+    );
     if (!sent) return false;
     if (!state.markSent(nonce, upserts, removals)) {
       this.log.warn(

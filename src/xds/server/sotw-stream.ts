@@ -27,7 +27,8 @@ import type { AdsStream, StreamContext } from './stream-base.js';
  *   for this stream.
  * - A new version is sent even while an older response of the type awaits its ACK; the older nonce
  *   becomes stale. Waiting instead would let EDS/LDS/RDS overtake a pending CDS and break the
- *   make-before-break order; Envoy ACKs every response in order, so nothing is lost.
+ *   make-before-break order; Envoy ACKs every response in order, so nothing is lost. (The
+ *   writes themselves are paced by those ACKs, in order: `StreamBase.sendQueued`.)
  * - A stream alone cannot make-before-break a cluster removal (the CDS full set that drops a
  *   cluster would go before the RDS that stops using it); the runtime never publishes such a
  *   snapshot before every stream reported (`AdsStreamEvent`) that it holds routes without it
@@ -120,28 +121,32 @@ export class SotwStream extends StreamBase<SotwRequest> {
     let estimate = 0;
     if (plan.names === undefined) for (const r of prepared.list) estimate += r.bytes.length;
     else for (const name of plan.names) estimate += prepared.byName.get(name)?.bytes.length ?? 0;
-    const sent = this.sendQueued(() => {
-      const bytes =
-        plan.names === undefined
-          ? withNonce(prepared.fullSotwBody(), nonce)
-          : encodeSotwResponse({
-              version_info: plan.version,
-              type_url: prepared.typeUrl,
-              resources: plan.names
-                .map((name) => prepared.byName.get(name))
-                .filter(isPrepared)
-                .map((resource) => anyOf(prepared.typeUrl, resource)),
-              nonce,
-            });
-      if (bytes.length > this.ctx.maxMessageBytes) {
-        // LDS, CDS and SRDS responses must be complete (RDS/EDS are split); say so loudly.
-        this.log.warn(
-          { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
-          'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',
-        );
-      }
-      return bytes;
-    }, estimate);
+    const sent = this.sendQueued(
+      nonce,
+      () => {
+        const bytes =
+          plan.names === undefined
+            ? withNonce(prepared.fullSotwBody(), nonce)
+            : encodeSotwResponse({
+                version_info: plan.version,
+                type_url: prepared.typeUrl,
+                resources: plan.names
+                  .map((name) => prepared.byName.get(name))
+                  .filter(isPrepared)
+                  .map((resource) => anyOf(prepared.typeUrl, resource)),
+                nonce,
+              });
+        if (bytes.length > this.ctx.maxMessageBytes) {
+          // LDS, CDS and SRDS responses must be complete (RDS/EDS are split); say so loudly.
+          this.log.warn(
+            { type: SHORT_NAMES[state.type], bytes: bytes.length, max: this.ctx.maxMessageBytes },
+            'xDS: SotW response exceeds maxMessageBytes; Envoy may reject it (use delta xDS)',
+          );
+        }
+        return bytes;
+      },
+      estimate,
+    );
     if (!sent) return;
     state.markSent(plan, nonce);
     this.ctx.metrics.responseSent(state.type);

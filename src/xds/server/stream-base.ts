@@ -22,7 +22,36 @@ export interface StreamContext {
   readonly newStreamId: () => number;
   /** Hands an event to the server's listeners (see `AdsStreamEvent`). */
   readonly emit: (event: AdsStreamEvent) => void;
+  /** How writes wait for the client's answers; `DEFAULT_PACING` when unset (tests shorten it). */
+  readonly pacing?: StreamPacing;
 }
+
+/**
+ * How many written responses a stream leaves unanswered before the next one waits for an answer
+ * (see `StreamBase.sendQueued`).
+ */
+export interface StreamPacing {
+  /** Written responses not yet answered, at most (at least one is always allowed). */
+  readonly maxUnanswered: number;
+  /** Their bytes, at most, counting the next one (at least one response is always allowed). */
+  readonly maxUnansweredBytes: number;
+  /** Milliseconds without an answer after which the next response is written anyway. */
+  readonly valveMs: number;
+}
+
+/**
+ * Pacing in production. Bytes are what costs Envoy time (seconds per 4 MiB CDS chunk at 50,000
+ * routes), so the bound is one full chunk (4 MiB, the default `maxMessageBytes`) unanswered at a
+ * time: Envoy never has more than about one chunk's work queued ahead of the server's keepalive
+ * PING, which it must answer within 10 s or the connection is dropped (grpc/grpc-limits.ts). A
+ * small push (CDS, EDS, LDS, RDS of a few KiB) stays within both bounds and goes out at once, as
+ * before. 5 s without an answer writes the next anyway.
+ */
+export const DEFAULT_PACING: StreamPacing = {
+  maxUnanswered: 16,
+  maxUnansweredBytes: 4 * 1024 * 1024,
+  valveMs: 5_000,
+};
 
 /** The server's handle on one open stream. */
 export interface AdsStream {
@@ -36,6 +65,20 @@ interface RequestBase {
   readonly kind: string;
   readonly nodeId: string | undefined;
   readonly typeUrl: string;
+  readonly responseNonce: string;
+}
+
+/** A response queued on a stream (see `StreamBase.sendQueued`). */
+interface Queued {
+  readonly nonce: number;
+  readonly encode: () => Uint8Array;
+  readonly estimate: number;
+}
+
+/** A response written and not yet answered. */
+interface Written {
+  readonly nonce: number;
+  readonly bytes: number;
 }
 
 /**
@@ -55,10 +98,20 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   protected log: Logger;
   private nonceCounter = 0;
   private finished = false;
-  /** Responses waiting for a later turn, in order (see `sendQueued`). */
-  private readonly outbox: (() => Uint8Array)[] = [];
+  /** Responses queued and not yet written, in order (see `sendQueued`). */
+  private readonly outbox: Queued[] = [];
+  /** Responses written and not yet answered, in nonce order (see `answered`). */
+  private readonly unanswered: Written[] = [];
+  private unansweredBytes = 0;
+  /** Armed while the outbox waits for an answer (see `StreamPacing.valveMs`). */
+  private valve: NodeJS.Timeout | undefined;
+  /** Set when the valve fired: the next response goes whatever is unanswered. */
+  private valveOpen = false;
+  private readonly pacing: StreamPacing;
   /** Bytes written on this stream in the current turn of the event loop. */
   private turnBytes = 0;
+  /** True in a turn started by `nextTurn` until its first write: that one goes whatever its size. */
+  private turnFresh = false;
   private turnScheduled = false;
   private readonly id: number;
   /** Per type asked for: the version last reported as held, or undefined when pending was. */
@@ -71,6 +124,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     readonly mode: 'sotw' | 'delta',
   ) {
     this.id = ctx.newStreamId();
+    this.pacing = ctx.pacing ?? DEFAULT_PACING;
     this.log = ctx.logger.child({ mode, peer: safePeer(call) });
     call.on('data', (message: Request | MalformedRequest) => this.receive(message));
     call.on('end', () => this.close());
@@ -122,49 +176,126 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
   }
 
   /**
-   * Writes the response `encode` makes (about `estimate` bytes), in order after every response
-   * queued before it: at once while this turn of the event loop stays within `TURN_BYTES` on this
-   * stream, else in a later turn (one response per turn, however large, `setImmediate`). The caller records the response as sent
-   * when it queues it (nonce taken, state marked), so the protocol state never waits on the queue;
-   * only the encoding and the write do. So a push of tens of thousands of resources does not hold
-   * the main thread (ext_authz Check, sign-in) for all its responses at once, and a small push goes
-   * out as before, in the same turn. False when the stream is already gone (nothing is queued).
+   * Writes the response `encode` makes (about `estimate` bytes, nonce `nonce`), in order after
+   * every response queued before it. The caller records the response as sent when it queues it
+   * (nonce taken, state marked), so the protocol state never waits on the queue; only the encoding
+   * and the write do. A response is written when both allow it:
+   * - the event loop: at once while this turn stays within `TURN_BYTES` on this stream, else in a
+   *   later turn (`setImmediate`; a new turn writes its first response whatever its size), so a
+   *   push of tens of thousands of resources does not hold the main thread (ext_authz Check,
+   *   sign-in) for all its responses at once;
+   * - the client's answers (`StreamPacing`): Envoy ACKs or NACKs every response by its nonce, in
+   *   the order it applies them [1], so while `maxUnanswered` responses (or `maxUnansweredBytes`)
+   *   are written and unanswered the next waits for an answer, or `valveMs` without any. An Envoy
+   *   that takes seconds per CDS chunk thus never has a queue of chunks ahead of the keepalive
+   *   PING in its socket, which it would answer too late (the server drops the connection).
+   * A small push (one or two responses) goes out as before, in the same turn. False when the
+   * stream is already gone (nothing is queued).
+   *
+   * [1] https://www.envoyproxy.io/docs/envoy/latest/api-docs/xds_protocol#ack-nack-and-resource-type-instance-version
    */
-  protected sendQueued(encode: () => Uint8Array, estimate: number): boolean {
+  protected sendQueued(nonce: string, encode: () => Uint8Array, estimate: number): boolean {
     if (this.finished) return false;
-    if (this.outbox.length === 0 && this.turnBytes + estimate <= TURN_BYTES) {
-      this.writeNow(encode);
-      return true;
-    }
-    this.outbox.push(encode);
-    if (!this.turnScheduled) {
-      this.turnScheduled = true;
-      setImmediate(() => this.nextTurn());
-    }
+    this.outbox.push({ nonce: Number(nonce), encode, estimate });
+    this.pump();
     return true;
   }
 
-  private writeNow(encode: () => Uint8Array): void {
-    const bytes = encode();
+  /** Writes queued responses while the turn and the unanswered window allow, in order. */
+  private pump(): void {
+    while (!this.finished) {
+      const next = this.outbox[0];
+      if (next === undefined) break;
+      if (!this.valveOpen && !this.windowOpen(next.estimate)) {
+        this.armValve();
+        return;
+      }
+      if (!this.turnFresh && this.turnBytes + next.estimate > TURN_BYTES) {
+        this.scheduleTurn();
+        return;
+      }
+      this.outbox.shift();
+      this.turnFresh = false;
+      this.valveOpen = false;
+      // Whatever happens to this one, the rest still go, in order.
+      this.guard('queued response', () => this.write(next));
+    }
+    this.disarmValve();
+  }
+
+  private write(queued: Queued): void {
+    const bytes = queued.encode();
     this.call.write(bytes);
     this.turnBytes += bytes.length;
+    this.unanswered.push({ nonce: queued.nonce, bytes: bytes.length });
+    this.unansweredBytes += bytes.length;
+    this.scheduleTurn();
+  }
+
+  private windowOpen(estimate: number): boolean {
+    if (this.unanswered.length === 0) return true;
+    return (
+      this.unanswered.length < this.pacing.maxUnanswered &&
+      this.unansweredBytes + estimate <= this.pacing.maxUnansweredBytes
+    );
+  }
+
+  private scheduleTurn(): void {
     if (this.turnScheduled) return;
     this.turnScheduled = true;
     setImmediate(() => this.nextTurn());
   }
 
-  /** A new turn: the next queued response goes out (and another turn follows while any is left). */
+  /** A new turn: its byte count starts over and the queue goes on. */
   private nextTurn(): void {
     this.turnScheduled = false;
     this.turnBytes = 0;
-    const next = this.outbox.shift();
-    if (next === undefined || this.finished) return;
-    this.guard('queued response', () => this.writeNow(next));
-    // Whatever happened to that one, the rest still go, one per turn.
-    if (!this.turnScheduled && this.outbox.length > 0) {
-      this.turnScheduled = true;
-      setImmediate(() => this.nextTurn());
+    this.turnFresh = true;
+    this.pump();
+    this.turnFresh = false;
+  }
+
+  /**
+   * The client answered the response with nonce `responseNonce` (an ACK, a NACK or a later
+   * request of its type echoing it): that one and every response written before it are answered,
+   * since Envoy applies a stream's responses in order. Other nonces (empty, not ours) answer
+   * nothing. Stale nonces count too: a stale ACK still says the response was applied.
+   */
+  private answered(responseNonce: string): void {
+    if (responseNonce === '') return;
+    const nonce = Number(responseNonce);
+    if (!Number.isSafeInteger(nonce)) return;
+    let count = 0;
+    for (const written of this.unanswered) {
+      if (written.nonce > nonce) break;
+      this.unansweredBytes -= written.bytes;
+      count += 1;
     }
+    if (count === 0) return;
+    this.unanswered.splice(0, count);
+    this.disarmValve();
+    this.pump();
+  }
+
+  private armValve(): void {
+    if (this.valve !== undefined) return;
+    this.valve = setTimeout(() => {
+      this.valve = undefined;
+      if (this.finished) return;
+      this.log.debug(
+        { unanswered: this.unanswered.length, queued: this.outbox.length, ms: this.pacing.valveMs },
+        'xDS: no answer in time; next response written anyway',
+      );
+      this.valveOpen = true;
+      this.pump();
+    }, this.pacing.valveMs);
+    this.valve.unref();
+  }
+
+  private disarmValve(): void {
+    if (this.valve === undefined) return;
+    clearTimeout(this.valve);
+    this.valve = undefined;
   }
 
   private receive(message: Request | MalformedRequest): void {
@@ -202,6 +333,7 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
         );
         return;
       }
+      this.answered(request.responseNonce);
       this.handle(request, type);
       this.report([type]);
     });
@@ -242,6 +374,9 @@ export abstract class StreamBase<Request extends RequestBase> implements AdsStre
     if (this.finished) return;
     this.finished = true;
     this.outbox.length = 0;
+    this.unanswered.length = 0;
+    this.unansweredBytes = 0;
+    this.disarmValve();
     this.log.debug({ reason }, 'xDS stream finished');
     this.onDone(this);
     this.ctx.emit({ kind: 'closed', stream: this.id, nodeId: this.nodeId ?? '' });
