@@ -1,5 +1,5 @@
 import type { Session } from '../../src/session/session.js';
-import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,11 +82,26 @@ export async function startPortcullis(
     grpc_address: `127.0.0.1:${grpcPort}`,
     envoy_admin_address: `127.0.0.1:${adminPort}`,
   };
+  /**
+   * Reloads done (good or not) when the config was last written: the build of a write runs in the
+   * build worker, so until a reload after it has finished, the store still serves the config before.
+   */
+  let loadsAtWrite: number | undefined;
+  const loadsDone = (): number => {
+    const stats = running.reloader.current();
+    return stats.reloads + stats.failures;
+  };
   const write = (next: Record<string, unknown>): void => {
     const temp = `${configPath}.tmp`;
-    writeFileSync(temp, stringify({ ...SIGN_IN, ...LOG_LEVELS, ...next, ...base }));
+    const text = stringify({ ...SIGN_IN, ...LOG_LEVELS, ...next, ...base });
+    // The watcher reloads only a change (the same bytes are no change). Read before the rename, so
+    // the reload the rename causes is the one waited for.
+    const changed = !existsSync(configPath) || readFileSync(configPath, 'utf8') !== text;
+    writeFileSync(temp, text);
+    if (started && changed) loadsAtWrite = loadsDone();
     renameSync(temp, configPath);
   };
+  let started = false;
   write(config);
   const recording = recordingLogger();
   const logger = options.logger ?? recording;
@@ -101,6 +116,7 @@ export async function startPortcullis(
     ...(options.afterCompileModule === undefined ? {} : { afterCompileModule: options.afterCompileModule }),
   });
   recordSnapshots(running.store);
+  started = true;
   const adminUrl = `http://127.0.0.1:${adminPort}`;
   const harness: TestPortcullis = {
     running,
@@ -111,10 +127,14 @@ export async function startPortcullis(
     writeConfig: write,
     baseConfig: () => ({ ...SIGN_IN, ...LOG_LEVELS, ...config, ...base }),
     async waitForEnvoyToApply(what) {
-      await waitFor(() => envoyHasApplied(adminUrl, running), {
-        what: `Envoy to apply ${what}`,
-        timeoutMs: 15_000,
-      });
+      const since = loadsAtWrite;
+      await waitFor(
+        async () => (since === undefined || loadsDone() > since) && envoyHasApplied(adminUrl, running),
+        {
+          what: `Envoy to apply ${what}`,
+          timeoutMs: 15_000,
+        },
+      );
     },
     async stop() {
       await running.stop();
