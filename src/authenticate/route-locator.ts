@@ -15,6 +15,7 @@
  * sessions only to those origins, never to a scheme or port a URL or Host header merely names.
  */
 import { OWN_PATH_PREFIX } from '../contract/endpoints.js';
+import { fewChanges } from '../shared/few-changes.js';
 import type { IR, IRRoute, IRVirtualHost } from '../ir/types.js';
 import { compileRe2 } from '../shared/re2.js';
 import type { LocatedRoute, RouteLocator } from './http/types.js';
@@ -105,8 +106,7 @@ export function createRouteLocator(
     changes !== undefined &&
     changes.base === previous.index.ir &&
     previous.index.exactUnique &&
-    // Most hosts changed: building afresh costs less than deleting and adding every domain.
-    changes.virtualHosts.size <= Math.max(64, previous.hosts.length / 8)
+    fewChanges(changes.virtualHosts.size, previous.hosts.length)
       ? patchedIndex(ir, previous, changes.virtualHosts)
       : undefined) ?? fullIndex(ir, previous);
   return locatorOver(ir, index);

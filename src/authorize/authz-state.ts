@@ -1,4 +1,5 @@
 import { claimHeaderKey, decisionClaimHeaders, decisionCookieName } from '../contract/fast-path.js';
+import { fewChanges } from '../shared/few-changes.js';
 import type { IR, IRVirtualHost } from '../ir/types.js';
 import type { DecisionCookieSettings } from './fast-path/decision-cookie.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
@@ -111,8 +112,7 @@ export function buildAuthzState(ir: IR, previous?: AuthzState, changes?: HostCha
     previous !== undefined &&
     changes !== undefined &&
     changes.base === previous.ir &&
-    // Most hosts changed: building afresh costs less than deleting and adding every entry.
-    changes.virtualHosts.size <= Math.max(64, previous.hosts.length / 8) &&
+    fewChanges(changes.virtualHosts.size, previous.hosts.length) &&
     (previous.fastPath === undefined) === (fastPath === undefined)
   ) {
     const patched = patchedState(previous, changes.virtualHosts, ir.virtualHosts, fastPath !== undefined);

@@ -1,4 +1,5 @@
 import type { IR, IRCluster, IRVirtualHost } from '../ir/types.js';
+import { fewChanges } from '../shared/few-changes.js';
 import { buildKeyRing } from '../keys/key-ring.js';
 import { RESOURCE_TYPES, type ResourceType } from '../proto/type-urls.js';
 import type { EncodedResource, Snapshot, SnapshotChanges } from '../xds/snapshot/types.js';
@@ -124,8 +125,7 @@ export function assemble(base: ReceivedBuild | undefined, staging: Staging): Rec
     // Named only when few: a reader compares everything anyway when most of a type changed, and
     // sorting tens of thousands of names would cost the main thread for nothing.
     const names = namesOf(gathered);
-    if (names !== undefined && names.size <= Math.max(64, was.size / 8))
-      changedNames[type] = [...names].sort();
+    if (names !== undefined && fewChanges(names.size, was.size)) changedNames[type] = [...names].sort();
   }
   const changedFrom: SnapshotChanges | undefined =
     before === undefined ? undefined : { typeVersions: before.snapshot.typeVersions, names: changedNames };
