@@ -20,6 +20,7 @@ import type { Config, RouteSettings } from './types.js';
 import { isPlainObject, Reader, type ValueSyntax } from './value-readers.js';
 import { isTextDocument } from './properties.js';
 import { decodeUtf8Strictly } from './utf8.js';
+import { refuseResponseHeaderTemplates } from './header-templates.js';
 
 export type { ReadText } from './sources.js';
 
@@ -115,6 +116,11 @@ export function parseConfig(input: ParseInput): ParseResult {
   const routesValidated = counted.validated;
   const identity = checkIdentity(reader, values, routes);
   checkSettingsSafety(reader, values);
+  refuseResponseHeaderTemplates(
+    reader,
+    'set_response_headers',
+    values.get<Record<string, string>>('set_response_headers') ?? {},
+  );
   checkUpstreamTargets(reader, values, routes);
   checkPlaceholders(reader, document, input.env, KNOWN_GLOBAL_KEYS);
   reportUnsupported(reader, values, routes);
