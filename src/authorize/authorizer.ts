@@ -1,12 +1,12 @@
 import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
-import { OWN_PATH_PREFIX, OWN_SESSION_HEADER, signInLocation } from '../contract/endpoints.js';
+import { OWN_PATH_PREFIX, OWN_SESSION_HEADER } from '../contract/endpoints.js';
 import { StoreUnavailableError } from '../session/records.js';
 import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
 import { requestClientKind } from './client-kind.js';
 import type { AuthorizeRequest, Decision } from './decision.js';
-import { denyResponse, signInRedirect, storeUnavailableResponse } from './error-responses.js';
+import { denyResponse, signInAnswer, storeUnavailableResponse } from './error-responses.js';
 import type { DecisionMinter, RevokedUntil } from './fast-path/decision-minter.js';
 import { mintInputFor, withDecisionCookie, type AllowDecision } from './fast-path/mint-on-allow.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
@@ -163,7 +163,7 @@ function decide(
   // How the client wants errors is read only when the answer is one: an allowed request (the
   // common case) never parses its Accept header.
   if (outcome.unauthenticated)
-    return signInAnswer(state, request, [
+    return signInAnswer(state.authenticateUrl, request, [
       ...(otherIdp ? ['session-other-idp'] : []),
       ...outcome.allowReasons,
       ...outcome.denyReasons,
@@ -190,7 +190,10 @@ function decide(
   // policy admits without one; it is never replayed, so nothing is minted for it.
   const tokenHeaders = route.tokenHeaders;
   if (tokenHeaders !== undefined && session === undefined)
-    return signInAnswer(state, request, ['token-headers-need-session', ...outcome.allowReasons]);
+    return signInAnswer(state.authenticateUrl, request, [
+      'token-headers-need-session',
+      ...outcome.allowReasons,
+    ]);
   const allowed = allowDecision(deps, state, route, request, credentials, session, outcome, warnedLarge);
   if (tokenHeaders !== undefined && session !== undefined) {
     const now = (deps.now ?? Date.now)();
@@ -264,22 +267,6 @@ function allowDecision(
 }
 
 /**
- * The answer to a request that needs a signed-in user and has none: browsers go to sign in (302),
- * API clients get 401; 500 when no sign-in is configured.
- */
-function signInAnswer(state: AuthzState, request: AuthorizeRequest, reasons: readonly string[]): Decision {
-  const kind = requestClientKind(request);
-  if (state.authenticateUrl === undefined)
-    return denyResponse(500, 'Sign-in is not configured.', request.requestId, kind, [
-      'sign-in-not-configured',
-      ...reasons,
-    ]);
-  if (kind === 'browser')
-    return signInRedirect(signInLocation(state.authenticateUrl, originalUrl(request)), reasons);
-  return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
-}
-
-/**
  * The reason a 403 gives: `page` for HTTP requests; for a CONNECT (a TCP route), the route's
  * target and the policy's reasons, which the tunnel client prints as its one line.
  */
@@ -331,15 +318,6 @@ function strippedHeaders(
   if (credentials.hadSessionCookie) remove.add('cookie');
   if (credentials.hadPortcullisAuthorization) remove.add('authorization');
   return remove;
-}
-
-/**
- * The URL the browser asked for, to come back to after sign-in: its scheme, the host with the port
- * as sent (Envoy keeps it), path and query.
- */
-function originalUrl(request: AuthorizeRequest): string {
-  const query = request.query === '' ? '' : `?${request.query}`;
-  return `${request.scheme || 'https'}://${request.host}${request.path}${query}`;
 }
 
 /**

@@ -6,11 +6,13 @@ import type { IRHeaderPart, IRRoute } from '../ir/types.js';
  * A route's header changes in IR terms: `set_request_headers` split into what Envoy sets as is
  * (literal values, `$${` unescaped) and what authorize fills in per request from the session
  * (values with templates, by lower-case name, kept out of Envoy's static headers so no token is
- * ever in the route table), `remove` as given, and `set_response_headers` as literals (validation refused templates).
+ * ever in the route table; none on a route that does not `forwards`: parse warned that they do not
+ * apply there), `remove` as given, and `set_response_headers` as literals (validation refused templates).
  */
 export function routeHeaders(
   settings: Pick<RouteSettings, 'set_request_headers' | 'set_response_headers'>,
   remove: readonly string[],
+  forwards: boolean,
 ): Pick<
   IRRoute,
   'requestHeadersToSet' | 'requestHeaderTemplates' | 'requestHeadersToRemove' | 'responseHeadersToSet'
@@ -24,7 +26,7 @@ export function routeHeaders(
   }
   return {
     requestHeadersToSet: literal,
-    ...(Object.keys(templates).length === 0 ? {} : { requestHeaderTemplates: templates }),
+    ...(Object.keys(templates).length === 0 || !forwards ? {} : { requestHeaderTemplates: templates }),
     requestHeadersToRemove: remove,
     responseHeadersToSet: literalHeaders(settings.set_response_headers),
   };

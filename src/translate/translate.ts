@@ -266,7 +266,7 @@ function buildRoute(
         ? { kind: 'literal', host: settings.host_rewrite }
         : { kind: settings.preserve_host_header ? 'preserve' : 'auto' },
     allowWebsockets: websockets,
-    ...routeHeaders(settings, settings.remove_request_headers),
+    ...routeHeaders(settings, settings.remove_request_headers, forwards(settings)),
     public: settings.allow_public_unauthenticated_access,
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,

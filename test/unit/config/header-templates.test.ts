@@ -9,6 +9,7 @@ import { translate } from '../../../src/translate/translate.js';
 import { compileRoute } from '../../../src/xds/compile/route-configuration.js';
 import type { IRRoute } from '../../../src/ir/types.js';
 import { assertProblem, base, problems, valid } from './helpers.js';
+import { INTERNAL } from '../../support/mint-fixture.js';
 
 const route = (extra: Record<string, unknown>): Record<string, unknown> =>
   base({ routes: [{ from: 'https://app.example.com', to: 'http://10.0.0.1:8080', ...extra }] });
@@ -91,13 +92,7 @@ function irRoute(extra: Record<string, unknown>, global: Record<string, unknown>
   // With `internal` (as all-in-one translates), so the fast path is on and routes are named.
   const { ir, problems: translateProblems } = translate(config, {
     systemCaFile: '/ca.pem',
-    internal: {
-      authorize: { host: '127.0.0.1', port: 5443 },
-      authorizeTimeoutMs: 10_000,
-      jwksJson: '{"keys":[]}',
-      decisionJwksJson: '{"keys":[]}',
-      http: { host: '127.0.0.1', port: 5080 },
-    },
+    internal: INTERNAL,
   });
   assert.ok(ir, JSON.stringify(translateProblems));
   const found = ir.virtualHosts.flatMap((host) => host.routes)[0];
