@@ -46,6 +46,12 @@ const ir: IR = (() => {
           allow_any_authenticated_user: true,
           set_request_headers: { 'X-Email': '${portcullis.claims.email}' },
         },
+        {
+          from: 'https://open.test',
+          to: 'http://10.0.0.1:8080',
+          policy: [{ allow: { or: [{ accept: true }] } }],
+          set_request_headers: { Authorization: 'Bearer ${portcullis.access_token}' },
+        },
       ],
     },
     env: {},
@@ -162,6 +168,10 @@ test('a route naming only claims needs no tokens; a request without a session is
   assert.equal(headersOf(await authorize(ask('bea', {}, 'claims.test'))).get('x-email'), 'ada@example.com');
   const anonymous = await authorize(ask(undefined));
   assert.ok(anonymous.kind === 'deny' && anonymous.status === 401);
+  // A policy that admits anyone still needs a session to fill the headers from: sign in first.
+  const open = await authorize(ask(undefined, { accept: 'text/html' }, 'open.test'));
+  assert.ok(open.kind === 'deny' && open.status === 302, JSON.stringify(open));
+  assert.equal(open.reasons[0], 'token-headers-need-session');
 });
 
 test('a missing or expired token refuses with 401 and logs the route and token, never a token', async () => {

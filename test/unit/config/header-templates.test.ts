@@ -129,3 +129,20 @@ test('translate keeps templated headers out of Envoy static headers and the rout
   assert.equal(plain.requestHeaderTemplates, undefined);
   assert.ok(plain.decisionName !== undefined, 'a route without templates keeps the fast path');
 });
+
+test('a route that answers by itself carries no templates, and global response headers unescape $${', () => {
+  const answering = irRoute(
+    {
+      to: undefined,
+      response: { status: 200, body: 'ok' },
+      allowed_domains: ['example.com'],
+      set_request_headers: { Authorization: 'Bearer ${portcullis.access_token}' },
+    },
+    { set_response_headers: { 'X-Note': 'a $${b}' } },
+  );
+  assert.equal(answering.requestHeaderTemplates, undefined);
+  assert.deepEqual(answering.requestHeadersToSet, {});
+  const config = valid(base({ set_response_headers: { 'X-Note': 'a $${b}' } }));
+  const { ir } = translate(config, { systemCaFile: '/ca.pem' });
+  assert.deepEqual(ir?.responseHeaders, { 'X-Note': 'a ${b}' });
+});
