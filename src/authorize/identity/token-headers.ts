@@ -131,7 +131,10 @@ export class SessionTokenCache {
     if (sealed === undefined) return Promise.resolve(undefined);
     const entry = this.#entries.get(session.id);
     if (entry?.sealed === sealed.sealed) return entry.tokens;
-    const tokens = this.open({ ...session, tokens: sealed }).catch(() => undefined);
+    // Through a promise, so an `open` that throws (no config yet) also counts as no tokens.
+    const tokens = Promise.resolve({ ...session, tokens: sealed })
+      .then((withTokens) => this.open(withTokens))
+      .catch(() => undefined);
     this.#entries.delete(session.id);
     if (this.#entries.size >= this.max) {
       const oldest = this.#entries.keys().next();

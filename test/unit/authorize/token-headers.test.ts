@@ -243,4 +243,8 @@ test('the cache opens once per sealed value, reopens when it changes, forgets on
   assert.equal(cache.size, 0);
   const failing = new SessionTokenCache(() => Promise.reject(new Error('bad key')));
   assert.equal(await failing.tokensOf(of('a', 's')), undefined, 'tokens that do not open count as none');
+  const throwing = new SessionTokenCache(() => {
+    throw new Error('no config installed yet');
+  });
+  assert.equal(await throwing.tokensOf(of('a', 's')), undefined, 'an open that throws counts as none');
 });
