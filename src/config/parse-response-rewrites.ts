@@ -64,7 +64,10 @@ function readRule(reader: Reader, path: string, raw: unknown): ResponseHeaderRew
   const before = reader.problems.length;
   for (const key of Object.keys(raw).filter((name) => !RULE_FIELDS.includes(name)))
     reader.problem(`${path}.${key}`, 'unknown field; a rule has header, prefix and value');
-  const header = raw.header === undefined ? reader.problem(`${path}.header`, 'is required') : readHeader(reader, `${path}.header`, raw.header);
+  const header =
+    raw.header === undefined
+      ? reader.problem(`${path}.header`, 'is required')
+      : readHeader(reader, `${path}.header`, raw.header);
   const prefix =
     raw.prefix === undefined
       ? reader.problem(`${path}.prefix`, 'is required (the start of the header value to replace)')
@@ -74,7 +77,12 @@ function readRule(reader: Reader, path: string, raw: unknown): ResponseHeaderRew
     raw.value === undefined
       ? reader.problem(`${path}.value`, 'is required (use "" to remove the prefix)')
       : readText(reader, `${path}.value`, raw.value);
-  if (reader.problems.length !== before || header === undefined || prefix === undefined || value === undefined)
+  if (
+    reader.problems.length !== before ||
+    header === undefined ||
+    prefix === undefined ||
+    value === undefined
+  )
     return undefined;
   return { header, prefix, value };
 }
@@ -83,7 +91,10 @@ function readHeader(reader: Reader, path: string, raw: unknown): string | undefi
   const header = reader.string(path, raw);
   if (header === undefined) return undefined;
   if (header.startsWith(':'))
-    return reader.problem(path, `"${header}" is a pseudo-header; only regular response headers can be rewritten`);
+    return reader.problem(
+      path,
+      `"${header}" is a pseudo-header; only regular response headers can be rewritten`,
+    );
   if (!HEADER_NAME.test(header)) return reader.problem(path, `"${header}" is not a valid header name`);
   return header;
 }

@@ -137,7 +137,8 @@ test('a reload that edits a rule takes effect, and one that removes every rule r
   assert.ok(!listeners.body.includes(FILTER), 'the filter left the chain with the last rule');
   await waitFor(
     async () =>
-      (await proxyRequest(portcullis.proxyPort, PUBLIC_HOST, '/')).headers.location === UPSTREAM_HEADERS.location,
+      (await proxyRequest(portcullis.proxyPort, PUBLIC_HOST, '/')).headers.location ===
+      UPSTREAM_HEADERS.location,
     { what: 'the rules to be gone' },
   );
   const answer = await proxyRequest(portcullis.proxyPort, PROTECTED_HOST, '/', { headers: { cookie } });

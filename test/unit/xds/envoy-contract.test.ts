@@ -232,6 +232,47 @@ test('the credential strips run on every request: no route, virtual host or tabl
   assert.match(credentials, /local SCHEME = "portcullis"/);
 });
 
+test('rewrite_response_headers adds its filter between ext_authz and the credential strip, run only on routes with rules', () => {
+  assert.ok(!JSON.stringify(rendered).includes('portcullis.rewrite_response_headers'), 'no rules, no filter');
+  const rewriting = render({
+    ...config,
+    routes: [
+      ...config.routes,
+      {
+        from: 'https://rewrite.example.test',
+        to: 'http://10.0.0.4:8080',
+        rewrite_response_headers: [{ header: 'Location', prefix: 'http://internal/', value: '/' }],
+      },
+    ],
+  });
+  const names = rewriting.hcm.http_filters.map((filter: Json) => filter.name);
+  assert.deepEqual(names.slice(-4), [
+    'envoy.filters.http.ext_authz',
+    'portcullis.rewrite_response_headers',
+    'portcullis.strip_credentials',
+    'envoy.filters.http.router',
+  ]);
+  const filter = rewriting.hcm.http_filters[names.indexOf('portcullis.rewrite_response_headers')];
+  assert.equal(filter.typed_config.default_source_code, undefined, 'no code runs on a route without rules');
+  assert.ok(!filter.typed_config.source_codes.rewrite.inline_string.includes('internal'), 'rules are data');
+  const carrying = rewriting.tables.flatMap((table) =>
+    (table.virtual_hosts as Json[]).flatMap((vhost) =>
+      (vhost.routes as Json[]).filter(
+        (route) => route.typed_per_filter_config?.['portcullis.rewrite_response_headers'] !== undefined,
+      ),
+    ),
+  );
+  assert.equal(carrying.length, 1, 'only the route with rules runs the script');
+  assert.equal(carrying[0]?.typed_per_filter_config['portcullis.rewrite_response_headers'].name, 'rewrite');
+  const text = JSON.stringify(rewriting.tables);
+  for (const name of [
+    'portcullis.strip_identity_headers',
+    'portcullis.strip_credentials',
+    'envoy.filters.http.lua',
+  ])
+    assert.ok(!text.includes(`"${name}"`), `no per-route config for ${name}`);
+});
+
 test('every protected route names itself to ext_authz with a unique route id; public routes skip it', () => {
   const routesOf = (host: string): Json[] =>
     (routes.virtual_hosts as Json[]).find((vhost) => vhost.name === host)?.routes;
