@@ -1,9 +1,10 @@
 // `rewrite_response_headers` through a real Envoy configured by Portcullis: an upstream that
 // redirects to its internal address has the prefix of its Location (and of other named headers)
 // replaced on public and protected routes; values that do not start with a rule's prefix, headers
-// no rule names and routes without rules pass unchanged; only the first matching rule of a header
-// applies; Portcullis's own sign-in redirect is never rewritten; a reload that edits the rules
-// takes effect, and one that removes the last rule takes the filter out of the chain.
+// no rule names and routes without rules pass unchanged, and a value a rule empties is removed;
+// only the first matching rule of a header applies; Portcullis's own sign-in redirect is never
+// rewritten; a reload that edits the rules takes effect, and one that removes the last rule takes
+// the filter out of the chain.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
@@ -23,6 +24,7 @@ const UPSTREAM_HEADERS = {
   location: `${INTERNAL}/foo?x=1`,
   'content-location': `${INTERNAL}/content`,
   'x-other': 'http://elsewhere:9/keep',
+  'x-internal-base': INTERNAL,
   link: [`<${INTERNAL}/style.css>; rel=preload`, '<https://cdn.example.net/a.js>; rel=preload'],
 };
 
@@ -44,6 +46,7 @@ function routes(publicValue: string | undefined): Record<string, unknown>[] {
               { header: 'Location', prefix: `${INTERNAL}/`, value: publicValue },
               { header: 'LINK', prefix: `<${INTERNAL}`, value: `<https://${PUBLIC_HOST}` },
               { header: 'X-Other', prefix: INTERNAL, value: 'never' },
+              { header: 'X-Internal-Base', prefix: INTERNAL, value: '' },
             ],
           }),
     },
@@ -96,6 +99,7 @@ test('a public route rewrites the prefix of Location and of each Link value; oth
   );
   assert.equal(answer.headers['x-other'], UPSTREAM_HEADERS['x-other'], 'prefix does not match');
   assert.equal(answer.headers['content-location'], UPSTREAM_HEADERS['content-location'], 'no rule names it');
+  assert.equal(answer.headers['x-internal-base'], undefined, 'a value left empty is removed');
 });
 
 test('a protected route rewrites its upstream redirect with the first matching rule only', async () => {
@@ -116,6 +120,7 @@ test("Portcullis's own sign-in redirect on a route with rules is not rewritten",
 test('a route without rules passes the upstream headers unchanged', async () => {
   const answer = await proxyRequest(portcullis.proxyPort, PLAIN_HOST, '/');
   assert.equal(answer.status, 302);
+  assert.equal(answer.headers['x-internal-base'], INTERNAL);
   assert.equal(answer.headers.location, UPSTREAM_HEADERS.location);
   assert.equal(answer.headers.link, UPSTREAM_HEADERS.link.join(', '));
 });

@@ -2,7 +2,7 @@ import { typed } from '../../proto/codec.js';
 import type { AnyMessage, Message } from '../../proto/messages.js';
 import { HTTP_FILTER_REWRITE_RESPONSE_HEADERS } from '../../contract/names.js';
 import type { IRResponseHeaderRewrite } from '../../ir/types.js';
-import { luaString } from './identity-strip.js';
+import { LUA_REWRITE_FIELDS, luaString } from './identity-strip.js';
 
 const LUA_TYPE = 'envoy.extensions.filters.http.lua.v3.Lua';
 const LUA_PER_ROUTE_TYPE = 'envoy.extensions.filters.http.lua.v3.LuaPerRoute';
@@ -26,7 +26,9 @@ const FORWARDED_KEY = 'forwarded';
  * through this filter's response half too. The response half takes each header the rules name,
  * once, and each of its values on its own (a repeated header such as Link or Set-Cookie keeps its
  * values and their order): the first rule of that header whose prefix starts the value (compared
- * byte for byte) replaces that prefix with its value; later rules are not tried on the result.
+ * byte for byte) replaces that prefix with its value; later rules are not tried on the result. A
+ * value that becomes empty (a rule with `value: ""` whose prefix is the whole value) is removed,
+ * as the credential strip's shared `rewrite` removes an emptied field.
  */
 export const REWRITE_RESPONSE_HEADERS_SCRIPT = `local NAMESPACE = ${luaString(HTTP_FILTER_REWRITE_RESPONSE_HEADERS)}
 local RULES = ${luaString(RULES_KEY)}
@@ -39,29 +41,7 @@ local function rewritten(rules, name, value)
   end
   return nil
 end
-local function rewrite(headers, rules, name)
-  local count = headers:getNumValues(name)
-  if count == 0 then return end
-  local values = {}
-  local changed = false
-  for i = 0, count - 1 do
-    local value = headers:getAtIndex(name, i)
-    local next = rewritten(rules, name, value)
-    if next ~= nil then
-      changed = true
-      value = next
-    end
-    values[#values + 1] = value
-  end
-  if not changed then return end
-  if count == 1 then
-    headers:replace(name, values[1])
-    return
-  end
-  headers:remove(name)
-  for _, value in ipairs(values) do headers:add(name, value) end
-end
-function envoy_on_request(handle)
+${LUA_REWRITE_FIELDS}function envoy_on_request(handle)
   handle:streamInfo():dynamicMetadata():set(NAMESPACE, FORWARDED, true)
 end
 function envoy_on_response(handle)
@@ -74,7 +54,9 @@ function envoy_on_response(handle)
   for _, rule in ipairs(rules) do
     if not seen[rule.header] then
       seen[rule.header] = true
-      rewrite(headers, rules, rule.header)
+      rewrite(headers, rule.header, function(value)
+        return rewritten(rules, rule.header, value) or value
+      end)
     end
   end
 end

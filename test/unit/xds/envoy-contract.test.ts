@@ -11,6 +11,7 @@ import { encodeMessage } from '../../../src/proto/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
+import { TEST_INTERNAL } from '../../support/internal-endpoints.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,13 +29,7 @@ function render(document: Record<string, unknown>): {
   assert.ok(parsed.config);
   const { ir } = translate(parsed.config, {
     systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
-    internal: {
-      authorize: { host: '127.0.0.1', port: 5443 },
-      authorizeTimeoutMs: 10_000,
-      jwksJson: '{"keys":[]}',
-      decisionJwksJson: '{"keys":[]}',
-      http: { host: '127.0.0.1', port: 5080 },
-    },
+    internal: TEST_INTERNAL,
   });
   assert.ok(ir);
   const compiled = compile(ir);

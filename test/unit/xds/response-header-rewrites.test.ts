@@ -15,6 +15,7 @@ import {
 } from '../../../src/xds/compile/response-header-rewrites.js';
 import type { IR, IRRoute } from '../../../src/ir/types.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
+import { TEST_INTERNAL } from '../../support/internal-endpoints.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -30,17 +31,7 @@ function irOf(routes: readonly Record<string, unknown>[], internal = false): IR 
   assert.ok(parsed.config, JSON.stringify(parsed.problems));
   const { ir } = translate(parsed.config, {
     systemCaFile: '/ca.pem',
-    ...(internal
-      ? {
-          internal: {
-            authorize: { host: '127.0.0.1', port: 5443 },
-            authorizeTimeoutMs: 10_000,
-            jwksJson: '{"keys":[]}',
-            decisionJwksJson: '{"keys":[]}',
-            http: { host: '127.0.0.1', port: 5080 },
-          },
-        }
-      : {}),
+    ...(internal ? { internal: TEST_INTERNAL } : {}),
   });
   assert.ok(ir);
   return ir;
