@@ -421,7 +421,9 @@ const ROWS: readonly Row[] = [
   {
     key: 'identity_providers',
     file: { partner: { provider_url: 'https://a.example.com', client_id: 'a', client_secret: 's' } },
-    env: JSON.stringify({ partner: { provider_url: 'https://b.example.com', client_id: 'b', client_secret: 's' } }),
+    env: JSON.stringify({
+      partner: { provider_url: 'https://b.example.com', client_id: 'b', client_secret: 's' },
+    }),
     read: (c) => c.identity_providers?.partner?.client_id,
     fromFile: 'a',
     fromEnv: 'b',
