@@ -10,6 +10,7 @@ import {
 } from '../../../src/config/identity-provider.js';
 import { translate } from '../../../src/translate/translate.js';
 import { translateSignIn } from '../../../src/translate/services.js';
+import { parseSource } from '../../../src/config/formats.js';
 import { assertProblem, base, problems, valid } from './helpers.js';
 
 const PARTNER = {
@@ -222,4 +223,21 @@ test('translate: routes carry their provider id, the IR lists every provider wit
   assert.equal(partnerIr?.providerUrl, 'https://partner-idp.example.com/');
   assert.equal(providers.find((provider) => provider.name === 'default')?.id, staff.idpId);
   assert.equal(JSON.stringify(providers).includes('partner-secret'), false, 'no secret in the IR');
+});
+
+test('in a properties file: one provider as identity_providers.<name>, its settings as JSON', () => {
+  const source = parseSource(
+    [
+      ...Object.entries(base())
+        .filter(([key]) => key !== 'routes')
+        .map(([key, value]) => `${key}=${String(value)}`),
+      `identity_providers.partner=${JSON.stringify(PARTNER)}`,
+      `routes=${JSON.stringify([PARTNER_ROUTE])}`,
+    ].join('\n'),
+    'properties',
+  );
+  assert.ok('document' in source, JSON.stringify(source));
+  const config = valid(source.document);
+  assert.equal(config.identity_providers?.partner?.client_id, 'partner-client');
+  assert.equal(identityProviderFor(config, config.routes[0])?.name, 'partner');
 });
