@@ -187,6 +187,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
     type: 'secret',
     doc: 'Identity-provider client secret for this route only (with `idp_client_id`).',
   },
+  {
+    key: 'identity_provider',
+    type: 'string',
+    doc: "Name of the provider users of this route sign in with: a key of `identity_providers`, or `default` (the global `idp_*` provider, also used when unset). Sessions from another provider do not count here: the user is sent to sign in at this one. `idp_client_id`/`idp_client_secret` on the route replace the chosen provider's client.",
+  },
 ];
 
 /** Keys of ROUTE_OPTIONS, for unknown-key checks and did-you-mean hints. */
