@@ -45,6 +45,8 @@ export type OptionKind =
   /** A path of a PEM file that adds to the certificate list (not exclusive with the inline form). */
   | { readonly type: 'pem_file'; readonly what: 'certificate' | 'private key' }
   | { readonly type: 'certificates' }
+  /** Named identity providers (parse-identity-providers.ts reads them). */
+  | { readonly type: 'identity_providers' }
   | { readonly type: 'routes' };
 
 /** Sections of docs/reference.md. */

@@ -196,6 +196,14 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Let addresses the provider does not mark verified (`email_verified`) satisfy address policies; off, they count as none (docs/email-policies.md). Changing it signs everyone in again.',
   },
   {
+    key: 'identity_providers',
+    group: 'Identity provider',
+    kind: { type: 'identity_providers' },
+    services: AUTHN,
+    secret: true,
+    doc: 'Named identity providers that routes choose with `identity_provider: <name>` (the global `idp_*` keys stay the provider of every other route, named `default`). Each name (lower-case letters, digits, `-`, `_`; not `default`) maps to `provider`, `provider_url`, `client_id`, `client_secret` or `client_secret_file`, `scopes`, `request_params` and `trust_unverified_email`, read and checked as their `idp_*` namesakes; `client_id` and a secret are required, and `provider` or `provider_url`. In an environment variable or a properties file, write the whole map (or, in a properties file, one provider as `identity_providers.<name>`) as JSON. A session from one provider never counts on a route of another.',
+  },
+  {
     key: 'cookie_name',
     group: 'Cookies',
     kind: {

@@ -9,6 +9,7 @@ import { dropUndefined } from './parse-health-check.js';
 import { readAccess } from './parse-route-extras.js';
 import { readRedirect, readResponse, warnInapplicableKeys } from './parse-route-answer.js';
 import { readMatching } from './parse-route-matching.js';
+import { readResponseHeaderRewrites } from './parse-response-rewrites.js';
 import { readUpstream } from './parse-route-upstream.js';
 import { parseFrom, parseTo } from './parse-url.js';
 import { findRemoved, removedMessage } from './removed-options.js';
@@ -84,6 +85,11 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
         : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? []),
     pass_request_identity_headers: readIdentityPass(reader, at('pass_request_identity_headers'), raw),
     set_response_headers: setResponseHeaders,
+    rewrite_response_headers: readResponseHeaderRewrites(
+      reader,
+      at('rewrite_response_headers'),
+      raw.rewrite_response_headers,
+    ),
     preserve_host_header: fields.bool('preserve_host_header'),
     host_rewrite: checkHostRewrite(
       reader,

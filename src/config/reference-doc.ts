@@ -104,6 +104,8 @@ export function kindText(kind: OptionKind): string {
       return 'file path';
     case 'certificates':
       return 'list of {cert, key}';
+    case 'identity_providers':
+      return 'map of name to provider';
     case 'routes':
       return 'list of routes';
   }

@@ -5,7 +5,7 @@ import { fromPort, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeIdentity, routeMatch } from './route-identity.js';
-import { forwards, routeAnswer } from './answers.js';
+import { forwards, responseHeaderRewrites, routeAnswer } from './answers.js';
 import { translateTracing } from './tracing.js';
 import { translateAccessLog } from './access-log.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
@@ -116,7 +116,7 @@ export function translate(config: Config, options: TranslateOptions, previous?: 
   const hosts = assembleHosts(routes, previous?.hosts);
   return {
     ir: {
-      listener: buildListener(config, options),
+      listener: buildListener(config, options, routes),
       virtualHosts: [...hosts.values()],
       clusters: [...clusters.values()],
       responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
@@ -267,6 +267,7 @@ function buildRoute(
         : { kind: settings.preserve_host_header ? 'preserve' : 'auto' },
     allowWebsockets: websockets,
     ...routeHeaders(settings, settings.remove_request_headers, forwards(settings)),
+    ...responseHeaderRewrites(settings),
     public: settings.allow_public_unauthenticated_access,
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
@@ -278,7 +279,11 @@ function buildRoute(
   };
 }
 
-function buildListener(config: Config, options: TranslateOptions): IRListener {
+function buildListener(
+  config: Config,
+  options: TranslateOptions,
+  routes: readonly TranslatedRoute[],
+): IRListener {
   const separator = config.address.lastIndexOf(':');
   const host = config.address.slice(0, separator).replace(/^\[|\]$/g, '');
   return {
@@ -294,6 +299,9 @@ function buildListener(config: Config, options: TranslateOptions): IRListener {
     idleTimeoutMs: config.timeout_idle_ms,
     ...translateTracing(config, options.systemCaFile),
     ...translateAccessLog(config),
+    ...(routes.some(({ route }) => route.responseHeaderRewrites !== undefined)
+      ? { rewritesResponseHeaders: true as const }
+      : {}),
   };
 }
 
