@@ -18,8 +18,17 @@ export type OrchestrationField =
    * otherwise the reference may name another key (`{name, key}`).
    */
   | { readonly form: 'secret'; readonly path: string; readonly key: string; readonly shared: boolean }
-  /** Not a field; `reason` says why and what to use instead. */
-  | { readonly form: 'left_out'; readonly reason: string };
+  /**
+   * Not a field; `reason` says why and what to use instead, and `instead` is the field that
+   * gives its value, if one does (`certificates` for `certificate_file`).
+   */
+  | { readonly form: 'left_out'; readonly reason: string; readonly instead?: string };
+
+/** Why an option is not a field, and the field that replaces it if any. */
+export interface LeftOut {
+  readonly reason: string;
+  readonly instead?: string;
+}
 
 /** A field naming a Secret whose every data entry adds one entry to a map option. */
 export interface SecretMapField {
@@ -44,13 +53,15 @@ const FROM_TLS_SECRETS = 'listener certificates come from TLS Secrets named in `
  * Options that are not fields, with the reason. `*_file` options are left out by rule (see
  * orchestrationField) and need no row here.
  */
-export const LEFT_OUT_OF_KUBERNETES: Readonly<Record<string, string>> = {
-  services:
-    'which services a pod runs is fixed when it starts and may differ between Deployments sharing one settings object: set the `SERVICES` environment variable of the pod',
-  certificate: FROM_TLS_SECRETS,
-  certificate_key: FROM_TLS_SECRETS,
-  routes: FROM_INGRESS,
-  policy: FROM_INGRESS,
+export const LEFT_OUT_OF_KUBERNETES: Readonly<Record<string, LeftOut>> = {
+  services: {
+    reason:
+      'which services a pod runs is fixed when it starts and may differ between Deployments sharing one settings object: set the `SERVICES` environment variable of the pod',
+  },
+  certificate: { reason: FROM_TLS_SECRETS, instead: 'certificates' },
+  certificate_key: { reason: FROM_TLS_SECRETS, instead: 'certificates' },
+  routes: { reason: FROM_INGRESS },
+  policy: { reason: FROM_INGRESS },
 };
 
 /** `idp_provider_url` -> `idpProviderUrl`. */
@@ -71,14 +82,21 @@ function sharersOf(path: string): number {
  * camelCase name whose default data key is the option's key.
  */
 export function orchestrationField(option: OptionSpec): OrchestrationField {
-  const reason = LEFT_OUT_OF_KUBERNETES[option.key];
-  if (reason !== undefined) return { form: 'left_out', reason };
-  if (option.kind.type === 'file' || option.kind.type === 'pem_file') {
-    const target = option.kind.type === 'file' ? option.kind.of : undefined;
-    const instead = GLOBAL_OPTIONS.find((other) => other.key === target);
-    const where =
-      instead === undefined ? FROM_TLS_SECRETS : `\`${target}\` comes from ${fieldText(instead)} instead`;
-    return { form: 'left_out', reason: `a file path: ${where}` };
+  const leftOut = LEFT_OUT_OF_KUBERNETES[option.key];
+  if (leftOut !== undefined) return { form: 'left_out', ...leftOut };
+  const kind = option.kind;
+  if (kind.type === 'pem_file')
+    return { form: 'left_out', reason: `a file path: ${FROM_TLS_SECRETS}`, instead: 'certificates' };
+  if (kind.type === 'file') {
+    const target = GLOBAL_OPTIONS.find((other) => other.key === kind.of);
+    const field = target === undefined ? undefined : orchestrationField(target);
+    if (target === undefined || field === undefined || field.form === 'left_out')
+      throw new Error(`${option.key} reads an option that is no field`);
+    return {
+      form: 'left_out',
+      reason: `a file path: \`${target.key}\` comes from ${fieldText(target)} instead`,
+      instead: field.path,
+    };
   }
   const field = option.field;
   if (typeof field === 'object')
