@@ -9,7 +9,7 @@
  */
 import type { Problem } from '../shared/errors.js';
 import { closestKey, isPlainObject } from '../config/value-readers.js';
-import { fieldProblem, type Origin } from './settings-problems.js';
+import { below, fieldProblem, type Origin } from './settings-problems.js';
 import { SecretReads, secretText, type ReadSecret, type SecretName } from './secret-refs.js';
 import { specFields, TLS_CERT_KEY, TLS_KEY_KEY, type SpecField } from './spec-fields.js';
 
@@ -112,7 +112,7 @@ export function settingsDocument(input: SettingsInput): SettingsDocument {
     toField: (problem) => fieldProblem(problem, origins),
     fieldProblems: (problems) =>
       problems
-        .filter((problem) => !about(problem.path, unread))
+        .filter((problem) => ![...unread].some((key) => below(problem.path, key)))
         .map((problem) => fieldProblem(problem, origins)),
   };
 }
@@ -166,11 +166,6 @@ function readField(reads: SecretReads, field: SpecField, value: unknown, out: Ou
       readSecretMap(reads, field, value, out);
       return;
   }
-}
-
-/** True when `path` is the option `key`'s or below it, for any key in `keys`. */
-function about(path: string, keys: ReadonlySet<string>): boolean {
-  return [...keys].some((key) => path === key || path.startsWith(`${key}.`) || path.startsWith(`${key}[`));
 }
 
 /** Adds each entry of the named Secret to the map option; a name set in both places is refused. */

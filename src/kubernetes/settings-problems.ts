@@ -18,7 +18,7 @@ export interface Origin {
 }
 
 /** True when `path` is `prefix` or a path below it (`prefix.name`, `prefix[3]`). */
-function below(path: string, prefix: string): boolean {
+export function below(path: string, prefix: string): boolean {
   return (
     path === prefix ||
     (path.startsWith(prefix) && (path[prefix.length] === '.' || path[prefix.length] === '['))

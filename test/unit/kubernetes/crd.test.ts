@@ -59,34 +59,26 @@ test('the fields the spec and the issue name exist, with the Secret keys they pr
     assert.ok(option, key);
     return orchestrationField(option);
   };
+  const value = (path: string) => ({ form: 'value', path });
+  const secret = (path: string, key: string, shared = true) => ({ form: 'secret', path, key, shared });
   const expected: Record<string, unknown> = {
-    idp_provider: { form: 'value', path: 'identityProvider.provider' },
-    idp_provider_url: { form: 'value', path: 'identityProvider.url' },
-    idp_scopes: { form: 'value', path: 'identityProvider.scopes' },
-    idp_request_params: { form: 'value', path: 'identityProvider.requestParams' },
-    idp_client_id: { form: 'secret', path: 'identityProvider.secret', key: 'client_id', shared: true },
-    idp_client_secret: {
-      form: 'secret',
-      path: 'identityProvider.secret',
-      key: 'client_secret',
-      shared: true,
-    },
-    authenticate_service_url: { form: 'value', path: 'authenticate.url' },
-    cookie_name: { form: 'value', path: 'cookie.name' },
-    cookie_same_site: { form: 'value', path: 'cookie.sameSite' },
-    shared_secret: { form: 'secret', path: 'secrets', key: 'shared_secret', shared: true },
-    cookie_secret: { form: 'secret', path: 'secrets', key: 'cookie_secret', shared: true },
-    signing_key: { form: 'secret', path: 'secrets', key: 'signing_key', shared: true },
-    databroker_storage_type: { form: 'value', path: 'storage.type' },
-    databroker_storage_connection_string: {
-      form: 'secret',
-      path: 'storage.connection',
-      key: 'connection',
-      shared: false,
-    },
-    certificates: { form: 'value', path: 'certificates' },
-    jwt_claims_headers: { form: 'value', path: 'jwtClaimHeaders' },
-    pass_identity_headers: { form: 'value', path: 'passIdentityHeaders' },
+    idp_provider: value('identityProvider.provider'),
+    idp_provider_url: value('identityProvider.url'),
+    idp_scopes: value('identityProvider.scopes'),
+    idp_request_params: value('identityProvider.requestParams'),
+    idp_client_id: secret('identityProvider.secret', 'client_id'),
+    idp_client_secret: secret('identityProvider.secret', 'client_secret'),
+    authenticate_service_url: value('authenticate.url'),
+    cookie_name: value('cookie.name'),
+    cookie_same_site: value('cookie.sameSite'),
+    shared_secret: secret('secrets', 'shared_secret'),
+    cookie_secret: secret('secrets', 'cookie_secret'),
+    signing_key: secret('secrets', 'signing_key'),
+    databroker_storage_type: value('storage.type'),
+    databroker_storage_connection_string: secret('storage.connection', 'connection', false),
+    certificates: value('certificates'),
+    jwt_claims_headers: value('jwtClaimHeaders'),
+    pass_identity_headers: value('passIdentityHeaders'),
   };
   for (const [key, field] of Object.entries(expected)) assert.deepEqual(byKey(key), field, key);
   assert.ok(nodeAt('identityProvider.requestParamsSecret'));
