@@ -72,6 +72,14 @@ export interface DirectResponseSettings {
   readonly body: string;
 }
 
+/** One `rewrite_response_headers` rule: a response header's value starting with `prefix` gets `value` instead. */
+export interface ResponseHeaderRewriteSettings {
+  /** As written; matched case-insensitively. */
+  readonly header: string;
+  readonly prefix: string;
+  readonly value: string;
+}
+
 /** One route, as written under `routes` (or the older `policy`). */
 export interface RouteSettings {
   /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
@@ -106,6 +114,8 @@ export interface RouteSettings {
    */
   readonly pass_request_identity_headers?: readonly string[];
   readonly set_response_headers: Readonly<Record<string, string>>;
+  /** Prefix rewrites of the upstream's response headers, in order; unset when none. */
+  readonly rewrite_response_headers?: readonly ResponseHeaderRewriteSettings[];
   readonly preserve_host_header: boolean;
   readonly host_rewrite?: string;
   readonly tls_skip_verify: boolean;
