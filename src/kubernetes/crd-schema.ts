@@ -11,11 +11,15 @@ import { compileRe2 } from '../shared/re2.js';
 import { renameOptionKeys } from './field-names.js';
 import { specFields, TLS_CERT_KEY, TLS_KEY_KEY, type SpecField } from './spec-fields.js';
 
-/** The resource's API group, version, kind and the one object's name. */
+/** The settings resource's API group: a domain the project owns. */
 export const SETTINGS_GROUP = 'portcullis.dev';
+/** Its one version; alpha while the fields may still change. */
 export const SETTINGS_VERSION = 'v1alpha1';
+/** Its kind. */
 export const SETTINGS_KIND = 'Portcullis';
+/** Its plural (the resource name in API paths). */
 export const SETTINGS_PLURAL = 'portcullises';
+/** The name of the one object read: the CRD refuses any other. */
 export const SETTINGS_OBJECT_NAME = 'global';
 
 /** The condition types the status carries. */

@@ -27,8 +27,9 @@ export type SpecField =
   /** `{name, namespace?}`: every data entry of a Secret adds an entry to the map option. */
   | { readonly form: 'secret_map'; readonly path: string; readonly option: OptionSpec };
 
-/** The Secret data keys of a `kubernetes.io/tls` Secret (the Secret type's own contract). */
+/** The certificate chain's data key in a `kubernetes.io/tls` Secret (that Secret type's contract). */
 export const TLS_CERT_KEY = 'tls.crt';
+/** The private key's data key in a `kubernetes.io/tls` Secret. */
 export const TLS_KEY_KEY = 'tls.key';
 
 function optionByKey(key: string): OptionSpec {
