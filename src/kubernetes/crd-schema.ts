@@ -118,6 +118,7 @@ export function kindSchema(kind: OptionKind, description: string): Schema {
     case 'file':
     case 'pem_file':
     case 'routes':
+    case 'identity_providers':
       throw new Error(`an option of kind ${kind.type} cannot be a plain field (see orchestration-fields.ts)`);
   }
 }
