@@ -2,7 +2,8 @@
 // it starts them, CRDs (one made here, the Gateway API's from the pinned module) become Established,
 // RBAC limits a service account's token, and stop() leaves nothing behind.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parse } from 'yaml';
@@ -186,18 +187,51 @@ describe('the kubernetes test harness (real etcd and kube-apiserver)', () => {
   });
 });
 
-describe('the kubernetes test harness without its binaries', () => {
-  it('fails naming the missing binary and how to build it', () => {
+/** Pids of this process's children (of its main thread, which spawns them). */
+function childPids(): number[] {
+  return readFileSync(`/proc/${process.pid}/task/${process.pid}/children`, 'utf8')
+    .trim()
+    .split(/\s+/)
+    .filter((pid) => pid !== '')
+    .map(Number);
+}
+
+/** The harness's temp dirs now present. */
+function kubeTempDirs(): string[] {
+  return readdirSync(tmpdir()).filter((name) => name.startsWith('portcullis-kube-'));
+}
+
+describe('the kubernetes test harness when a binary is missing or fails', () => {
+  const withApiserverBin = async (path: string, body: () => Promise<void> | void): Promise<void> => {
     const saved = process.env['KUBE_APISERVER_BIN'];
-    process.env['KUBE_APISERVER_BIN'] = '/nonexistent/kube-apiserver';
+    process.env['KUBE_APISERVER_BIN'] = path;
     try {
-      assert.throws(
-        () => kubeBinary('kube-apiserver'),
-        /kube-apiserver not found at \/nonexistent\/kube-apiserver\. Build it with `npm run setup:kubernetes`/,
-      );
+      await body();
     } finally {
       if (saved === undefined) delete process.env['KUBE_APISERVER_BIN'];
       else process.env['KUBE_APISERVER_BIN'] = saved;
     }
+  };
+
+  it('fails naming the missing binary and how to build it', async () => {
+    await withApiserverBin('/nonexistent/kube-apiserver', () => {
+      assert.throws(
+        () => kubeBinary('kube-apiserver'),
+        /kube-apiserver not found at \/nonexistent\/kube-apiserver\. Build it with `npm run setup:kubernetes`/,
+      );
+    });
+  });
+
+  it('stops etcd and removes its temp dir when kube-apiserver exits during start', async () => {
+    const dirsBefore = kubeTempDirs();
+    const childrenBefore = childPids();
+    await withApiserverBin('/bin/false', async () => {
+      await assert.rejects(
+        startKubeCluster(),
+        /kube-apiserver exited \(1\) before kube-apiserver on https:\/\/127\.0\.0\.1:\d+ to answer \/readyz ok/,
+      );
+    });
+    assert.deepEqual(childPids(), childrenBefore, 'no child process (etcd) is left');
+    assert.deepEqual(kubeTempDirs(), dirsBefore, 'no temp dir is left');
   });
 });
