@@ -105,6 +105,8 @@ describe('the kubernetes test harness (real etcd and kube-apiserver)', () => {
     });
     await cluster.admin.delete(widget(3));
     await assert.rejects(cluster.admin.get(widget(3)), { status: 404 });
+    await assert.rejects(cluster.admin.delete(widget(3)), { status: 404 });
+    await cluster.admin.delete(widget(3), { ignoreMissing: true });
   });
 
   it('applies the standard Gateway API CRDs from the pinned module and serves their kinds', async (t) => {

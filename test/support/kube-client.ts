@@ -129,8 +129,7 @@ export function kubeClient(url: string, caPem: string, token: string): KubeClien
   async function resources(apiVersion: string, refresh: boolean): Promise<readonly DiscoveredResource[]> {
     const known = discovery.get(apiVersion);
     if (known !== undefined && !refresh) return known;
-    const path = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
-    const answer = await request('GET', path);
+    const answer = await request('GET', groupVersionPath(apiVersion));
     const found =
       answer.status === 200 ? ((answer.body as { resources?: DiscoveredResource[] }).resources ?? []) : [];
     discovery.set(apiVersion, found);
@@ -152,7 +151,7 @@ export function kubeClient(url: string, caPem: string, token: string): KubeClien
 
   const collectionPath: KubeClient['collectionPath'] = async (apiVersion, kind, namespace) => {
     const resource = await resourceOf(apiVersion, kind);
-    const base = apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+    const base = groupVersionPath(apiVersion);
     if (!resource.namespaced || namespace === undefined) return `${base}/${resource.name}`;
     return `${base}/namespaces/${encodeURIComponent(namespace)}/${resource.name}`;
   };
@@ -177,10 +176,10 @@ export function kubeClient(url: string, caPem: string, token: string): KubeClien
       return (await call('GET', await objectPath(ref))) as KubeObject;
     },
     async delete(ref, options = {}) {
-      const answer = await request('DELETE', await objectPath(ref));
-      if (answer.status === 404 && options.ignoreMissing === true) return;
-      if (answer.status < 200 || answer.status > 299) {
-        throw new KubeApiError(answer.status, 'DELETE', await objectPath(ref), answer.body);
+      try {
+        await call('DELETE', await objectPath(ref));
+      } catch (err) {
+        if (!(options.ignoreMissing === true && err instanceof KubeApiError && err.status === 404)) throw err;
       }
     },
     async list(ref) {
@@ -202,6 +201,11 @@ export function kubeClient(url: string, caPem: string, token: string): KubeClien
   };
 
   return client;
+}
+
+/** `/api/v1` for the core group's `v1`, `/apis/<group>/<version>` for the others. */
+function groupVersionPath(apiVersion: string): string {
+  return apiVersion.includes('/') ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 
 /** Whether `object.status.conditions` has `type` with status "True" (Established, Ready, ...). */

@@ -174,7 +174,7 @@ export async function startKubeCluster(): Promise<KubeCluster> {
     if (stopped) return;
     stopped = true;
     for (const client of clients) client.close();
-    // The API server first: it flushes to etcd on the way down.
+    // The API server first: without etcd it would keep retrying its storage while shutting down.
     for (const server of [...servers].reverse()) await server.stop();
     rmSync(dir, { recursive: true, force: true });
   };
@@ -216,14 +216,12 @@ export async function startKubeCluster(): Promise<KubeCluster> {
     const certFile = join(certDir, 'apiserver.crt');
     let caPem = '';
     await waitForServer(apiserver, `kube-apiserver on ${url} to answer /readyz ok`, 90_000, async () => {
-      if (caPem === '') {
-        if (!existsSync(certFile)) return false;
-        caPem = readFileSync(certFile, 'utf8');
-      }
+      // Read on every probe until one succeeds: a read while the server writes it may be partial.
+      if (!existsSync(certFile)) return false;
+      caPem = readFileSync(certFile, 'utf8');
       const probe = kubeClient(url, caPem, adminToken);
       try {
-        const answer = await probe.request('GET', '/readyz');
-        return answer.status === 200;
+        return (await probe.request('GET', '/readyz')).status === 200;
       } finally {
         probe.close();
       }
