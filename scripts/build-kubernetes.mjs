@@ -90,7 +90,11 @@ function build({ binary, module, stampVersionOf }, version) {
   const stampFile = `${output}.stamp`;
   // Built next to the target and renamed, so an interrupted build never leaves a half binary.
   const partial = `${output}.partial`;
-  const flags = stampVersionOf === undefined ? [] : versionFlags(module, stampVersionOf);
+  // No VCS stamping: it needs git to trust the checkout (CI clones often are not), and says nothing here.
+  const flags = [
+    '-buildvcs=false',
+    ...(stampVersionOf === undefined ? [] : versionFlags(module, stampVersionOf)),
+  ];
   const stamp = stampOf(module, version, flags);
   if (existsSync(output) && existsSync(stampFile) && readFileSync(stampFile, 'utf8') === stamp) {
     return `${binary}: up to date (${relative(ROOT, output)})`;
