@@ -237,6 +237,10 @@ export interface UserInfo {
   readonly groups: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
   readonly idp_id: string;
+  /** The provider's name (`default` for the global `idp_*` one); null when the config no longer has it. */
+  readonly idp_name: string | null;
+  /** The provider's issuer (discovery base) URL; null when unknown. */
+  readonly idp_url: string | null;
   /** ISO 8601, UTC. */
   readonly issued_at: string;
   readonly expires_at: string;
@@ -256,6 +260,7 @@ export const userJsonHandler: OwnHandler = async (request, context) => {
     body: JSON.stringify(value),
   });
   if (session === undefined) return json(401, { error: 'not signed in' });
+  const provider = sessionProvider(context.settings().providers.get(session.idpId));
   const info: UserInfo = {
     user_id: session.userId,
     email: session.email ?? null,
@@ -263,6 +268,8 @@ export const userJsonHandler: OwnHandler = async (request, context) => {
     groups: session.groups,
     claims: session.claims,
     idp_id: session.idpId,
+    idp_name: provider?.name ?? null,
+    idp_url: provider?.url ?? null,
     issued_at: new Date(session.issuedAt).toISOString(),
     expires_at: new Date(session.expiresAt).toISOString(),
   };

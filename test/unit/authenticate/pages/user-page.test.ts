@@ -125,9 +125,39 @@ test('the JSON twin carries the same facts', async () => {
     groups: ['admins'],
     claims: { sub: 'user-1', groups: ['admins'] },
     idp_id: IDP_ID,
+    idp_name: null,
+    idp_url: null,
     issued_at: '2026-11-25T12:00:00.000Z',
     expires_at: '2026-11-26T02:00:00.000Z',
   });
+});
+
+test('the JSON twin names the provider and its issuer URL', async () => {
+  const f = fixture({
+    providers: new Map([
+      [
+        IDP_ID,
+        {
+          id: IDP_ID,
+          name: 'partner',
+          provider: 'oidc' as const,
+          providerUrl: new URL('https://partner-idp.example.com/realm'),
+          clientId: 'client',
+          clientSecret: 'secret',
+          scopes: undefined,
+          requestParams: {},
+        },
+      ],
+    ]),
+  });
+  const session = await storeSession(f);
+  const response = await userJsonHandler(
+    request({ url: JSON_URL, handle: f.handles.issue(session.id) }),
+    f.context,
+  );
+  const body = JSON.parse(response.body) as Record<string, unknown>;
+  assert.equal(body.idp_name, 'partner');
+  assert.equal(body.idp_url, 'https://partner-idp.example.com/realm');
 });
 
 test('an expired session is no session', async () => {
