@@ -347,8 +347,8 @@ const TCP_ROUTE = {
   allow_any_authenticated_user: true,
 };
 const withTunnels = render({ ...config, ...TLS, routes: [...config.routes, TCP_ROUTE] });
-const chains = withTunnels.listener.filter_chains as Json[];
-const tunnelHcm = chains[1]?.filters[0].typed_config as Json;
+const chains: Json = withTunnels.listener.filter_chains;
+const tunnelHcm: Json = chains[1]?.filters[0].typed_config;
 
 test('HTTP routes keep the default chain and its windows when TCP routes are configured', () => {
   assert.equal(chains.length, 2);
@@ -370,6 +370,7 @@ test('the tunnel chain: only for the ALPN marker, CONNECT only, bounded windows,
     'the marker is never selected',
   );
   const [first, ...rest] = tunnelHcm.http_filters as Json[];
+  assert.ok(first !== undefined);
   assert.equal(first.name, 'portcullis.connect_only');
   assert.deepEqual(first.typed_config.rules, {
     action: 'ALLOW',
