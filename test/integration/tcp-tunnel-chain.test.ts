@@ -3,16 +3,18 @@
 // read from Envoy's own SETTINGS and WINDOW_UPDATE), takes CONNECT only (an HTTP route answers 403
 // there and is never reached), and carries a tunnel intact; every other connection gets the
 // default chain's 64 KiB / 1 MiB and reaches HTTP routes as before. The real `portcullis tcp`
-// lands on the tunnel chain (Envoy's RBAC counter of that chain counts its CONNECT).
+// lands on the tunnel chain (Envoy's RBAC counter of that chain counts its CONNECT). Adding the
+// first TCP route to a running config adds the chain without closing open HTTP/2 connections.
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { createServer, type Server } from 'node:http';
 import { connect as http2Connect, type ClientHttp2Session } from 'node:http2';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { after, before, describe, test } from 'node:test';
+import { parse, stringify } from 'yaml';
 import { TUNNEL_ALPN_MARKER } from '../../src/contract/names.js';
 import { fileTokenCache, tokenCachePath } from '../../src/cli/token-cache.js';
 import { adminRequest } from '../../src/envoy/admin.js';
@@ -79,32 +81,8 @@ describe('the tunnel filter chain through the real Envoy', () => {
     app?.close();
   });
 
-  /** An HTTP/2 session to Envoy over TLS offering `alpn` (SNI `servername`), once Envoy's SETTINGS came. */
-  async function h2(alpn: string[], servername = 'db.localhost'): Promise<ClientHttp2Session> {
-    const socket = tlsConnect({
-      host: '127.0.0.1',
-      port: portcullis.port,
-      servername,
-      ca: portcullis.certificate.certPem,
-      ALPNProtocols: alpn,
-    });
-    await once(socket, 'secureConnect');
-    assert.equal(socket.alpnProtocol, 'h2', 'Envoy selects h2, never the marker');
-    const session = http2Connect(`https://${servername}`, { createConnection: () => socket });
-    sessions.push(session);
-    session.on('error', () => undefined);
-    await once(session, 'remoteSettings');
-    return session;
-  }
-
-  /** The status and body of a GET for `host`/ on `session`. */
-  async function get(session: ClientHttp2Session, host: string): Promise<{ status: number; body: string }> {
-    const stream = session.request({ ':method': 'GET', ':path': '/', ':authority': host });
-    const [headers] = (await once(stream, 'response')) as [Record<string, string>];
-    const chunks: Buffer[] = [];
-    for await (const chunk of stream) chunks.push(chunk as Buffer);
-    return { status: Number(headers[':status']), body: Buffer.concat(chunks).toString('utf8') };
-  }
+  const h2 = (alpn: string[], servername = 'db.localhost'): Promise<ClientHttp2Session> =>
+    h2Session(portcullis, sessions, alpn, servername);
 
   /** Envoy's count of requests the tunnel chain's CONNECT-only RBAC let through (or refused). */
   async function rbacCount(which: 'allowed' | 'denied'): Promise<number> {
@@ -134,12 +112,12 @@ describe('the tunnel filter chain through the real Envoy', () => {
   test('the tunnel chain takes CONNECT only: an HTTP route answers 403 there, 200 on the default chain', async () => {
     const deniedBefore = await rbacCount('denied');
     const tunnel = await h2(['h2', 'http/1.1', TUNNEL_ALPN_MARKER], 'app.localhost');
-    const refused = await get(tunnel, 'app.localhost');
+    const refused = await getRoot(tunnel, 'app.localhost');
     assert.equal(refused.status, 403, refused.body);
     assert.equal(appRequests, 0, 'the HTTP route was reached through the tunnel chain');
     assert.equal(await rbacCount('denied'), deniedBefore + 1);
     const plain = await h2(['h2', 'http/1.1'], 'app.localhost');
-    assert.deepEqual(await get(plain, 'app.localhost'), { status: 200, body: 'app' });
+    assert.deepEqual(await getRoot(plain, 'app.localhost'), { status: 200, body: 'app' });
     assert.equal(appRequests, 1);
   });
 
@@ -189,3 +167,93 @@ describe('the tunnel filter chain through the real Envoy', () => {
     }
   });
 });
+
+describe('adding the first TCP route to a running TLS config', () => {
+  let app: Server;
+  let portcullis: TlsPortcullis;
+  const sessions: ClientHttp2Session[] = [];
+
+  before(async () => {
+    app = createServer((_req, res) => res.end('app'));
+    app.listen(0, '127.0.0.1');
+    await once(app, 'listening');
+    const appPort = (app.address() as AddressInfo).port;
+    portcullis = await startTlsPortcullis(['db.localhost', 'app.localhost'], () => ({
+      ...SIGN_IN,
+      routes: [
+        {
+          from: 'https://app.localhost',
+          to: `http://127.0.0.1:${appPort}`,
+          allow_public_unauthenticated_access: true,
+        },
+      ],
+    }));
+  });
+
+  after(async () => {
+    for (const session of sessions) session.destroy();
+    await portcullis?.stop();
+    app?.close();
+  });
+
+  test('adds the tunnel chain, and an HTTP/2 connection opened before keeps serving', async () => {
+    const marker = ['h2', 'http/1.1', TUNNEL_ALPN_MARKER];
+    const earlier = await h2Session(portcullis, sessions, marker, 'app.localhost');
+    assert.equal(earlier.remoteSettings.initialWindowSize, DEFAULT_STREAM_WINDOW, 'no tunnel chain yet');
+    assert.deepEqual(await getRoot(earlier, 'app.localhost'), { status: 200, body: 'app' });
+    const configPath = join(portcullis.dir, 'config.yaml');
+    const config = parse(readFileSync(configPath, 'utf8')) as { routes: unknown[] };
+    config.routes.push({
+      from: `tcp+https://${DB}`,
+      to: 'tcp://127.0.0.1:9',
+      allow_any_authenticated_user: true,
+    });
+    writeFileSync(`${configPath}.tmp`, stringify(config));
+    renameSync(`${configPath}.tmp`, configPath);
+    await waitFor(
+      async () => {
+        const probe = await h2Session(portcullis, sessions, marker);
+        probe.destroy();
+        return probe.remoteSettings.initialWindowSize === TUNNEL_STREAM_WINDOW_BYTES;
+      },
+      { what: 'the tunnel chain in Envoy', timeoutMs: 15_000, intervalMs: 100 },
+    );
+    assert.ok(!earlier.closed && !earlier.destroyed, 'the earlier connection was closed');
+    assert.deepEqual(await getRoot(earlier, 'app.localhost'), { status: 200, body: 'app' });
+  });
+});
+
+/**
+ * An HTTP/2 session to `portcullis`'s Envoy over TLS offering `alpn` (SNI `servername`), once
+ * Envoy's SETTINGS came; kept in `sessions` for the suite to close.
+ */
+async function h2Session(
+  portcullis: TlsPortcullis,
+  sessions: ClientHttp2Session[],
+  alpn: string[],
+  servername = 'db.localhost',
+): Promise<ClientHttp2Session> {
+  const socket = tlsConnect({
+    host: '127.0.0.1',
+    port: portcullis.port,
+    servername,
+    ca: portcullis.certificate.certPem,
+    ALPNProtocols: alpn,
+  });
+  await once(socket, 'secureConnect');
+  assert.equal(socket.alpnProtocol, 'h2', 'Envoy selects h2, never the marker');
+  const session = http2Connect(`https://${servername}`, { createConnection: () => socket });
+  sessions.push(session);
+  session.on('error', () => undefined);
+  await once(session, 'remoteSettings');
+  return session;
+}
+
+/** The status and body of a GET for `host`/ on `session`. */
+async function getRoot(session: ClientHttp2Session, host: string): Promise<{ status: number; body: string }> {
+  const stream = session.request({ ':method': 'GET', ':path': '/', ':authority': host });
+  const [headers] = (await once(stream, 'response')) as [Record<string, string>];
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return { status: Number(headers[':status']), body: Buffer.concat(chunks).toString('utf8') };
+}
