@@ -51,22 +51,12 @@ describe('the tunnel filter chain through the real Envoy', () => {
 
   before(async () => {
     echo = await startCountingEcho();
-    app = createServer((_req, res) => {
-      appRequests += 1;
-      res.end('app');
-    });
-    app.listen(0, '127.0.0.1');
-    await once(app, 'listening');
-    const appPort = (app.address() as AddressInfo).port;
+    app = await startApp(() => (appRequests += 1));
     portcullis = await startTlsPortcullis(['db.localhost', 'app.localhost'], () => ({
       ...SIGN_IN,
       routes: [
         { from: `tcp+https://${DB}`, to: `tcp://127.0.0.1:${echo.port}`, allow_any_authenticated_user: true },
-        {
-          from: 'https://app.localhost',
-          to: `http://127.0.0.1:${appPort}`,
-          allow_public_unauthenticated_access: true,
-        },
+        appRoute(app),
       ],
     }));
     const ada = adaSession();
@@ -174,19 +164,10 @@ describe('adding the first TCP route to a running TLS config', () => {
   const sessions: ClientHttp2Session[] = [];
 
   before(async () => {
-    app = createServer((_req, res) => res.end('app'));
-    app.listen(0, '127.0.0.1');
-    await once(app, 'listening');
-    const appPort = (app.address() as AddressInfo).port;
+    app = await startApp(() => undefined);
     portcullis = await startTlsPortcullis(['db.localhost', 'app.localhost'], () => ({
       ...SIGN_IN,
-      routes: [
-        {
-          from: 'https://app.localhost',
-          to: `http://127.0.0.1:${appPort}`,
-          allow_public_unauthenticated_access: true,
-        },
-      ],
+      routes: [appRoute(app)],
     }));
   });
 
@@ -256,4 +237,24 @@ async function getRoot(session: ClientHttp2Session, host: string): Promise<{ sta
   const chunks: Buffer[] = [];
   for await (const chunk of stream) chunks.push(chunk as Buffer);
   return { status: Number(headers[':status']), body: Buffer.concat(chunks).toString('utf8') };
+}
+
+/** An HTTP upstream on 127.0.0.1 answering `app` to every request (`onRequest` counts them). */
+async function startApp(onRequest: () => unknown): Promise<Server> {
+  const app = createServer((_req, res) => {
+    onRequest();
+    res.end('app');
+  });
+  app.listen(0, '127.0.0.1');
+  await once(app, 'listening');
+  return app;
+}
+
+/** The public HTTP route to `app` on app.localhost. */
+function appRoute(app: Server): Record<string, unknown> {
+  return {
+    from: 'https://app.localhost',
+    to: `http://127.0.0.1:${(app.address() as AddressInfo).port}`,
+    allow_public_unauthenticated_access: true,
+  };
 }
