@@ -8,12 +8,17 @@
 import { connect as http2Connect, constants } from 'node:http2';
 import type { ClientHttp2Session, ClientHttp2Stream, IncomingHttpHeaders } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
+import { TUNNEL_ALPN_MARKER } from '../contract/names.js';
 import { PortcullisError } from '../shared/errors.js';
 import { openTls } from './endpoint.js';
 import type { PortcullisEndpoint } from './endpoint.js';
 
-/** ALPN offered for tunnels: h2 first, HTTP/1.1 as the fallback. */
-const TUNNEL_ALPN = ['h2', 'http/1.1'] as const;
+/**
+ * ALPN offered for tunnels: h2 first, HTTP/1.1 as the fallback, then the tunnel marker, which no
+ * server selects but which sends the connection to Portcullis's tunnel filter chain (CONNECT only,
+ * HTTP/2 windows sized for bulk copies instead of the 64 KiB per stream web clients get).
+ */
+export const TUNNEL_ALPN = ['h2', 'http/1.1', TUNNEL_ALPN_MARKER] as const;
 /**
  * Receive windows: per stream (SETTINGS_INITIAL_WINDOW_SIZE) and for the whole connection, large
  * enough that a bulk transfer is bound by the network and the peer, not by WINDOW_UPDATE round trips.

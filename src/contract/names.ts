@@ -48,6 +48,11 @@ export const HTTP_FILTER_EXT_AUTHZ = 'envoy.filters.http.ext_authz';
 export const HTTP_FILTER_REWRITE_RESPONSE_HEADERS = 'portcullis.rewrite_response_headers';
 export const HTTP_FILTER_STRIP_CREDENTIALS = 'portcullis.strip_credentials';
 export const HTTP_FILTER_ROUTER = 'envoy.filters.http.router';
+/**
+ * The tunnel filter chain's first filter (an RBAC allowing CONNECT only, xds/compile/tunnel-chain.ts).
+ * No per-route config names it.
+ */
+export const HTTP_FILTER_CONNECT_ONLY = 'portcullis.connect_only';
 
 /**
  * The dynamic-metadata namespace every RBAC filter writes its (shadow) result under, whatever the
@@ -64,6 +69,15 @@ export const HTTP_PROTOCOL_OPTIONS_KEY = 'envoy.extensions.upstreams.http.v3.Htt
 
 /** Buffer limit per connection on listeners and clusters (Envoy edge best practice, 32 KiB). */
 export const CONNECTION_BUFFER_LIMIT_BYTES = 32 * 1024;
+
+/**
+ * The ALPN protocol `portcullis tcp` offers after h2 and http/1.1. The listener never selects it (it
+ * offers h2 and http/1.1 only), but Envoy's TLS inspector reads the offer and sends the connection
+ * to the tunnel filter chain (CONNECT only, HTTP/2 windows sized for bulk transfer:
+ * xds/compile/tunnel-chain.ts). Browsers and other clients never offer it, so they keep the
+ * default chain's limits.
+ */
+export const TUNNEL_ALPN_MARKER = 'portcullis-tunnel';
 
 /** CDS cluster through which Envoy's ext_authz filter reaches Portcullis's Authorization service. */
 export const AUTHORIZE_CLUSTER = 'portcullis-authorize';

@@ -113,16 +113,18 @@ export function compileWithMemo(ir: IR, previous?: CompileMemo): CompileOutcome 
       keyed(contentKey, () => ({ name: TRACING_CLUSTER, message: tracingCluster(tracing), contentKey })),
     );
   }
+  const tunnels = hasTcpRoutes(ir);
   const listenerKey = contentKeyOf('listener', [
     ir.listener,
     internal ?? null,
     ir.authorize,
     routing.scoping,
+    tunnels,
   ]);
   const listeners: CompiledResource<typeof LISTENER_TYPE>[] = [
     keyed(listenerKey, () => ({
       name: ir.listener.name,
-      message: compileListener(ir.listener, internal, ir.authorize, routing.scoping),
+      message: compileListener(ir.listener, internal, ir.authorize, routing.scoping, tunnels),
       contentKey: listenerKey,
     })),
   ];
@@ -181,4 +183,9 @@ function keptCluster(cluster: IRCluster, compiled: CompiledCluster): CompiledClu
  */
 function byName<T extends CompiledResource>(resources: T[]): T[] {
   return resources.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/** Whether any route is a TCP route (the listener then gets its tunnel chain: listener.ts). */
+function hasTcpRoutes(ir: IR): boolean {
+  return ir.virtualHosts.some((host) => host.routes.some((route) => route.tcpAuthority !== undefined));
 }

@@ -7,6 +7,7 @@ import { credentialStripFilter, identityStripFilter } from './identity-strip.js'
 import { rewriteResponseHeadersFilter } from './response-header-rewrites.js';
 import { fastPathInternal, fastPathRbacFilter, jwtAuthnFilter, tokenIdentityHeaders } from './fast-path.js';
 import type { RouteScoping } from './route-scoping.js';
+import { tunnelFilterChain } from './tunnel-chain.js';
 import { durationMs, typed, wrapped } from '../../proto/codec.js';
 import type { Message } from '../../proto/messages.js';
 import {
@@ -38,38 +39,45 @@ const STREAM_IDLE_TIMEOUT_MS = 300_000;
  * IR listener -> the user-facing Envoy `listener.v3.Listener`: PROXY protocol first when enabled
  * (so X-Forwarded-For is the real client behind another proxy), TLS when not `insecure_server`,
  * and one HTTP connection manager that routes via RDS or per-host scoped RDS (`route-scoping.ts`).
+ * With `tunnels` (the config has TCP routes) and TLS, a second filter chain for `portcullis tcp`
+ * connections: the same connection manager, CONNECT only, with bigger HTTP/2 windows
+ * (tunnel-chain.ts); every other connection keeps the first chain and its limits.
  */
 export function compileListener(
   listener: IRListener,
   internal: IRInternal | undefined,
   authorize: ChainInputs,
   scoping: RouteScoping = 'single',
+  tunnels = false,
 ): Message<'envoy.config.listener.v3.Listener'> {
   const listenerFilters: Message<'envoy.config.listener.v3.ListenerFilter'>[] = [];
   if (listener.useProxyProtocol) listenerFilters.push(proxyProtocolFilter());
+  const manager = httpConnectionManager(listener, internal, authorize, scoping);
   const chain: Message<'envoy.config.listener.v3.FilterChain'> = {
     filters: [
       {
         name: NETWORK_FILTER_HCM,
         typed_config: typed(
           'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-          httpConnectionManager(listener, internal, authorize, scoping),
+          manager,
         ),
       },
     ],
   };
+  const chains = [chain];
   if (listener.tls !== undefined) {
     listenerFilters.push({
       name: LISTENER_FILTER_TLS_INSPECTOR,
       typed_config: typed('envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector', {}),
     });
     chain.transport_socket = downstreamTls(listener.tls.certificates);
+    if (tunnels) chains.push(tunnelFilterChain(manager, chain.transport_socket));
   }
   const out: Message<'envoy.config.listener.v3.Listener'> = {
     name: listener.name,
     address: { socket_address: { address: listener.host, port_value: listener.port } },
     per_connection_buffer_limit_bytes: wrapped(CONNECTION_BUFFER_LIMIT_BYTES),
-    filter_chains: [chain],
+    filter_chains: chains,
   };
   if (listenerFilters.length > 0) out.listener_filters = listenerFilters;
   return out;

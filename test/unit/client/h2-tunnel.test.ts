@@ -1,11 +1,16 @@
 // The client's HTTP/2 CONNECT against the fake Portcullis: tunnels share one HTTP/2 session per
 // endpoint, a second session opens when the server's stream limit is reached, and a server
-// without h2 gets HTTP/1.1 CONNECT (said on stderr only with --verbose).
+// without h2 gets HTTP/1.1 CONNECT (said on stderr only with --verbose). The tunnel connection
+// offers the tunnel marker in ALPN (Portcullis's Envoy then uses its tunnel chain's windows).
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import type { Socket } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import { describe, test } from 'node:test';
+import { TUNNEL_ALPN_MARKER } from '../../../src/contract/names.js';
+import { resolveEndpoint } from '../../../src/cli/endpoint.js';
+import { TunnelSessions } from '../../../src/cli/h2-tunnel.js';
 import { runTcp } from '../../../src/cli/run.js';
 import type { TcpArgs } from '../../../src/cli/run.js';
 import { startFakePortcullis } from '../../support/fake-connect-server.js';
@@ -94,5 +99,32 @@ describe('portcullis tcp over HTTP/2 CONNECT', () => {
         );
       else assert.equal(h.stderr(), '', 'the fallback is silent without --verbose');
     }
+  });
+
+  test('the tunnel connection offers h2, HTTP/1.1 and the tunnel marker in ALPN; the HTTP/1.1 fallback only HTTP/1.1', async (t) => {
+    const offers: string[][] = [];
+    const server = createTlsServer({
+      cert: standIn.cert.certPem,
+      key: standIn.cert.keyPem,
+      ALPNCallback: ({ protocols }) => {
+        offers.push(protocols);
+        return 'http/1.1';
+      },
+    });
+    server.on('secureConnection', (socket) => socket.destroy());
+    server.listen(0, '127.0.0.1');
+    await once(server, 'listening');
+    t.after(() => server.close());
+    const endpoint = resolveEndpoint(
+      new URL(`https://${ROUTE}`),
+      new URL(`https://127.0.0.1:${(server.address() as AddressInfo).port}`),
+      { ca: standIn.cert.certPem, insecureSkipVerify: false },
+    );
+    const sessions = new TunnelSessions(endpoint);
+    const transport = await sessions.transport();
+    assert.equal(transport.kind, 'h1', 'a server that selects HTTP/1.1 gets HTTP/1.1 CONNECT');
+    if (transport.kind === 'h1') transport.socket.destroy();
+    sessions.close();
+    assert.deepEqual(offers, [['h2', 'http/1.1', TUNNEL_ALPN_MARKER], ['http/1.1']]);
   });
 });

@@ -12,6 +12,12 @@ import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
 import { TEST_INTERNAL } from '../../support/internal-endpoints.js';
+import { generateTestCertificate } from '../../support/test-certs.js';
+import { TUNNEL_ALPN_MARKER } from '../../../src/contract/names.js';
+import {
+  TUNNEL_CONNECTION_WINDOW_BYTES,
+  TUNNEL_STREAM_WINDOW_BYTES,
+} from '../../../src/xds/compile/tunnel-chain.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -364,4 +370,73 @@ test('the admin interface is loopback only and an overload manager guards the he
       }),
     /loopback/,
   );
+});
+
+// The tunnel chain (tunnel-chain.ts): with TLS and a TCP route, `portcullis tcp` connections (the
+// marker in their ALPN offer) get bigger HTTP/2 windows on a chain that takes CONNECT only; every
+// other connection, so every HTTP route, keeps the default chain and the limits above.
+const TUNNEL_CERT = generateTestCertificate('app.example.test');
+const TLS = { insecure_server: false, certificate: TUNNEL_CERT.certPem, certificate_key: TUNNEL_CERT.keyPem };
+const TCP_ROUTE = {
+  from: 'tcp+https://db.example.test:5432',
+  to: 'tcp://10.0.0.4:5432',
+  allow_any_authenticated_user: true,
+};
+const withTunnels = render({ ...config, ...TLS, routes: [...config.routes, TCP_ROUTE] });
+const chains: Json = withTunnels.listener.filter_chains;
+const tunnelHcm: Json = chains[1]?.filters[0].typed_config;
+
+test('HTTP routes keep the default chain and its windows when TCP routes are configured', () => {
+  assert.equal(chains.length, 2);
+  assert.equal(chains[0].filter_chain_match, undefined, 'the default chain takes every other connection');
+  assert.equal(withTunnels.hcm.http2_protocol_options.max_concurrent_streams, 100);
+  assert.equal(withTunnels.hcm.http2_protocol_options.initial_stream_window_size, 65536);
+  assert.equal(withTunnels.hcm.http2_protocol_options.initial_connection_window_size, 1048576);
+  assert.ok(
+    !(withTunnels.hcm.http_filters as Json[]).some((filter) => filter.name === 'portcullis.connect_only'),
+  );
+});
+
+test('the tunnel chain: only for the ALPN marker, CONNECT only, bounded windows, the rest as the default chain', () => {
+  assert.deepEqual(chains[1].filter_chain_match, { application_protocols: [TUNNEL_ALPN_MARKER] });
+  assert.deepEqual(chains[1].transport_socket, chains[0].transport_socket, 'the same certificates and ALPN');
+  assert.deepEqual(
+    chains[0].transport_socket.typed_config.common_tls_context.alpn_protocols,
+    ['h2', 'http/1.1'],
+    'the marker is never selected',
+  );
+  const [first, ...rest] = tunnelHcm.http_filters as Json[];
+  assert.ok(first !== undefined);
+  assert.equal(first.name, 'portcullis.connect_only');
+  assert.deepEqual(first.typed_config.rules, {
+    action: 'ALLOW',
+    policies: {
+      'connect-only': {
+        permissions: [{ header: { name: ':method', string_match: { exact: 'CONNECT' } } }],
+        principals: [{ any: true }],
+      },
+    },
+  });
+  assert.deepEqual(rest, withTunnels.hcm.http_filters, 'every filter of the default chain follows');
+  assert.deepEqual(tunnelHcm.http2_protocol_options, {
+    max_concurrent_streams: 100,
+    initial_stream_window_size: TUNNEL_STREAM_WINDOW_BYTES,
+    initial_connection_window_size: TUNNEL_CONNECTION_WINDOW_BYTES,
+  });
+  // Bounded: one connection can make Envoy hold at most its connection window (a few MiB).
+  assert.ok(TUNNEL_CONNECTION_WINDOW_BYTES <= 16 * 1024 * 1024);
+  assert.ok(TUNNEL_STREAM_WINDOW_BYTES <= TUNNEL_CONNECTION_WINDOW_BYTES);
+  const { http_filters: _tunnelFilters, http2_protocol_options: _tunnelWindows, ...tunnelRest } = tunnelHcm;
+  const { http_filters: _filters, http2_protocol_options: _windows, ...defaultRest } = withTunnels.hcm;
+  assert.deepEqual(
+    tunnelRest,
+    defaultRest,
+    'timeouts, header limits, XFF trust and routing as the default chain',
+  );
+});
+
+test('no tunnel chain without a TCP route, nor without TLS (no ALPN to match)', () => {
+  assert.equal(listener.filter_chains.length, 1);
+  assert.equal(render({ ...config, routes: [...config.routes, TCP_ROUTE] }).listener.filter_chains.length, 1);
+  assert.equal(render({ ...config, ...TLS }).listener.filter_chains.length, 1);
 });
