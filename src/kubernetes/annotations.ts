@@ -115,7 +115,7 @@ export function readAnnotations(
   const values: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
   const problems: ObjectProblem[] = [];
-  for (const [name, text] of Object.entries(annotations ?? {}).sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [name, text] of Object.entries(annotations ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
     if (!name.startsWith(ANNOTATION_PREFIX)) continue;
     const where = annotationWhere(name);
     const spec = BY_NAME.get(name);

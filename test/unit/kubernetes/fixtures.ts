@@ -150,7 +150,7 @@ export function httpsListener(hostname = '*.example.com'): Gateway['spec']['list
 /** An HTTPRoute in `shop` attached to Gateway `edge`. */
 export function httpRoute(
   name: string,
-  spec: Omit<HTTPRoute['spec'], 'parentRefs'> & { parentRefs?: HTTPRoute['spec']['parentRefs'] },
+  spec: HTTPRoute['spec'],
   annotations?: Record<string, string>,
 ): HTTPRoute {
   return {
