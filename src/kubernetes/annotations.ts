@@ -20,9 +20,6 @@ import { annotationWhere, type ObjectProblem, type ObjectRef } from './object-pr
 /** The prefix of every Portcullis annotation. */
 export const ANNOTATION_PREFIX = 'portcullis.dev/';
 
-/** What an annotated route key does, which decides whether it still applies to a route that answers 503. */
-export type AnnotationRole = 'access' | 'forwarding' | 'response';
-
 /** Route keys that are not annotations, with why (shown in docs/kubernetes.md and its test). */
 export const NOT_ANNOTATIONS: Readonly<Record<string, string>> = {
   from: "the Ingress rule's host or the HTTPRoute's hostnames",
@@ -44,35 +41,11 @@ export const NOT_ANNOTATIONS: Readonly<Record<string, string>> = {
   idp_client_secret: 'a secret: annotations are readable by anyone who can read the object',
 };
 
-/** Route keys that only say how to forward: left out of a route that answers 503 for want of endpoints. */
-const FORWARDING = new Set([
-  'prefix_rewrite',
-  'regex_rewrite_pattern',
-  'regex_rewrite_substitution',
-  'load_balancing_policy',
-  'health_checks',
-  'outlier_detection',
-  'healthy_panic_threshold',
-  'timeout',
-  'idle_timeout',
-  'allow_websockets',
-  'set_request_headers',
-  'remove_request_headers',
-  'preserve_host_header',
-  'host_rewrite',
-  'tls_skip_verify',
-  'tls_server_name',
-  'tls_custom_ca',
-  'pass_identity_headers',
-  'pass_request_identity_headers',
-]);
-
 /** One annotation: its full name, the route key it sets and how its text is read. */
 export interface AnnotationSpec {
   readonly annotation: string;
   readonly key: string;
   readonly type: RouteOptionType;
-  readonly role: AnnotationRole;
   readonly doc: string;
 }
 
@@ -83,11 +56,6 @@ export const ANNOTATIONS: readonly AnnotationSpec[] = ROUTE_OPTIONS.filter(
   annotation: `${ANNOTATION_PREFIX}${option.key}`,
   key: option.key,
   type: option.type,
-  role: FORWARDING.has(option.key)
-    ? 'forwarding'
-    : option.key === 'set_response_headers'
-      ? 'response'
-      : 'access',
   doc: option.doc,
 }));
 
@@ -188,13 +156,4 @@ function readList(text: string): Read {
         .join(', ')}]`,
     };
   return { value: [value] };
-}
-
-/** The options of `options` that still apply to a route that answers by itself (no forwarding keys). */
-export function answeringOptions(options: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(options).filter(
-      ([key]) => BY_NAME.get(`${ANNOTATION_PREFIX}${key}`)?.role !== 'forwarding',
-    ),
-  );
 }

@@ -1,11 +1,9 @@
 /**
- * A route's destination keys from its resolved backends: `to` with the ready endpoints (weighted
- * when several backends share the traffic), or, with no ready endpoint at all, a `response` of 503
- * so the route still exists and still applies its policy. The config format has no "cluster with
- * no endpoints yet"; the 503 answer changes the route's id once when the first endpoint appears
- * (the route then forwards), and after that a scale-up or rolling restart changes EDS only.
+ * A route's `to` from its resolved backends: the ready endpoints, weighted when several backends
+ * share the traffic. With no ready endpoint at all it is `[]`: the route keeps its id, its policy
+ * and its (empty) EDS cluster and answers 503 until an endpoint is ready, so scaling from zero,
+ * like any scale-up or rolling restart, changes EDS only.
  */
-import { answeringOptions } from './annotations.js';
 
 /** One backend's ready endpoint URLs and its share of the traffic. */
 export interface WeightedBackend {
@@ -16,22 +14,11 @@ export interface WeightedBackend {
 /** Largest per-endpoint weight written when splitting exactly would need more. */
 const WEIGHT_SCALE_LIMIT = 1_000_000;
 
-/**
- * The `to` or `response` key of a route, plus `options` (forwarding options only when it forwards).
- * `unready` describes backends without ready endpoints for the 503 body.
- */
-export function destinationKeys(
-  backends: readonly WeightedBackend[],
-  unready: readonly string[],
-  options: Readonly<Record<string, unknown>>,
-): Record<string, unknown> {
+/** The `to` of a route whose backends are `backends` (see the module comment). */
+export function destinationUrls(backends: readonly WeightedBackend[]): string[] {
   const live = backends.filter((backend) => backend.urls.length > 0 && backend.weight > 0);
-  if (live.length === 0) {
-    const body = unready.length === 0 ? 'no backend takes traffic' : unready.join('; ');
-    return { response: { status: 503, body: `${body}\n` }, ...answeringOptions(options) };
-  }
-  if (live.length === 1) return { to: [...(live[0]?.urls ?? [])], ...options };
-  return { to: splitWeights(live), ...options };
+  if (live.length <= 1) return [...(live[0]?.urls ?? [])];
+  return splitWeights(live);
 }
 
 /**

@@ -12,7 +12,7 @@
  * - Backends: Services in the route's namespace (a cross-namespace backendRef is a problem:
  *   ReferenceGrant is not read, and refusing is the safe default), each with its weight (default
  *   1, 0 takes no traffic), split per endpoint as `to` weights (destinations.ts). A backend with no
- *   ready endpoints takes no share; none at all answers 503. Per-backend filters are problems.
+ *   ready endpoints takes no share; none at all is `to: []` (503). Per-backend filters are problems.
  * - Filters: httproute-filters.ts.
  * - Policy and per-route options: the same `portcullis.dev/*` annotations as an Ingress, on the
  *   HTTPRoute (annotations.ts). Chosen over a policy resource because one table then serves
@@ -21,7 +21,7 @@
  *   be added later beside annotations without breaking them.
  */
 import { readAnnotations, type AnnotatedOptions } from './annotations.js';
-import { destinationKeys, type WeightedBackend } from './destinations.js';
+import { destinationUrls, type WeightedBackend } from './destinations.js';
 import type { OpenListener } from './gateway-listeners.js';
 import { intersectHosts } from './hosts.js';
 import { readFilters } from './httproute-filters.js';
@@ -151,7 +151,7 @@ function ruleCandidates(
   if (problems.length > before) return [];
   const keys: Record<string, string> = { ...context.annotated.sources };
   for (const key of Object.keys(filters.keys)) keys[key] = `${where}.filters`;
-  for (const key of ['to', 'response']) keys[key] = `${where}.backendRefs`;
+  keys.to = `${where}.backendRefs`;
   const candidates: RouteCandidate[] = [];
   for (const host of hosts)
     matches.forEach((match, index) => {
@@ -198,7 +198,7 @@ function readMatch(context: RouteContext, match: HTTPRouteMatch, where: string):
   return { kind: type === 'PathPrefix' ? 'Prefix' : type, value };
 }
 
-/** The rule's `to` (or 503 `response`) from its Service backendRefs with their weights. */
+/** The rule's `to` from its Service backendRefs with their weights (`[]`: none ready, the route answers 503). */
 function ruleDestination(
   context: RouteContext,
   rule: HTTPRouteRule,
@@ -207,7 +207,6 @@ function ruleDestination(
 ): Record<string, unknown> {
   const { object, namespace, problems } = context;
   const backends: WeightedBackend[] = [];
-  const unready: string[] = [];
   (rule.backendRefs ?? []).forEach((ref, index) => {
     const at = `${where}.backendRefs[${index}]`;
     const problem = (message: string): void => {
@@ -224,8 +223,7 @@ function ruleDestination(
     if (ref.port === undefined) return problem('port is required for a Service backend');
     const resolved = resolveServiceBackend(context.services, namespace, ref.name, { number: ref.port });
     if (resolved.kind === 'problem') return problem(resolved.message);
-    if (resolved.kind === 'none-ready') unready.push(resolved.description);
-    else backends.push({ urls: resolved.urls, weight: ref.weight ?? 1 });
+    backends.push({ urls: resolved.urls, weight: ref.weight ?? 1 });
   });
-  return destinationKeys(backends, unready, options);
+  return { to: destinationUrls(backends), ...options };
 }

@@ -13,12 +13,12 @@
  *   as `Prefix`. `spec.defaultBackend` serves every host (`*`, prefix `/`), and under each of the
  *   Ingress's own hosts what no rule path matches, unless a real path takes `/` there.
  * - Backends: a Service port by number or name, followed through EndpointSlices
- *   (service-backends.ts); none ready -> the route answers 503 (destinations.ts).
+ *   (service-backends.ts); none ready -> `to: []`, the route answers 503 (destinations.ts).
  * - TLS: each `spec.tls[].secretName` becomes a listener certificate (tls-secrets.ts).
  * - Options: the `portcullis.dev/*` annotations apply to every route of the Ingress (annotations.ts).
  */
 import { readAnnotations, type AnnotatedOptions } from './annotations.js';
-import { destinationKeys } from './destinations.js';
+import { destinationUrls } from './destinations.js';
 import {
   IS_DEFAULT_CLASS_ANNOTATION,
   LEGACY_CLASS_ANNOTATION,
@@ -181,11 +181,7 @@ function candidateFor(
     problems.push({ object, where: backendWhere, message: resolved.message });
     return undefined;
   }
-  const destination = destinationKeys(
-    resolved.kind === 'endpoints' ? [{ urls: resolved.urls, weight: 1 }] : [],
-    resolved.kind === 'none-ready' ? [resolved.description] : [],
-    annotated.values,
-  );
+  const destination = { to: destinationUrls([{ urls: resolved.urls, weight: 1 }]), ...annotated.values };
   const service = `${backendWhere} (Service ${namespace}/${backend.service.name})`;
   return {
     host,
@@ -194,7 +190,7 @@ function candidateFor(
     origin: {
       object,
       where,
-      keys: { ...annotated.sources, to: service, response: service, from: where, path: where, prefix: where },
+      keys: { ...annotated.sources, to: service, from: where, path: where, prefix: where },
     },
     rank: rankOf(object, context.ingress.metadata.creationTimestamp, place),
   };

@@ -23,7 +23,7 @@ import type {
   SecretLookup,
   Service,
 } from './objects.js';
-import type { ObjectProblem } from './object-problems.js';
+import { formatObjectProblem, type ObjectProblem } from './object-problems.js';
 import { assembleRoutes, type RouteOrigin } from './route-assembly.js';
 import { attributeProblem, type CertificateOrigin, type DocumentOrigins } from './route-provenance.js';
 import { indexServices } from './service-backends.js';
@@ -104,17 +104,21 @@ export function withKubernetesRoutes(
   };
 }
 
-/** Each problem of a parse or translate, attributed to its Kubernetes object where it has one. */
+/**
+ * Each problem of a parse or translate, attributed to its Kubernetes object where it has one. The
+ * same problem in several routes of one object (an annotation applies to each path, and each
+ * Prefix path is two routes) is reported once.
+ */
 export function attributeProblems(
   problems: readonly Problem[],
   origins: DocumentOrigins,
 ): { readonly objects: readonly ObjectProblem[]; readonly global: readonly Problem[] } {
-  const objects: ObjectProblem[] = [];
+  const objects = new Map<string, ObjectProblem>();
   const global: Problem[] = [];
   for (const problem of problems) {
     const attributed = attributeProblem(problem, origins);
     if (attributed === undefined) global.push(problem);
-    else objects.push(attributed);
+    else objects.set(formatObjectProblem(attributed), attributed);
   }
-  return { objects, global };
+  return { objects: [...objects.values()], global };
 }

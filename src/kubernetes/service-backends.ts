@@ -43,17 +43,16 @@ export function indexServices(services: readonly Service[], slices: readonly End
 export type BackendResolution =
   | {
       readonly kind: 'endpoints';
-      /** Destination URLs (`http://10.0.0.7:8080`), sorted, one per ready address. */
+      /** Destination URLs (`http://10.0.0.7:8080`), sorted, one per ready address; none while none is ready. */
       readonly urls: readonly string[];
     }
-  /** No ready endpoint (yet): the route still exists and answers 503. */
-  | { readonly kind: 'none-ready'; readonly description: string }
   | { readonly kind: 'problem'; readonly message: string };
 
 /**
  * Resolves Service `namespace/name` port `port` to its ready endpoints. An unknown Service or port
- * is a problem naming it; a Service with no ready endpoint is `none-ready`. Endpoints whose ready
- * condition is unset count as ready (the API's rule); terminating ones are left out by it.
+ * is a problem naming it; a Service with no ready endpoint has no URLs (its route answers 503
+ * until one is ready). Endpoints whose ready condition is unset count as ready (the API's rule);
+ * terminating ones are left out by it.
  */
 export function resolveServiceBackend(
   index: ServiceIndex,
@@ -89,11 +88,6 @@ export function resolveServiceBackend(
       }
     }
   }
-  if (urls.size === 0)
-    return {
-      kind: 'none-ready',
-      description: `Service ${namespace}/${name} port ${servicePort.name ?? servicePort.port} has no ready endpoints`,
-    };
   return { kind: 'endpoints', urls: [...urls].sort() };
 }
 

@@ -161,7 +161,7 @@ test('backends follow EndpointSlices: ready addresses only, the port by number o
   assert.deepEqual(out.routes.find((route) => route.path === '/v6')?.to, ['http://[fd00::5]:8080']);
 });
 
-test('a Service with no ready endpoint still has its route: it answers 503 and keeps its policy', () => {
+test('a Service with no ready endpoint still has its route, with no destinations (503) and its options', () => {
   const out = kubernetesRoutes(
     input({
       ingresses: [
@@ -180,8 +180,9 @@ test('a Service with no ready endpoint still has its route: it answers 503 and k
     {
       from: 'https://shop.example.com',
       prefix: '/',
-      response: { status: 503, body: 'Service shop/web port http has no ready endpoints\n' },
+      to: [],
       allowed_users: ['ada@example.com'],
+      timeout: '5s',
     },
   ]);
 });

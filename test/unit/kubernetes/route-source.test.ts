@@ -110,7 +110,11 @@ test('Ingresses and HTTPRoutes together give a document parseConfig and translat
   assert.deepEqual(source.problems, []);
   const parsed = parseWith(source);
   assert.deepEqual(parsed.problems, []);
-  assert.deepEqual(parsed.warnings, []);
+  // The cart Service has no ready endpoint: its route has no destinations, and the warning says
+  // so in the Ingress's words.
+  assert.deepEqual(attributeProblems(parsed.warnings, parsed.origins).objects.map(formatObjectProblem), [
+    'Ingress shop/shop: spec.rules[0].http.paths[3].backend (Service shop/cart): has no destinations: the route answers 503 (no healthy upstream) until it has some',
+  ]);
   assert.ok(parsed.config);
   assert.equal(parsed.config.routes.length, 1 + source.routes.length);
   assert.equal(parsed.config.certificates.length, 1);
@@ -178,4 +182,47 @@ test("a certificate parseConfig refuses maps back to the Ingress's tls entry and
   assert.equal(objects.length, 1, parsed.problems.map((problem) => problem.path).join());
   assert.equal(objects[0]?.where, 'spec.tls[0].secretName (Secret shop/shop-tls)');
   assert.equal(objects[0]?.object.name, 'app');
+});
+
+test('scaling a Service from zero keeps the route and its cluster: only the endpoints change', () => {
+  const at = (addresses: readonly (readonly [string, boolean])[]) => {
+    const source = kubernetesRoutes(
+      input({
+        ingresses: [
+          ingress('app', [path('/', 'Prefix')], {
+            annotations: { 'portcullis.dev/allowed_domains': 'example.com' },
+          }),
+        ],
+        endpointSlices: [slice('web', addresses)],
+      }),
+    );
+    const parsed = parseWith(source);
+    assert.ok(parsed.config, parsed.problems.map((problem) => problem.message).join());
+    const ir = translate(parsed.config, { systemCaFile: '/ca.pem' }).ir;
+    assert.ok(ir);
+    const route = ir.virtualHosts
+      .flatMap((host) => host.routes)
+      .find((candidate) => candidate.sourcePath === 'routes[1]');
+    assert.ok(route, 'the Kubernetes route is there');
+    const cluster = ir.clusters.find((candidate) => candidate.name === route.clusterName);
+    assert.ok(cluster);
+    return { routeId: route.id, cluster };
+  };
+  const none = at([['10.1.0.5', false]]);
+  const two = at([
+    ['10.1.0.5', true],
+    ['10.1.0.6', true],
+  ]);
+  assert.equal(two.routeId, none.routeId);
+  assert.equal(none.cluster.discovery, 'EDS');
+  assert.deepEqual(none.cluster.endpoints, []);
+  assert.deepEqual(
+    { ...two.cluster, endpoints: [] },
+    none.cluster,
+    'the same cluster, endpoints aside (EDS)',
+  );
+  assert.deepEqual(
+    two.cluster.endpoints.map((endpoint) => endpoint.host),
+    ['10.1.0.5', '10.1.0.6'],
+  );
 });
