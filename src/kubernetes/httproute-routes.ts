@@ -141,6 +141,16 @@ function ruleCandidates(
   const before = problems.length;
   const filters = readFilters(rule.filters ?? [], `${where}.filters`);
   for (const problem of filters.problems) problems.push({ object, ...problem });
+  const filterKeys = [
+    ...Object.keys(filters.keys),
+    ...(filters.prefixReplacement === undefined ? [] : ['prefix_rewrite']),
+  ];
+  for (const key of filterKeys.filter((name) => context.annotated.values[name] !== undefined))
+    problems.push({
+      object,
+      where: context.annotated.sources[key] ?? `${where}.filters`,
+      message: `${key} is also set by a filter of ${where}; keep one of them`,
+    });
   const matches = (rule.matches ?? [{}]).map((match, index) =>
     readMatch(context, match, `${where}.matches[${index}]`),
   );

@@ -114,10 +114,17 @@ function expand(candidate: RouteCandidate): Entry[] {
   ];
 }
 
-/** The `prefix_rewrite` of an entry whose candidate replaces its matched prefix. */
+/**
+ * The `prefix_rewrite` of an entry whose candidate replaces its matched prefix (a ReplacePrefixMatch
+ * filter, or the `portcullis.dev/prefix_rewrite` annotation): Envoy replaces what the entry's own
+ * matcher matched, so under `prefix: /foo/` the replacement needs its trailing slash, or `/foo/x`
+ * would go upstream as `/barx` instead of `/bar/x`.
+ */
 function prefixRewrite(entry: Entry): Record<string, string> {
-  const replacement = entry.candidate.prefixReplacement;
-  if (replacement === undefined || 'response' in entry.candidate.options) return {};
+  const { prefixReplacement, options } = entry.candidate;
+  const replacement =
+    prefixReplacement ?? (typeof options.prefix_rewrite === 'string' ? options.prefix_rewrite : undefined);
+  if (replacement === undefined) return {};
   if (entry.matcher !== 'prefix') return { prefix_rewrite: replacement === '' ? '/' : replacement };
   return { prefix_rewrite: replacement.endsWith('/') ? replacement : `${replacement}/` };
 }

@@ -231,3 +231,34 @@ test('what Portcullis routes cannot express is a problem naming the HTTPRoute an
   ]);
   assert.deepEqual(out.routes, [], 'a rule with a problem gives no route');
 });
+
+test('an option set by both an annotation and a filter is a problem naming the annotation', () => {
+  const out = kubernetesRoutes(
+    input({
+      gateways: [gateway([{ name: 'http', port: 80, protocol: 'HTTP' }])],
+      httpRoutes: [
+        httpRoute(
+          'both',
+          {
+            hostnames: ['shop.example.com'],
+            rules: [
+              {
+                filters: [
+                  {
+                    type: 'URLRewrite',
+                    urlRewrite: { path: { type: 'ReplacePrefixMatch', replacePrefixMatch: '/b' } },
+                  },
+                ],
+                ...BACKEND,
+              },
+            ],
+          },
+          { 'portcullis.dev/prefix_rewrite': '/a' },
+        ),
+      ],
+    }),
+  );
+  assert.deepEqual(out.problems.map(formatObjectProblem), [
+    'HTTPRoute shop/both: annotation portcullis.dev/prefix_rewrite: prefix_rewrite is also set by a filter of spec.rules[0]; keep one of them',
+  ]);
+});

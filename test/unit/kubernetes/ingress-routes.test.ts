@@ -282,3 +282,20 @@ test('the same objects in any order give the same document', () => {
   assert.deepEqual(backward.routes, forward.routes);
   assert.ok(forward.routes.some((route) => route.from === 'https://*.example.com'));
 });
+
+test('the prefix_rewrite annotation replaces the matched path prefix element-wise, as on a file route', () => {
+  const out = kubernetesRoutes(
+    input({
+      ingresses: [
+        ingress('app', [path('/api', 'Prefix'), path('/login', 'Exact')], {
+          annotations: { 'portcullis.dev/prefix_rewrite': '/v2' },
+        }),
+      ],
+    }),
+  );
+  assert.deepEqual(out.problems, []);
+  assert.deepEqual(
+    out.routes.map((route) => `${String(route.path ?? route.prefix)} -> ${String(route.prefix_rewrite)}`),
+    ['/api -> /v2', '/login -> /v2', '/api/ -> /v2/'],
+  );
+});
