@@ -2,6 +2,7 @@
 // annotation or listed with why not), each value read by its option's type, unknown names refused
 // with a did-you-mean, and every problem naming the object and the annotation.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { ROUTE_KEYS } from '../../../src/config/route-option-table.js';
 import { ANNOTATIONS, NOT_ANNOTATIONS, readAnnotations } from '../../../src/kubernetes/annotations.js';
@@ -84,4 +85,10 @@ test('bad values, unknown names and keys that are not annotations are problems n
   assert.ok(!messages.join('\n').includes('hunter2'), 'an annotation value is never echoed');
   // A map where a map is expected passes through; parseConfig judges its shape (see route-source.test.ts).
   assert.deepEqual(out.values.set_request_headers, ['a', 'b']);
+});
+
+test('docs/kubernetes.md names every annotation and every route option that is not one', () => {
+  const doc = readFileSync(new URL('../../../docs/kubernetes.md', import.meta.url), 'utf8');
+  for (const spec of ANNOTATIONS) assert.ok(doc.includes(`\`${spec.annotation}\``), spec.annotation);
+  for (const key of Object.keys(NOT_ANNOTATIONS)) assert.ok(doc.includes(`\`${key}\``), key);
 });
