@@ -130,39 +130,45 @@ function translateIngress(
         return;
       }
       const match: PathMatch = { kind: path.pathType === 'Exact' ? 'Exact' : 'Prefix', value };
-      const candidate = candidateFor(context, host, match, path.backend, where, candidates.length);
-      if (candidate !== undefined) candidates.push(candidate);
+      const destination = destinationFor(context, path.backend, `${where}.backend`);
+      if (destination === undefined) return;
+      const keys = { ...destination.keys, from: `spec.rules[${ruleIndex}].host`, path: where, prefix: where };
+      candidates.push(candidate(context, host, match, { ...destination, keys }, where, candidates.length));
     });
   });
   const fallback = ingress.spec?.defaultBackend;
-  if (fallback !== undefined) {
+  const destination =
+    fallback === undefined ? undefined : destinationFor(context, fallback, 'spec.defaultBackend');
+  if (destination !== undefined) {
+    const keys = { ...destination.keys, from: 'spec.defaultBackend', prefix: 'spec.defaultBackend' };
     for (const host of ['*', ...new Set(hosts)]) {
-      const candidate = candidateFor(
+      const made = candidate(
         context,
         host,
         { kind: 'Prefix', value: '/' },
-        fallback,
+        { ...destination, keys },
         'spec.defaultBackend',
         candidates.length,
       );
-      if (candidate !== undefined)
-        candidates.push(host === '*' ? candidate : { ...candidate, fallback: true });
+      candidates.push(host === '*' ? made : { ...made, fallback: true });
     }
   }
   return { candidates, problems };
 }
 
-/** One host and path of an Ingress with its backend's destination; undefined (and a problem) when it has none. */
-function candidateFor(
+/** A backend's route keys (`to` and the annotations) and where each came from. */
+interface Destination {
+  readonly options: Readonly<Record<string, unknown>>;
+  readonly keys: Readonly<Record<string, string>>;
+}
+
+/** The destination of `backend` (at `backendWhere`), or undefined with a problem when it has none. */
+function destinationFor(
   context: IngressContext,
-  host: string,
-  match: PathMatch,
   backend: IngressBackend,
-  where: string,
-  place: number,
-): RouteCandidate | undefined {
+  backendWhere: string,
+): Destination | undefined {
   const { object, namespace, annotated, input, problems } = context;
-  const backendWhere = `${where}.backend`;
   if (backend.service === undefined) {
     problems.push({
       object,
@@ -181,17 +187,26 @@ function candidateFor(
     problems.push({ object, where: backendWhere, message: resolved.message });
     return undefined;
   }
-  const destination = { to: destinationUrls([{ urls: resolved.urls, weight: 1 }]), ...annotated.values };
-  const service = `${backendWhere} (Service ${namespace}/${backend.service.name})`;
+  return {
+    options: { to: destinationUrls([{ urls: resolved.urls, weight: 1 }]), ...annotated.values },
+    keys: { ...annotated.sources, to: `${backendWhere} (Service ${namespace}/${backend.service.name})` },
+  };
+}
+
+/** One host and path of an Ingress with its destination. */
+function candidate(
+  context: IngressContext,
+  host: string,
+  match: PathMatch,
+  destination: Destination,
+  where: string,
+  place: number,
+): RouteCandidate {
   return {
     host,
     match,
-    options: destination,
-    origin: {
-      object,
-      where,
-      keys: { ...annotated.sources, to: service, from: where, path: where, prefix: where },
-    },
-    rank: rankOf(object, context.ingress.metadata.creationTimestamp, place),
+    options: destination.options,
+    origin: { object: context.object, where, keys: destination.keys },
+    rank: rankOf(context.object, context.ingress.metadata.creationTimestamp, place),
   };
 }

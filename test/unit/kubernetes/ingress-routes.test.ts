@@ -299,3 +299,15 @@ test('the prefix_rewrite annotation replaces the matched path prefix element-wis
     ['/api -> /v2', '/login -> /v2', '/api/ -> /v2/'],
   );
 });
+
+test('a bad default backend is one problem, however many hosts it would serve', () => {
+  const app = ingress('app', [path('/a', 'Exact')]);
+  const broken = {
+    ...app,
+    spec: { ...app.spec, defaultBackend: { service: { name: 'gone', port: { number: 80 } } } },
+  };
+  const out = kubernetesRoutes(input({ ingresses: [broken] }));
+  assert.deepEqual(out.problems.map(formatObjectProblem), [
+    'Ingress shop/app: spec.defaultBackend: Service shop/gone does not exist',
+  ]);
+});
