@@ -11,6 +11,7 @@ import type { Gateway, GatewayClass, Listener, SecretLookup } from './objects.js
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import { addTlsSecret, type CertificateSet } from './tls-secrets.js';
 import { hostProblem } from './hosts.js';
+import { oldestFirst } from './route-assembly.js';
 
 /** The GatewayClass `spec.controllerName` that makes a class Portcullis's. */
 export const GATEWAY_CONTROLLER = 'portcullis.dev/gateway-controller';
@@ -48,7 +49,7 @@ export function gatewayListeners(
   );
   const byName = new Map<string, OpenListener[]>();
   const problems: ObjectProblem[] = [];
-  for (const gateway of gateways) {
+  for (const gateway of oldestFirst(gateways)) {
     if (!ours.has(gateway.spec.gatewayClassName)) continue;
     const object = refOf('Gateway', gateway.metadata);
     const namespace = gateway.metadata.namespace ?? 'default';

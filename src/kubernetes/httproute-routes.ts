@@ -27,7 +27,7 @@ import { intersectHosts } from './hosts.js';
 import { readFilters } from './httproute-filters.js';
 import type { HTTPRoute, HTTPRouteMatch, HTTPRouteRule, ParentReference } from './objects.js';
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
-import { rankOf, type PathMatch, type RouteCandidate } from './route-assembly.js';
+import { oldestFirst, rankOf, type PathMatch, type RouteCandidate } from './route-assembly.js';
 import { resolveServiceBackend, type ServiceIndex } from './service-backends.js';
 
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
@@ -49,7 +49,7 @@ export interface HttpRouteOutput {
 export function httpRouteCandidates(input: HttpRouteInput): HttpRouteOutput {
   const candidates: RouteCandidate[] = [];
   const problems: ObjectProblem[] = [];
-  for (const route of input.httpRoutes) {
+  for (const route of oldestFirst(input.httpRoutes)) {
     const object = refOf('HTTPRoute', route.metadata);
     const namespace = route.metadata.namespace ?? 'default';
     const listeners = (route.spec.parentRefs ?? []).flatMap((parent, index) =>

@@ -28,7 +28,7 @@ import {
   type SecretLookup,
 } from './objects.js';
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
-import { rankOf, type PathMatch, type RouteCandidate } from './route-assembly.js';
+import { oldestFirst, rankOf, type PathMatch, type RouteCandidate } from './route-assembly.js';
 import { resolveServiceBackend, type ServiceIndex } from './service-backends.js';
 import { addTlsSecret, type CertificateSet } from './tls-secrets.js';
 import { hostProblem } from './hosts.js';
@@ -55,7 +55,7 @@ export function ingressCandidates(input: IngressInput, certificates: Certificate
   const isOurs = classFilter(input.ingressClasses);
   const candidates: RouteCandidate[] = [];
   const problems: ObjectProblem[] = [];
-  for (const ingress of input.ingresses) {
+  for (const ingress of oldestFirst(input.ingresses)) {
     if (!isOurs(ingress)) continue;
     const translated = translateIngress(ingress, input, certificates);
     candidates.push(...translated.candidates);

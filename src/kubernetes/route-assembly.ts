@@ -15,6 +15,7 @@
  * left out, so one namespace can neither take over another's path nor block every other change.
  */
 import { describeObject, type ObjectProblem, type ObjectRef } from './object-problems.js';
+import type { ObjectMeta } from './objects.js';
 
 /** A path match as Kubernetes states it. */
 export interface PathMatch {
@@ -72,6 +73,21 @@ export function rankOf(
   place: number,
 ): readonly [string, string, number] {
   return [creationTimestamp ?? '\uffff', `${object.namespace ?? ''}/${object.name}`, place];
+}
+
+/**
+ * `objects` oldest first (then by `namespace/name`): the order objects are read in, so the output
+ * never depends on the order the API listed them, and an older object's certificate comes before
+ * a newer one's (Envoy takes the first certificate that fits a name equally well).
+ */
+export function oldestFirst<T extends { readonly metadata: ObjectMeta }>(objects: readonly T[]): T[] {
+  const key = ({ metadata }: T): readonly [string, string, number] =>
+    rankOf(
+      { kind: '', name: metadata.name, namespace: metadata.namespace ?? '' },
+      metadata.creationTimestamp,
+      0,
+    );
+  return [...objects].sort((a, b) => compareRank(key(a), key(b)));
 }
 
 /** Orders `candidates` as Kubernetes precedence says and resolves conflicts (see the module comment). */

@@ -272,14 +272,33 @@ test('bad backends, paths and hosts are problems naming the Ingress and the fiel
   ]);
 });
 
-test('the same objects in any order give the same document', () => {
+test('the same objects in any order give the same document: routes, certificates (oldest first), problems', () => {
   const objects = [
-    ingress('a', [path('/x', 'Prefix'), path('/', 'Prefix')], { created: '2026-01-01T00:00:00Z' }),
-    ingress('b', [path('/y', 'Exact')], { host: '*.example.com', created: '2026-01-02T00:00:00Z' }),
+    ingress('a', [path('/x', 'Prefix'), path('/', 'Prefix')], {
+      created: '2026-01-01T00:00:00Z',
+      tls: [{ secretName: 'a-tls' }],
+    }),
+    ingress('b', [path('/y', 'Exact'), path('/z', 'Exact', 'gone')], {
+      host: '*.example.com',
+      created: '2026-01-02T00:00:00Z',
+      tls: [{ secretName: 'b-tls' }],
+    }),
+    ingress('c', [path('/w', 'Exact', 'gone')], { host: 'c.example.com', created: '2026-01-03T00:00:00Z' }),
   ];
-  const forward = kubernetesRoutes(input({ ingresses: objects }));
-  const backward = kubernetesRoutes(input({ ingresses: [...objects].reverse() }));
+  const secrets = [tlsSecret('a-tls'), tlsSecret('b-tls', '*.example.com')];
+  const forward = kubernetesRoutes(input({ ingresses: objects }, secrets));
+  const backward = kubernetesRoutes(input({ ingresses: [...objects].reverse() }, secrets));
   assert.deepEqual(backward.routes, forward.routes);
+  assert.deepEqual(backward.certificates, forward.certificates);
+  assert.deepEqual(backward.problems, forward.problems);
+  assert.deepEqual(
+    backward.certificateOrigins.map((origin) => origin.object.name),
+    ['a', 'b'],
+  );
+  assert.deepEqual(
+    backward.problems.map((problem) => problem.object.name),
+    ['b', 'c'],
+  );
   assert.ok(forward.routes.some((route) => route.from === 'https://*.example.com'));
 });
 
