@@ -149,7 +149,7 @@ const GROUP = { path: 0, regex: 1, prefix: 2 } as const;
 
 function compareEntries(a: Entry, b: Entry): number {
   return (
-    compareText(a.candidate.host, b.candidate.host) ||
+    compareHosts(a.candidate.host, b.candidate.host) ||
     GROUP[a.matcher] - GROUP[b.matcher] ||
     (a.matcher === 'prefix' ? b.value.length - a.value.length : 0) ||
     compareText(a.value, b.value) ||
@@ -160,6 +160,14 @@ function compareEntries(a: Entry, b: Entry): number {
 
 function compareRank(a: RouteCandidate['rank'], b: RouteCandidate['rank']): number {
   return compareText(a[0], b[0]) || compareText(a[1], b[1]) || a[2] - b[2];
+}
+
+/**
+ * Hosts in code-unit order, with `*` (every host) last: where Envoy puts it beside other wildcard
+ * shapes in one virtual host, the routes of the hosts it would cover must come first.
+ */
+function compareHosts(a: string, b: string): number {
+  return Number(a === '*') - Number(b === '*') || compareText(a, b);
 }
 
 /** Code-unit order, the same in every locale, so the output never depends on the machine. */

@@ -187,7 +187,7 @@ test('a Service with no ready endpoint still has its route, with no destinations
   ]);
 });
 
-test('the default backend serves every host, and the Ingress hosts under paths no rule matches', () => {
+test('the default backend serves every host (last), and the Ingress hosts under paths no rule matches', () => {
   const app = ingress('app', [path('/api', 'Prefix')]);
   const withDefault = {
     ...app,
@@ -196,10 +196,10 @@ test('the default backend serves every host, and the Ingress hosts under paths n
   const out = kubernetesRoutes(input({ ingresses: [withDefault] }));
   assert.deepEqual(out.problems, []);
   assert.deepEqual(matchers(out.routes), [
-    'https://* prefix /',
     'https://shop.example.com path /api',
     'https://shop.example.com prefix /api/',
     'https://shop.example.com prefix /',
+    'https://* prefix /',
   ]);
   // A real `/` path on that host wins over the implied one, without a word.
   const other = ingress('root', [path('/', 'Prefix', 'web')], { created: '2027-01-01T00:00:00Z' });
