@@ -154,6 +154,12 @@ function ruleCandidates(
   const matches = (rule.matches ?? [{}]).map((match, index) =>
     readMatch(context, match, `${where}.matches[${index}]`),
   );
+  if (filters.keys.redirect !== undefined && (rule.backendRefs ?? []).length > 0)
+    problems.push({
+      object,
+      where: `${where}.backendRefs`,
+      message: 'a rule with a RequestRedirect filter answers with the redirect; remove its backendRefs',
+    });
   const destination =
     filters.keys.redirect !== undefined
       ? { ...context.annotated.values, ...filters.keys }

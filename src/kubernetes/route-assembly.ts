@@ -4,7 +4,9 @@
  * shadows, so the order must give Kubernetes's precedence: every exact path first, then regular
  * expressions, then prefixes longest first (with element-wise prefixes, a request matching an
  * exact path and a prefix is the exact path or longer, so "exact first" is the Ingress rule
- * "longest match, then Exact over Prefix").
+ * "longest match, then Exact over Prefix"). Regular expressions (HTTPRoute only; their precedence
+ * is left to implementations) come before every prefix, which could otherwise cover them. Routes
+ * for every host (`*`) come last.
  *
  * Kubernetes `Prefix` matching is element-wise: `/foo` matches `/foo` and `/foo/bar`, never
  * `/foobar`, and a trailing slash is ignored. Envoy's `prefix` is a string prefix, so each
@@ -37,7 +39,7 @@ export interface RouteCandidate {
   /** Lower-case host, `*.example.com`, or `*` for every host. */
   readonly host: string;
   readonly match: PathMatch;
-  /** The route's other keys: `to` or `response`, options from annotations and filters. */
+  /** The route's other keys: `to` (or an HTTPRoute's `redirect`), options from annotations and filters. */
   readonly options: Readonly<Record<string, unknown>>;
   readonly origin: RouteOrigin;
   /** Conflict order: creation time, `namespace/name`, place in the object. */
@@ -45,7 +47,7 @@ export interface RouteCandidate {
   /** Only implied (an Ingress default backend under a host with rules): any real path wins over it. */
   readonly fallback?: boolean;
   /**
-   * What replaces the matched prefix (an HTTPRoute ReplacePrefixMatch): `prefix_rewrite` of each
+   * What replaces the matched prefix (an HTTPRoute ReplacePrefixMatch): the `prefix_rewrite` of each
    * half, so `/foo/x` becomes `/bar/x` under `prefix: /foo/` and `/foo` becomes `/bar`.
    */
   readonly prefixReplacement?: string;
@@ -58,7 +60,11 @@ export interface AssembledRoutes {
   readonly skipped: readonly ObjectProblem[];
 }
 
-/** One Envoy matcher of a candidate; `implied` for the `path` half of a Prefix. */
+/**
+ * One Envoy matcher of a candidate. `standing` decides between equal matchers: 0 what the object
+ * states, 1 the `path` half of a Prefix (an Exact path of the same value wins over it, as
+ * Kubernetes says), 2 an implied default-backend route; only two stated ones conflict.
+ */
 interface Entry {
   readonly candidate: RouteCandidate;
   readonly matcher: 'path' | 'regex' | 'prefix';

@@ -218,6 +218,7 @@ test('what Portcullis routes cannot express is a problem naming the HTTPRoute an
             { matches: [{ headers: [{ name: 'X-Canary', value: '1' }] }], ...BACKEND },
             { backendRefs: [{ name: 'web', namespace: 'other', port: 80 }] },
             { filters: [{ type: 'RequestMirror' }], ...BACKEND },
+            { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }], ...BACKEND },
           ],
         }),
       ],
@@ -228,6 +229,7 @@ test('what Portcullis routes cannot express is a problem naming the HTTPRoute an
     'HTTPRoute shop/bad: spec.rules[0].matches[0].headers: headers matches are not supported: Portcullis routes match on host and path only',
     'HTTPRoute shop/bad: spec.rules[1].backendRefs[0]: Service other/web is in another namespace; cross-namespace backends are refused (ReferenceGrant is not supported)',
     'HTTPRoute shop/bad: spec.rules[2].filters[0].type: RequestMirror filters are not supported',
+    'HTTPRoute shop/bad: spec.rules[3].backendRefs: a rule with a RequestRedirect filter answers with the redirect; remove its backendRefs',
   ]);
   assert.deepEqual(out.routes, [], 'a rule with a problem gives no route');
 });
