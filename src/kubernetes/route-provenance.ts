@@ -5,7 +5,7 @@
  * lands in that object's status with words its author recognises.
  */
 import type { Problem } from '../shared/errors.js';
-import type { ObjectProblem, ObjectRef } from './object-problems.js';
+import { describeObject, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import type { RouteOrigin } from './route-assembly.js';
 
 /** Where a listener certificate entry came from: the object that referenced its Secret. */
@@ -45,9 +45,21 @@ export function attributeProblem(problem: Problem, origins: DocumentOrigins): Ob
   if (origin === undefined) return undefined;
   const keyed = key === undefined ? undefined : origin.keys[key];
   const below = keyed === undefined ? `${key ?? ''}${rest ?? ''}` : (rest ?? '').replace(/^\./, '');
+  const message = nameRoutes(problem.message, origins);
   return {
     object: origin.object,
     where: keyed ?? origin.where,
-    message: below === '' ? problem.message : `${below}: ${problem.message}`,
+    message: below === '' ? message : `${below}: ${message}`,
   };
+}
+
+/**
+ * `message` with each Kubernetes route it names by document path (`routes[12]`, as in "never
+ * matches: routes[12] comes first") named by its object and field instead, which its reader knows.
+ */
+function nameRoutes(message: string, origins: DocumentOrigins): string {
+  return message.replace(/\broutes\[(\d+)\]/g, (text, indexText: string) => {
+    const origin = origins.routes[Number(indexText) - origins.routesStart];
+    return origin === undefined ? text : `${describeObject(origin.object)} (${origin.where})`;
+  });
 }

@@ -226,3 +226,26 @@ test('scaling a Service from zero keeps the route and its cluster: only the endp
     ['10.1.0.5', '10.1.0.6'],
   );
 });
+
+test("translate's problems map back too, naming Kubernetes routes by object and file routes by key path", () => {
+  const source = kubernetesRoutes(
+    input({ ingresses: [ingress('app', [path('/api', 'Exact')], { host: 'file.example.com' })] }),
+  );
+  const parsed = parseWith(source);
+  assert.ok(parsed.config, parsed.problems.map((problem) => problem.message).join());
+  const translated = translate(parsed.config, { systemCaFile: '/ca.pem' });
+  const { objects, global } = attributeProblems(translated.problems, parsed.origins);
+  assert.deepEqual(global, []);
+  assert.equal(objects.length, 1);
+  assert.equal(objects[0]?.where, 'spec.rules[0].http.paths[0]');
+  assert.match(objects[0]?.message ?? '', /^never matches: routes\[0\] comes first/);
+  // A Kubernetes route named in a message is named by its object.
+  const named = attributeProblems(
+    [{ path: 'routes[1]', message: 'never matches: routes[1] comes first' }],
+    parsed.origins,
+  );
+  assert.equal(
+    named.objects[0]?.message,
+    'never matches: Ingress shop/app (spec.rules[0].http.paths[0]) comes first',
+  );
+});
