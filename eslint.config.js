@@ -67,6 +67,22 @@ const IMPORT_ZONES = [
       ...(dir === 'cmd' ? { except: ['./formats.ts', './migrate.ts'] } : {}),
       message: `${dir} must not import config: after parse only translate reads Config; use the IR and the key ring (DESIGN.md)`,
     })),
+  // The Kubernetes config source turns API objects into the inputs a file gives: it reads the
+  // option table and shared helpers only, and only the composition root starts it.
+  ...[...FOUNDATION, ...PLATFORM, ...SERVICES, ...TOP]
+    .filter((dir) => dir !== 'config')
+    .map((dir) => ({
+      target: at('kubernetes'),
+      from: at(dir),
+      message: `kubernetes must not import ${dir}: it reads only config and shared (DESIGN.md)`,
+    })),
+  ...['shared', ...FOUNDATION, ...PLATFORM, ...SERVICES, ...TOP]
+    .filter((dir) => dir !== 'cmd')
+    .map((dir) => ({
+      target: at(dir),
+      from: at('kubernetes'),
+      message: `${dir} must not import kubernetes: only the composition root (cmd) starts a config source`,
+    })),
   // Within xds: server and publish -> snapshot; compile stands alone (all encode through src/proto).
   { target: at('xds/snapshot'), from: at('xds/compile'), message: 'the snapshot must not import compile' },
   { target: at('xds/snapshot'), from: at('xds/server'), message: 'the snapshot must not import the server' },

@@ -1,5 +1,7 @@
 // Runs the test suite with node's built-in runner. Node 20's `--test` does not expand globs, so
-// this finds the files itself: `node scripts/run-tests.mjs [unit|integration|<dir>|<file>...]`.
+// this finds the files itself: `node scripts/run-tests.mjs [unit|integration|kubernetes|<dir>|<file>...]`,
+// everything under test/ when none is named; `--without <dir>` (repeatable) leaves a group out, e.g.
+// `--without kubernetes` for a machine without the Go-built etcd and kube-apiserver.
 // Files run one at a time: integration tests start real Envoys and the machine has two cores.
 // It builds dist/ first (`tsc -p tsconfig.build.json`), since the CLI tests run bin/portcullis.mjs,
 // which runs the compiled JavaScript, as users do.
@@ -9,7 +11,11 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const dirs = process.argv.slice(2).map((arg) => join('test', arg));
+const args = process.argv.slice(2);
+const without = args.flatMap((arg, i) => (args[i - 1] === '--without' ? [join('test', arg)] : []));
+const dirs = args
+  .filter((arg, i) => arg !== '--without' && args[i - 1] !== '--without')
+  .map((arg) => join('test', arg));
 const roots = dirs.length > 0 ? dirs : ['test'];
 
 function collect(dir) {
@@ -24,6 +30,7 @@ function collect(dir) {
 const files = roots
   .flatMap(collect)
   .map((file) => relative(root, join(root, file)))
+  .filter((file) => !without.some((dir) => file === dir || file.startsWith(`${dir}/`)))
   .sort();
 if (files.length === 0) {
   console.error(`no test files under ${roots.join(', ')}`);

@@ -10,6 +10,8 @@ import type { IRSignIn } from '../ir/services.js';
 export interface ProviderConfig {
   /** Stable id (config/identity-provider.ts `identityProviderId`); sessions are bound to it. */
   readonly id: string;
+  /** Its configured name, shown on the user page; absent means `default` (the global `idp_*` keys). */
+  readonly name?: string;
   readonly provider: IdpProviderName;
   /** Discovery base URL (without `/.well-known/openid-configuration`); undefined: the provider's own. */
   readonly providerUrl: URL | undefined;

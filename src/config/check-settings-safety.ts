@@ -22,6 +22,14 @@ export function checkSettingsSafety(reader: Reader, values: ParsedValues): void 
   checkDecisionTokenLifetime(reader, values);
   checkCallbackPath(reader, values);
   checkAdminAddress(reader, values);
+  checkProviderSafety(reader, values);
+}
+
+/**
+ * The checks of one provider's scopes and URL, run on the global `idp_*` keys and on each
+ * `identity_providers` entry (read under the same keys, parse-identity-providers.ts).
+ */
+export function checkProviderSafety(reader: Reader, values: ParsedValues): void {
   checkOpenIdScope(reader, values);
   checkProviderUrl(reader, values);
 }

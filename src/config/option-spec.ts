@@ -45,6 +45,8 @@ export type OptionKind =
   /** A path of a PEM file that adds to the certificate list (not exclusive with the inline form). */
   | { readonly type: 'pem_file'; readonly what: 'certificate' | 'private key' }
   | { readonly type: 'certificates' }
+  /** Named identity providers (parse-identity-providers.ts reads them). */
+  | { readonly type: 'identity_providers' }
   | { readonly type: 'routes' };
 
 /** Sections of docs/reference.md. */
@@ -86,6 +88,16 @@ export interface NotYetSupported {
   readonly refusedBy?: 'translate';
 }
 
+/**
+ * Where an option's value comes from in a Kubernetes Secret instead of the Portcullis object:
+ * `secret` is the field (dotted, under `spec`) that names the Secret, `key` the Secret's data key
+ * holding the value. Several options may share one Secret (`secrets`: shared_secret, ...).
+ */
+export interface SecretField {
+  readonly secret: string;
+  readonly key: string;
+}
+
 /** One row of the option table. */
 export interface OptionSpec {
   /** Config-file key (lower case); the environment variable is its upper-cased form. */
@@ -101,6 +113,12 @@ export interface OptionSpec {
   /** Set when the key still works but is deprecated: the key to use instead. */
   readonly deprecatedFor?: string;
   readonly doc: string;
+  /**
+   * Its field in the Kubernetes settings resource (under `spec`, dotted) when that is not the
+   * camelCase of the key: grouped names (`identityProvider.url`) or a Secret it comes from. See
+   * config/orchestration-fields.ts for the rule and the options left out.
+   */
+  readonly field?: string | SecretField;
   /** Set while the option has no effect yet; see NotYetSupported. */
   readonly support?: NotYetSupported;
 }

@@ -35,6 +35,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'authenticate_service_url',
+    field: 'authenticate.url',
     group: 'Services',
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
@@ -43,6 +44,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'authenticate_internal_service_url',
+    field: 'authenticate.internalUrl',
     group: 'Services',
     kind: { type: 'url', https: 'optional' },
     services: AUTHN_PROXY,
@@ -51,6 +53,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'authenticate_callback_path',
+    field: 'authenticate.callbackPath',
     group: 'Services',
     kind: { type: 'url_path' },
     default: '/oauth2/callback',
@@ -92,6 +95,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'shared_secret',
+    field: { secret: 'secrets', key: 'shared_secret' },
     group: 'Secrets',
     kind: { type: 'secret_bytes32' },
     services: ALL,
@@ -108,6 +112,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'cookie_secret',
+    field: { secret: 'secrets', key: 'cookie_secret' },
     group: 'Secrets',
     kind: { type: 'secret_bytes32' },
     services: AUTHN_PROXY,
@@ -124,6 +129,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_provider',
+    field: 'identityProvider.provider',
     group: 'Identity provider',
     kind: { type: 'enum', values: IDP_PROVIDERS, refused: { hosted: NO_HOSTED_SERVICE } },
     services: AUTHN,
@@ -132,6 +138,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_provider_url',
+    field: 'identityProvider.url',
     group: 'Identity provider',
     kind: { type: 'url', https: 'required' },
     services: AUTHN,
@@ -140,6 +147,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_client_id',
+    field: { secret: 'identityProvider.secret', key: 'client_id' },
     group: 'Identity provider',
     kind: { type: 'string' },
     services: AUTHN,
@@ -148,6 +156,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_client_secret',
+    field: { secret: 'identityProvider.secret', key: 'client_secret' },
     group: 'Identity provider',
     kind: { type: 'secret_string' },
     services: AUTHN,
@@ -164,6 +173,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_scopes',
+    field: 'identityProvider.scopes',
     group: 'Identity provider',
     kind: {
       type: 'string_list',
@@ -179,6 +189,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_request_params',
+    field: 'identityProvider.requestParams',
     group: 'Identity provider',
     kind: { type: 'string_map' },
     aliases: ['ipd_request_params'],
@@ -188,6 +199,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'idp_trust_unverified_email',
+    field: 'identityProvider.trustUnverifiedEmail',
     group: 'Identity provider',
     kind: { type: 'bool' },
     default: 'false',
@@ -196,7 +208,16 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
     doc: 'Let addresses the provider does not mark verified (`email_verified`) satisfy address policies; off, they count as none (docs/email-policies.md). Changing it signs everyone in again.',
   },
   {
+    key: 'identity_providers',
+    group: 'Identity provider',
+    kind: { type: 'identity_providers' },
+    services: AUTHN,
+    secret: true,
+    doc: 'Named identity providers that routes choose with `identity_provider: <name>` (the global `idp_*` keys stay the provider of every other route, named `default`). Each name (lower-case letters, digits, `-`, `_`; not `default`) maps to `provider`, `provider_url`, `client_id`, `client_secret` or `client_secret_file`, `scopes`, `request_params` and `trust_unverified_email`, read and checked as their `idp_*` namesakes; `client_id` and a secret are required, and `provider` or `provider_url`. In an environment variable or a properties file, write the whole map (or, in a properties file, one provider as `identity_providers.<name>`) as JSON. A session from one provider never counts on a route of another.',
+  },
+  {
     key: 'cookie_name',
+    field: 'cookie.name',
     group: 'Cookies',
     kind: {
       type: 'string',
@@ -210,6 +231,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'cookie_domain',
+    field: 'cookie.domain',
     group: 'Cookies',
     kind: {
       type: 'string',
@@ -222,6 +244,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'cookie_expire',
+    field: 'cookie.expire',
     group: 'Cookies',
     kind: { type: 'duration' },
     default: '14h',
@@ -231,6 +254,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'cookie_http_only',
+    field: 'cookie.httpOnly',
     group: 'Cookies',
     kind: { type: 'bool' },
     default: 'true',
@@ -240,6 +264,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'cookie_same_site',
+    field: 'cookie.sameSite',
     group: 'Cookies',
     kind: { type: 'enum', values: ['', 'strict', 'lax', 'none'] },
     default: 'lax',
@@ -249,6 +274,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'signing_key',
+    field: { secret: 'secrets', key: 'signing_key' },
     group: 'Identity headers',
     kind: { type: 'signing_key' },
     services: AUTHZ_PROXY,
@@ -265,6 +291,7 @@ export const IDENTITY_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'jwt_claims_headers',
+    field: 'jwtClaimHeaders',
     group: 'Identity headers',
     kind: { type: 'claims_headers' },
     aliases: ['jwt_claims_header'],

@@ -296,6 +296,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'databroker_storage_type',
+    field: 'storage.type',
     group: 'Databroker',
     kind: { type: 'enum', values: ['memory', 'redis'] },
     default: 'memory',
@@ -305,6 +306,7 @@ export const SERVER_OPTIONS: readonly OptionSpec[] = [
   },
   {
     key: 'databroker_storage_connection_string',
+    field: { secret: 'storage.connection', key: 'connection' },
     group: 'Databroker',
     kind: { type: 'secret_string' },
     services: DATABROKER,

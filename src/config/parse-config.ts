@@ -1,6 +1,7 @@
 import type { Problem } from '../shared/errors.js';
 import { parseSource } from './formats.js';
 import { checkIdentity, type IdentitySettings } from './parse-identity.js';
+import { readIdentityProviders } from './parse-identity-providers.js';
 import { parseRoute } from './parse-route.js';
 import { fullHash } from '../shared/hash.js';
 import { canonicalHostName } from './host-name.js';
@@ -16,7 +17,7 @@ import { checkUpstreamTargets } from './check-upstream-targets.js';
 import { readOption } from './read-option.js';
 import { collectRawValues, resolveFileOptions, type Env, type ReadText } from './sources.js';
 import { reportUnsupported } from './unsupported-options.js';
-import type { Config, RouteSettings } from './types.js';
+import type { Config, NamedIdentityProvider, RouteSettings } from './types.js';
 import { isPlainObject, Reader, type ValueSyntax } from './value-readers.js';
 import { isTextDocument } from './properties.js';
 import { decodeUtf8Strictly } from './utf8.js';
@@ -113,7 +114,8 @@ export function parseConfig(input: ParseInput): ParseResult {
   const counted = { validated: 0 };
   const routes = readRoutes(reader, document, input, routeCache, counted);
   const routesValidated = counted.validated;
-  const identity = checkIdentity(reader, values, routes);
+  const identityProviders = readIdentityProviders(reader, raws.get('identity_providers'), input.readText);
+  const identity = checkIdentity(reader, values, routes, identityProviders.names);
   checkSettingsSafety(reader, values);
   checkUpstreamTargets(reader, values, routes);
   checkPlaceholders(reader, document, input.env, KNOWN_GLOBAL_KEYS);
@@ -126,13 +128,21 @@ export function parseConfig(input: ParseInput): ParseResult {
       routeCache,
       routesValidated,
     };
-  const config = buildConfig(values, { ...plan, identity, certificates, routes, metricsBasicAuth });
+  const config = buildConfig(values, {
+    ...plan,
+    identity,
+    identityProviders: identityProviders.providers,
+    certificates,
+    routes,
+    metricsBasicAuth,
+  });
   return { config, problems: [], warnings: reader.warnings, routeCache, routesValidated };
 }
 
 /** The parts of a Config that need cross-option checks, resolved before assembly. */
 interface ResolvedParts extends ServicePlan {
   readonly identity: IdentitySettings;
+  readonly identityProviders: Readonly<Record<string, NamedIdentityProvider>>;
   readonly certificates: readonly CertificatePair[];
   readonly routes: readonly RouteSettings[];
   /** `metrics_basic_auth` decoded (`user:password`), when set. */
@@ -167,6 +177,9 @@ function buildConfig(values: ParsedValues, parts: ResolvedParts): Config {
     ...optional('idp_scopes'),
     idp_request_params: values.get('idp_request_params') ?? {},
     idp_trust_unverified_email: get('idp_trust_unverified_email'),
+    ...(Object.keys(parts.identityProviders).length === 0
+      ? {}
+      : { identity_providers: parts.identityProviders }),
     ...optional('signing_key'),
     jwt_claims_headers: values.get('jwt_claims_headers') ?? {},
     ...optional('jwt_groups_filter'),

@@ -1,7 +1,8 @@
 import { FLOW_REQUEST_PARAMS, isFlowRequestParam } from '../shared/flow-params.js';
 import type { ParsedValues } from './parsed-values.js';
+import { DEFAULT_PROVIDER_NAME } from './identity-provider.js';
 import type { IdpProvider, RouteSettings } from './types.js';
-import type { Reader } from './value-readers.js';
+import { closestKey, type Reader } from './value-readers.js';
 
 /** Providers with no fixed discovery URL: `idp_provider_url` is required with them. */
 const NEEDS_URL: readonly IdpProvider[] = ['oidc', 'okta', 'ping', 'auth0', 'cognito'];
@@ -21,16 +22,38 @@ export interface IdentitySettings {
  * said in ONE problem, at the first such route, listing every setting to add. Identity-provider
  * settings with no route that needs them are fine. Also checks `authenticate_service_url` itself
  * (see checkAuthenticateUrl), refuses `idp_request_params` that set the flow's own parameters (see
- * checkRequestParams) and trims a provider URL given with the discovery suffix (a warning).
+ * checkRequestParams) and trims a provider URL given with the discovery suffix (a warning). A
+ * route's `identity_provider` must name one of `named` (the names `identity_providers` gives) or `default`; a route on a named provider
+ * needs only `authenticate_service_url` from the global settings.
  */
 export function checkIdentity(
   reader: Reader,
   values: ParsedValues,
   routes: readonly RouteSettings[],
+  named: readonly string[] = [],
 ): IdentitySettings {
+  const settings = checkProviderSettings(reader, values);
+  checkAuthenticateUrl(reader, values, routes);
+  checkRouteProviders(reader, routes, named);
+  reportMissingSignIn(reader, values, routes);
+  if (values.get('cookie_same_site') === 'none' && values.get('insecure_server') === true) {
+    reader.problem(
+      values.path('cookie_same_site'),
+      'none needs the Secure attribute (browsers drop a SameSite=None cookie without it), but with insecure_server: true cookies are not Secure; use lax or strict',
+    );
+  }
+  return settings;
+}
+
+/**
+ * The checks one provider's settings get, the global `idp_*` ones or an `identity_providers`
+ * entry read under the same keys (parse-identity-providers.ts), so both follow one rule: the
+ * discovery suffix trimmed from the URL, no flow parameters in the request parameters, no empty
+ * client id, a URL for providers without a fixed one. Messages name the key each value came from.
+ */
+export function checkProviderSettings(reader: Reader, values: ParsedValues): IdentitySettings {
   const url = normaliseProviderUrl(reader, values);
   const provider = values.get<IdpProvider>('idp_provider');
-  checkAuthenticateUrl(reader, values, routes);
   checkRequestParams(reader, values);
   if (values.get<string>('idp_client_id')?.trim() === '') {
     reader.problem(
@@ -44,13 +67,9 @@ export function checkIdentity(
     url === undefined &&
     !values.failed('idp_provider_url')
   ) {
-    reader.problem('idp_provider_url', `is required with idp_provider ${provider}: its discovery base URL`);
-  }
-  reportMissingSignIn(reader, values, routes);
-  if (values.get('cookie_same_site') === 'none' && values.get('insecure_server') === true) {
     reader.problem(
-      values.path('cookie_same_site'),
-      'none needs the Secure attribute (browsers drop a SameSite=None cookie without it), but with insecure_server: true cookies are not Secure; use lax or strict',
+      values.path('idp_provider_url'),
+      `is required with ${values.path('idp_provider')} ${provider}: its discovery base URL`,
     );
   }
   if (provider === undefined && url === undefined) return {};
@@ -61,6 +80,28 @@ export function checkIdentity(
 }
 
 /**
+ * A route's `identity_provider` must name an entry of `identity_providers` (or `default`, the
+ * global keys' provider): an unknown name would otherwise leave the route on another provider
+ * than the one meant. The error lists the names there are.
+ */
+function checkRouteProviders(
+  reader: Reader,
+  routes: readonly RouteSettings[],
+  named: readonly string[],
+): void {
+  const names = [DEFAULT_PROVIDER_NAME, ...[...named].sort()];
+  for (const route of routes) {
+    const name = route.identity_provider;
+    if (name === undefined || names.includes(name)) continue;
+    const hint = closestKey(name, names);
+    reader.problem(
+      `${route.source_path}.identity_provider`,
+      `"${name}" is not a defined identity provider${hint === undefined ? '' : ` (did you mean ${hint}?)`}; the defined ones are ${names.join(', ')} (add it under identity_providers)`,
+    );
+  }
+}
+
+/**
  * The one problem for routes that need a user while sign-in is incomplete: at the first such route,
  * naming the settings to add and how many other routes are affected. Settings that were given but
  * refused already have their own problem and are not asked for again.
@@ -68,11 +109,15 @@ export function checkIdentity(
 function reportMissingSignIn(reader: Reader, values: ParsedValues, routes: readonly RouteSettings[]): void {
   const given = (key: string): boolean => values.get(key) !== undefined || values.failed(key);
   const hasProvider = given('idp_provider') || given('idp_provider_url');
+  // A named provider is complete on its own (parse-identity-providers.ts); only the service URL is shared.
+  const usesDefault = (route: RouteSettings): boolean =>
+    route.identity_provider === undefined || route.identity_provider === DEFAULT_PROVIDER_NAME;
   const needing = routes.filter((route) => !route.allow_public_unauthenticated_access);
   const unmet = needing
     .map((route) => {
       const missing: string[] = [];
       if (!given('authenticate_service_url')) missing.push('authenticate_service_url');
+      if (!usesDefault(route)) return { route, missing };
       if (!hasProvider) missing.push('idp_provider_url (or idp_provider)');
       // A route's own client needs both of its keys (checked with the route); they replace the global ones.
       if (route.idp_client_id === undefined) {
@@ -138,15 +183,15 @@ function checkRequestParams(reader: Reader, values: ParsedValues): void {
   for (const name of Object.keys(params).filter(isFlowRequestParam)) {
     const instead =
       name === 'scope'
-        ? 'use idp_scopes for the scopes'
+        ? `use ${values.path('idp_scopes')} for the scopes`
         : name === 'client_id'
-          ? 'use idp_client_id for the client'
+          ? `use ${values.path('idp_client_id')} for the client`
           : name === 'redirect_uri'
             ? 'the redirect URI is authenticate_service_url with authenticate_callback_path'
             : 'Portcullis sets it for every sign-in';
     reader.problem(
       `${path}.${name}`,
-      `is set by the sign-in flow itself (${instead}); remove it (idp_request_params cannot set any of ${FLOW_REQUEST_PARAMS.join(', ')})`,
+      `is set by the sign-in flow itself (${instead}); remove it (${path} cannot set any of ${FLOW_REQUEST_PARAMS.join(', ')})`,
     );
   }
 }

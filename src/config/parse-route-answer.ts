@@ -30,7 +30,7 @@ const URL_CHANGES = REDIRECT_KEYS.filter((key) => key !== 'response_code');
 export const MAX_RESPONSE_BODY_BYTES = 4096;
 
 /**
- * Keys that say how an HTTP request is forwarded: rewrites, request headers, upstream TLS,
+ * Keys that say how an HTTP request is forwarded: rewrites, request and response headers, upstream TLS,
  * identity headers. Meaningless for a TCP route (bytes are tunnelled) and for a route that answers
  * by itself.
  */
@@ -41,6 +41,7 @@ const HTTP_REQUEST_KEYS = [
   'allow_websockets',
   'set_request_headers',
   'remove_request_headers',
+  'rewrite_response_headers',
   'preserve_host_header',
   'host_rewrite',
   'tls_skip_verify',

@@ -17,6 +17,7 @@ type Access = Pick<
   | 'pass_identity_headers'
   | 'idp_client_id'
   | 'idp_client_secret'
+  | 'identity_provider'
 >;
 
 /**
@@ -82,6 +83,11 @@ export function readAccess(
         : reader.bool(at('pass_identity_headers'), raw.pass_identity_headers),
     idp_client_id: clientId,
     idp_client_secret: clientSecret === undefined ? undefined : new Secret(clientSecret),
+    // Whether the name is defined is checked with the global settings (parse-identity.ts).
+    identity_provider:
+      raw.identity_provider === undefined
+        ? undefined
+        : reader.string(at('identity_provider'), raw.identity_provider),
   };
 }
 

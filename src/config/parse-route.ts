@@ -8,6 +8,7 @@ import { dropUndefined } from './parse-health-check.js';
 import { readAccess } from './parse-route-extras.js';
 import { readRedirect, readResponse, warnInapplicableKeys } from './parse-route-answer.js';
 import { readMatching } from './parse-route-matching.js';
+import { readResponseHeaderRewrites } from './parse-response-rewrites.js';
 import { readUpstream } from './parse-route-upstream.js';
 import { parseFrom, parseTo } from './parse-url.js';
 import { findRemoved, removedMessage } from './removed-options.js';
@@ -75,6 +76,11 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
       raw.set_response_headers === undefined
         ? {}
         : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? {}),
+    rewrite_response_headers: readResponseHeaderRewrites(
+      reader,
+      at('rewrite_response_headers'),
+      raw.rewrite_response_headers,
+    ),
     preserve_host_header: fields.bool('preserve_host_header'),
     host_rewrite: checkHostRewrite(
       reader,

@@ -7,7 +7,14 @@ import type { RawValue } from './sources.js';
 export class ParsedValues {
   private readonly typed = new Map<string, unknown>();
 
-  constructor(private readonly raw: ReadonlyMap<string, RawValue>) {}
+  /**
+   * `unsetPath` names an option that was not set, for messages that point at it (`use idp_scopes
+   * for ...`): the key itself unless a caller reads options under other names.
+   */
+  constructor(
+    private readonly raw: ReadonlyMap<string, RawValue>,
+    private readonly unsetPath: (key: string) => string = (key) => key,
+  ) {}
 
   /** Records the typed value of `key` (undefined when reading it failed). */
   set(key: string, value: unknown): void {
@@ -19,9 +26,9 @@ export class ParsedValues {
     return this.typed.get(key) as T | undefined;
   }
 
-  /** The key or environment variable the value came from, for messages (the key when unset). */
+  /** The key or environment variable the value came from, for messages (see `unsetPath` when unset). */
   path(key: string): string {
-    return this.raw.get(key)?.path ?? key;
+    return this.raw.get(key)?.path ?? this.unsetPath(key);
   }
 
   /** True when the user set the option (in the file or the environment), not just the default. */

@@ -12,7 +12,7 @@ import { describe, type Reader } from './value-readers.js';
  * (at the key or environment variable it came from) when it does not fit. A value from a typed
  * document must already have the kind's type; text (env, properties, defaults) is converted (see
  * ValueSyntax). Secret kinds never echo their value. Returns undefined for a problem, or for kinds read elsewhere (routes,
- * certificates lists and `_file` options).
+ * certificates lists, named identity providers and `_file` options).
  */
 export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, readText: ReadText): unknown {
   const { path, value, syntax } = raw;
@@ -67,6 +67,7 @@ export function readOption(reader: Reader, option: OptionSpec, raw: RawValue, re
     }
     case 'file':
     case 'certificates':
+    case 'identity_providers':
     case 'routes':
       return undefined;
   }

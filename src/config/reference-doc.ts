@@ -7,6 +7,7 @@ import {
   type OptionKind,
   type OptionSpec,
 } from './option-table.js';
+import { fieldText, orchestrationField, SECRET_MAP_FIELDS } from './orchestration-fields.js';
 import { CRITERIA, LIST_MATCHER_OPERATORS, STRING_MATCHER_OPERATORS } from './policy-types.js';
 import {
   PEER_ONLY_OPTIONS,
@@ -104,6 +105,8 @@ export function kindText(kind: OptionKind): string {
       return 'file path';
     case 'certificates':
       return 'list of {cert, key}';
+    case 'identity_providers':
+      return 'map of name to provider';
     case 'routes':
       return 'list of routes';
   }
@@ -121,6 +124,7 @@ function optionRow(option: OptionSpec): string {
     fallback,
     option.services.join(', '),
     option.secret ? 'yes' : '',
+    kubernetesFieldText(option),
     describeOption(option.doc, option.support),
   ];
   return `| ${cells.map(cell).join(' | ')} |`;
@@ -177,17 +181,52 @@ const COMMANDS = `## Commands
 export function renderReference(): string {
   const parts: string[] = [INTRO, COMMANDS, '## Global options\n'];
   const header =
-    '| Key | Environment | Type | Default | Services | Secret | Description |\n| --- | --- | --- | --- | --- | --- | --- |';
+    '| Key | Environment | Type | Default | Services | Secret | Kubernetes field | Description |\n| --- | --- | --- | --- | --- | --- | --- | --- |';
   for (const group of GROUPS) {
     const rows = GLOBAL_OPTIONS.filter((option) => option.group === group).map(optionRow);
     parts.push(`### ${group}\n\n${header}\n${rows.join('\n')}\n`);
   }
+  parts.push(kubernetesDocs());
   parts.push('## Route options\n\nEach entry of `routes` is a map of these keys.\n');
   parts.push(
     `| Key | Type | Description |\n| --- | --- | --- |\n${ROUTE_OPTIONS.map((option) => `| \`${option.key}\` | ${option.type} | ${cell(describeOption(option.doc, option.support))} |`).join('\n')}\n`,
   );
   parts.push(policyDocs(), notYetDocs(), removedDocs(), errorCodeDocs());
   return parts.join('\n');
+}
+
+/** An option's Kubernetes field for its row: the field, plus any Secret-map field beside it. */
+function kubernetesFieldText(option: OptionSpec): string {
+  const extra = SECRET_MAP_FIELDS.filter((field) => field.of === option.key).map(
+    (field) => `, \`${field.path}\` (a Secret of entries)`,
+  );
+  return orchestrationField(option).form === 'left_out'
+    ? 'none (see Kubernetes fields)'
+    : `${fieldText(option)}${extra.join('')}`;
+}
+
+/** How the option table maps onto the Kubernetes settings resource, and what it leaves out. */
+function kubernetesDocs(): string {
+  const leftOut = GLOBAL_OPTIONS.flatMap((option) => {
+    const field = orchestrationField(option);
+    return field.form === 'left_out' ? [`| \`${option.key}\` | ${cell(field.reason)} |`] : [];
+  });
+  return `### Kubernetes fields
+
+In Kubernetes the global options are the spec of the cluster-scoped \`Portcullis\` object named
+\`global\` (\`portcullis.dev/v1alpha1\`, the CRD in \`deploy/kubernetes/crd.yaml\`, generated from
+this table). The "Kubernetes field" column gives each option's field under \`spec\`. Secret values
+never sit in the object: a field marked "Secret key" names a Secret (\`{name, namespace}\`; the
+namespace defaults to Portcullis's own), and the value is that Secret's data key. Where one key
+is the only one read, the reference may name another (\`{name, key}\`). \`certificates\` lists TLS
+Secrets (\`tls.crt\`, \`tls.key\`). Errors in the object's status name these fields.
+
+These options are not fields:
+
+| Key | Why |
+| --- | --- |
+${leftOut.join('\n')}
+`;
 }
 
 function policyDocs(): string {

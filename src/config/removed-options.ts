@@ -133,7 +133,6 @@ export const PEER_ONLY_OPTIONS: readonly string[] = [
   'authorize_service_urls',
   'databroker_service_urls',
   'databroker_internal_service_url',
-  'identity_providers',
   'idp_access_token_allowed_audiences',
   'runtime_flags',
   'skip_xff_append',

@@ -13,6 +13,7 @@ export type RouteOptionType =
   | 'duration'
   | 'string_map'
   | 'string_list'
+  | 'header_rewrites'
   | 'lb_policy'
   | 'health_checks'
   | 'outlier_detection'
@@ -111,6 +112,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
     type: 'string_map',
     doc: 'Response headers set on this route, over the global ones.',
   },
+  {
+    key: 'rewrite_response_headers',
+    type: 'header_rewrites',
+    doc: "List of `{header, prefix, value}`: in the upstream's responses, a value of `header` (any letter case) that starts with `prefix` (compared exactly) gets `value` in place of that prefix, e.g. `Location: http://internal:8080/foo` -> `https://app.example.com/foo`. For each value the first rule of its header whose prefix matches applies; every value of a repeated header is rewritten on its own. Portcullis's own replies (sign-in redirects, error pages) are left alone. At most 32 rules; prefix non-empty.",
+  },
   { key: 'preserve_host_header', type: 'bool', doc: 'Forward the original Host instead of the `to` host.' },
   { key: 'host_rewrite', type: 'string', doc: 'Forward this literal Host.' },
   { key: 'tls_skip_verify', type: 'bool', doc: 'Do not verify the upstream certificate (testing only).' },
@@ -180,6 +186,11 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
     key: 'idp_client_secret',
     type: 'secret',
     doc: 'Identity-provider client secret for this route only (with `idp_client_id`).',
+  },
+  {
+    key: 'identity_provider',
+    type: 'string',
+    doc: "Name of the provider users of this route sign in with: a key of `identity_providers`, or `default` (the global `idp_*` provider, also used when unset). Sessions from another provider do not count here: the user is sent to sign in at this one. `idp_client_id`/`idp_client_secret` on the route replace the chosen provider's client.",
   },
 ];
 

@@ -72,6 +72,14 @@ export interface DirectResponseSettings {
   readonly body: string;
 }
 
+/** One `rewrite_response_headers` rule: a response header's value starting with `prefix` gets `value` instead. */
+export interface ResponseHeaderRewriteSettings {
+  /** As written; matched case-insensitively. */
+  readonly header: string;
+  readonly prefix: string;
+  readonly value: string;
+}
+
 /** One route, as written under `routes` (or the older `policy`). */
 export interface RouteSettings {
   /** `http` routes proxy HTTP; `tcp` routes (from `tcp+https://host:port`) tunnel TCP over CONNECT. */
@@ -106,6 +114,8 @@ export interface RouteSettings {
    */
   readonly pass_request_identity_headers?: readonly string[];
   readonly set_response_headers: Readonly<Record<string, string>>;
+  /** Prefix rewrites of the upstream's response headers, in order; unset when none. */
+  readonly rewrite_response_headers?: readonly ResponseHeaderRewriteSettings[];
   readonly preserve_host_header: boolean;
   readonly host_rewrite?: string;
   readonly tls_skip_verify: boolean;
@@ -129,8 +139,27 @@ export interface RouteSettings {
   /** Per-route identity-provider credentials (both or neither). */
   readonly idp_client_id?: string;
   readonly idp_client_secret?: Secret<string>;
+  /** `identity_provider`: a name of `identity_providers`; unset (or `default`) means the global `idp_*` one. */
+  readonly identity_provider?: string;
   /** Where the route sits in the file (`routes[3]`), for messages. */
   readonly source_path: string;
+}
+
+/**
+ * One entry of `identity_providers`: the same settings as the global `idp_*` keys, complete on its
+ * own (a provider, a client and its secret), so a route naming it needs nothing global but the
+ * authenticate service URL.
+ */
+export interface NamedIdentityProvider {
+  readonly provider: IdpProvider;
+  /** The discovery base URL, without `/.well-known/openid-configuration`. */
+  readonly provider_url?: URL;
+  readonly client_id: string;
+  readonly client_secret: Secret<string>;
+  /** As set; undefined means the provider's defaults. */
+  readonly scopes?: readonly string[];
+  readonly request_params: Readonly<Record<string, string>>;
+  readonly trust_unverified_email: boolean;
 }
 
 export { SERVICE_NAMES, type ServiceName } from '../shared/service-names.js';
@@ -189,6 +218,8 @@ export interface Config {
   readonly idp_request_params: Readonly<Record<string, string>>;
   /** Unverified addresses count for address policies (`idp_trust_unverified_email`). */
   readonly idp_trust_unverified_email: boolean;
+  /** `identity_providers`: named providers routes may choose (`identity_provider`); absent: none. */
+  readonly identity_providers?: Readonly<Record<string, NamedIdentityProvider>>;
   readonly signing_key?: SigningKey;
   /** Header name -> claim name. */
   readonly jwt_claims_headers: Readonly<Record<string, string>>;

@@ -30,18 +30,22 @@ export const XDS_CLUSTER = 'portcullis-xds';
 /**
  * Envoy HTTP filter names, in chain order: the host-case Lua filter (per-host routes only), the
  * identity-header strip, with the fast path on jwt_authn and the shadow RBAC (its name is
- * contract/fast-path.ts `FAST_PATH_FILTER`), ext_authz (with authorization on), the credential
- * strip, the router. The three Lua filters have Portcullis's own names: Envoy finds a filter's
- * per-route config by the filter's name, so the host-case filter's per-route "off" reaches it
- * alone. Per-route config names only `HTTP_FILTER_HOST_CASE` and `HTTP_FILTER_EXT_AUTHZ`; the
- * strips have none, ever, and the extension name `envoy.filters.http.lua` is never a key either, so
- * no lookup by extension name could reach them.
+ * contract/fast-path.ts `FAST_PATH_FILTER`), ext_authz (with authorization on), the response
+ * header rewrite (only when some route has `rewrite_response_headers`), the credential strip, the
+ * router. The Lua filters have Portcullis's own names: Envoy finds a filter's per-route config by
+ * the filter's name, so the host-case filter's per-route "off" and the rewrite filter's per-route
+ * "on" each reach their own filter alone. Per-route config names only `HTTP_FILTER_HOST_CASE`,
+ * `HTTP_FILTER_REWRITE_RESPONSE_HEADERS` and `HTTP_FILTER_EXT_AUTHZ`; the strips have none, ever,
+ * and the extension name `envoy.filters.http.lua` is never a key either, so no lookup by extension
+ * name could reach them.
  */
 export const HTTP_FILTER_HOST_CASE = 'portcullis.host_case';
 export const HTTP_FILTER_STRIP_IDENTITY = 'portcullis.strip_identity_headers';
 /** jwt_authn: also the dynamic-metadata namespace it writes the verified payload under. */
 export const HTTP_FILTER_JWT_AUTHN = 'envoy.filters.http.jwt_authn';
 export const HTTP_FILTER_EXT_AUTHZ = 'envoy.filters.http.ext_authz';
+/** Also the route `filter_metadata` namespace its rules are read from, and its dynamic-metadata namespace. */
+export const HTTP_FILTER_REWRITE_RESPONSE_HEADERS = 'portcullis.rewrite_response_headers';
 export const HTTP_FILTER_STRIP_CREDENTIALS = 'portcullis.strip_credentials';
 export const HTTP_FILTER_ROUTER = 'envoy.filters.http.router';
 

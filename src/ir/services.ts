@@ -103,6 +103,8 @@ export interface IRSignIn {
 export interface IRIdentityProvider {
   /** Stable id; sessions and routes are bound to it (IRRoute.idpId). */
   readonly id: string;
+  /** Its name: the key in `identity_providers`, or `default` for the global `idp_*` keys (shown to users). */
+  readonly name: string;
   readonly provider: IdpProvider;
   /** Discovery base URL; absent for providers with a fixed one. */
   readonly providerUrl: string | undefined;

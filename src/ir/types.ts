@@ -108,6 +108,19 @@ export interface IRListener {
   readonly tracing?: IRTracing;
   /** One access-log line per request on Envoy's stdout (`log_level` info or lower); absent: none. */
   readonly accessLog?: true;
+  /**
+   * Some route rewrites its upstream's response headers (`IRRoute.responseHeaderRewrites`), so the
+   * listener's chain carries the rewrite filter; absent: no route does, and the chain has none.
+   */
+  readonly rewritesResponseHeaders?: true;
+}
+
+/** One prefix rewrite of a response header: a value of `header` starting with `prefix` gets `value` instead. */
+export interface IRResponseHeaderRewrite {
+  /** Lower case. */
+  readonly header: string;
+  readonly prefix: string;
+  readonly value: string;
 }
 
 export interface IRVirtualHost {
@@ -156,6 +169,11 @@ export interface IRRoute {
   readonly requestHeadersToSet: Readonly<Record<string, string>>;
   readonly requestHeadersToRemove: readonly string[];
   readonly responseHeadersToSet: Readonly<Record<string, string>>;
+  /**
+   * Prefix rewrites of the upstream's response headers, in order (for each value the first rule of
+   * its header that matches applies); absent when none. Never on a route that answers by itself.
+   */
+  readonly responseHeaderRewrites?: readonly IRResponseHeaderRewrite[];
   /** Public routes skip ext_authz in Envoy entirely (their identity headers are still stripped). */
   readonly public: boolean;
   /** The access shortcuts and `policy` rules, assembled into one rule list (see route-policy.ts). */

@@ -7,8 +7,8 @@
  * Values are text (annotations are strings): booleans are `"true"` or `"false"`; strings and
  * durations are taken as written; lists (`allowed_users`, `allowed_domains`, ...) are a YAML list
  * (`["a@example.com", "b@example.com"]` or a block list), or one item without a comma; maps
- * (`set_request_headers`), `policy`, `allowed_idp_claims`, `health_checks` and
- * `outlier_detection` are YAML, parsed by the same YAML reader and limits as a config file. The
+ * (`set_request_headers`), `policy` and every other structured option (`allowed_idp_claims`,
+ * `health_checks`, `rewrite_response_headers`, ...) are YAML, parsed by the same YAML reader and limits as a config file. The
  * values then go into the route entry as if written in a file, so parseConfig validates them with
  * the same messages, and its problems map back to the annotation (route-provenance.ts).
  */
@@ -112,6 +112,10 @@ function unknownMessage(name: string): string {
 type Read = { readonly value: unknown } | { readonly error: string };
 
 /** The value an annotation's text stands for, by the route option's type. */
+/**
+ * The value an annotation's text stands for, by the route option's type: text for the scalar
+ * types, YAML for every structured one (so a structured type added to the table is YAML too).
+ */
 function readValue(type: RouteOptionType, text: string): Read {
   switch (type) {
     case 'bool':
@@ -119,15 +123,15 @@ function readValue(type: RouteOptionType, text: string): Read {
       return { error: `expected "true" or "false", got ${JSON.stringify(text)}` };
     case 'string_list':
       return readList(text);
-    case 'string_map':
-    case 'policy':
-    case 'any':
-    case 'health_checks':
-    case 'outlier_detection':
-    case 'percent':
-      return readYaml(text);
-    default:
+    case 'string':
+    case 'duration':
+    case 'lb_policy':
+    case 'url':
+    case 'to':
+    case 'secret':
       return { value: text };
+    default:
+      return readYaml(text);
   }
 }
 

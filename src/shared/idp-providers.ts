@@ -16,3 +16,9 @@ export const IDP_PROVIDERS = [
   'github',
 ] as const;
 export type IdpProvider = (typeof IDP_PROVIDERS)[number];
+
+/**
+ * The name of the provider the global `idp_*` keys set: routes use it unless they name one of
+ * `identity_providers`, and the user page shows it for sessions it made.
+ */
+export const DEFAULT_PROVIDER_NAME = 'default';

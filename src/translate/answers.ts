@@ -1,5 +1,6 @@
 import type { RouteSettings } from '../config/types.js';
 import type { IRAnswer } from '../ir/answer.js';
+import type { IRResponseHeaderRewrite } from '../ir/types.js';
 
 /** Envoy's redirect code when `response_code` is unset (its MOVED_PERMANENTLY), as the peer sends. */
 const DEFAULT_REDIRECT_CODE = 301;
@@ -37,4 +38,24 @@ export function routeAnswer(settings: RouteSettings): { answer: IRAnswer } | Rec
 /** Whether the route forwards to upstreams (and so has a cluster): neither `redirect` nor `response`. */
 export function forwards(settings: RouteSettings): boolean {
   return settings.redirect === undefined && settings.response === undefined;
+}
+
+/**
+ * The route's `rewrite_response_headers` as an `{ responseHeaderRewrites }` field to spread into
+ * its IR route (header names lower-cased, order kept), or `{}` when it has none or does not
+ * forward: a route that answers by itself has no upstream response to rewrite (its rules were a
+ * warning at parse).
+ */
+export function responseHeaderRewrites(
+  settings: RouteSettings,
+): { responseHeaderRewrites: IRResponseHeaderRewrite[] } | Record<string, never> {
+  const rules = settings.rewrite_response_headers;
+  if (rules === undefined || !forwards(settings)) return {};
+  return {
+    responseHeaderRewrites: rules.map(({ header, prefix, value }) => ({
+      header: header.toLowerCase(),
+      prefix,
+      value,
+    })),
+  };
 }

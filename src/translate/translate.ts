@@ -5,7 +5,7 @@ import { fromPort, placeHost } from './hosts.js';
 import { buildCluster } from './upstreams.js';
 import { assembleRoutePolicy } from './route-policy.js';
 import { routeIdentity, routeMatch } from './route-identity.js';
-import { forwards, routeAnswer } from './answers.js';
+import { forwards, responseHeaderRewrites, routeAnswer } from './answers.js';
 import { translateTracing } from './tracing.js';
 import { translateAccessLog } from './access-log.js';
 import { identityProviderFor, NO_IDENTITY_PROVIDER } from '../config/identity-provider.js';
@@ -115,7 +115,7 @@ export function translate(config: Config, options: TranslateOptions, previous?: 
   const hosts = assembleHosts(routes, previous?.hosts);
   return {
     ir: {
-      listener: buildListener(config, options),
+      listener: buildListener(config, options, routes),
       virtualHosts: [...hosts.values()],
       clusters: [...clusters.values()],
       responseHeaders: globalResponseHeaders(config.set_response_headers, !config.insecure_server),
@@ -268,6 +268,7 @@ function buildRoute(
     requestHeadersToSet: settings.set_request_headers,
     requestHeadersToRemove: settings.remove_request_headers,
     responseHeadersToSet: settings.set_response_headers,
+    ...responseHeaderRewrites(settings),
     public: settings.allow_public_unauthenticated_access,
     policy: assembleRoutePolicy(settings),
     passIdentityHeaders: settings.pass_identity_headers ?? config.pass_identity_headers,
@@ -279,7 +280,11 @@ function buildRoute(
   };
 }
 
-function buildListener(config: Config, options: TranslateOptions): IRListener {
+function buildListener(
+  config: Config,
+  options: TranslateOptions,
+  routes: readonly TranslatedRoute[],
+): IRListener {
   const separator = config.address.lastIndexOf(':');
   const host = config.address.slice(0, separator).replace(/^\[|\]$/g, '');
   return {
@@ -295,6 +300,9 @@ function buildListener(config: Config, options: TranslateOptions): IRListener {
     idleTimeoutMs: config.timeout_idle_ms,
     ...translateTracing(config, options.systemCaFile),
     ...translateAccessLog(config),
+    ...(routes.some(({ route }) => route.responseHeaderRewrites !== undefined)
+      ? { rewritesResponseHeaders: true as const }
+      : {}),
   };
 }
 

@@ -8,7 +8,9 @@ import type { OAuthTokens, Session } from '../../session/session.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from '../http/types.js';
 import { isStoreUnavailable, storeUnavailableResponse } from '../http/store-unavailable.js';
 import { openTokens } from '../session-tokens.js';
-import type { ProviderClient } from '../types.js';
+import type { ProviderClient, ProviderConfig } from '../types.js';
+import { providerBaseUrl } from '../providers/builtin.js';
+import { DEFAULT_PROVIDER_NAME } from '../../shared/idp-providers.js';
 import { bounded } from './bounded.js';
 import {
   errorResponse,
@@ -16,6 +18,7 @@ import {
   signOutConfirmResponse,
   signedOutResponse,
   userPageResponse,
+  type SessionProvider,
 } from './pages.js';
 import { clearSessionCookie } from '../flow/cookies.js';
 import { sessionForHandle } from '../session-lookup.js';
@@ -206,8 +209,25 @@ export const signedOutHandler: OwnHandler = async (_request, context) => {
 export const userPageHandler: OwnHandler = async (request, context) => {
   const session = await currentSession(request, context);
   if (session === undefined) return notSignedInResponse();
-  return userPageResponse(session, signOutToken(context.settings().sharedSecret, session.id));
+  const settings = context.settings();
+  return userPageResponse(
+    session,
+    signOutToken(settings.sharedSecret, session.id),
+    sessionProvider(settings.providers.get(session.idpId)),
+  );
 };
+
+/** How the user page names the provider of a session; undefined when the config no longer has it. */
+function sessionProvider(config: ProviderConfig | undefined): SessionProvider | undefined {
+  if (config === undefined) return undefined;
+  const name = config.name ?? DEFAULT_PROVIDER_NAME;
+  try {
+    return { name, url: providerBaseUrl(config).href };
+  } catch {
+    // A provider without a URL has no client either; the name still says which one it was.
+    return { name, url: undefined };
+  }
+}
 
 /** The JSON the user endpoint answers for a session. */
 export interface UserInfo {
@@ -217,6 +237,10 @@ export interface UserInfo {
   readonly groups: readonly string[];
   readonly claims: Readonly<Record<string, unknown>>;
   readonly idp_id: string;
+  /** The provider's name (`default` for the global `idp_*` one); null when the config no longer has it. */
+  readonly idp_name: string | null;
+  /** The provider's issuer (discovery base) URL; null when unknown. */
+  readonly idp_url: string | null;
   /** ISO 8601, UTC. */
   readonly issued_at: string;
   readonly expires_at: string;
@@ -236,6 +260,7 @@ export const userJsonHandler: OwnHandler = async (request, context) => {
     body: JSON.stringify(value),
   });
   if (session === undefined) return json(401, { error: 'not signed in' });
+  const provider = sessionProvider(context.settings().providers.get(session.idpId));
   const info: UserInfo = {
     user_id: session.userId,
     email: session.email ?? null,
@@ -243,6 +268,8 @@ export const userJsonHandler: OwnHandler = async (request, context) => {
     groups: session.groups,
     claims: session.claims,
     idp_id: session.idpId,
+    idp_name: provider?.name ?? null,
+    idp_url: provider?.url ?? null,
     issued_at: new Date(session.issuedAt).toISOString(),
     expires_at: new Date(session.expiresAt).toISOString(),
   };

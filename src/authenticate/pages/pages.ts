@@ -94,12 +94,24 @@ function isoTime(ms: number): string {
   return new Date(ms).toISOString();
 }
 
+/** The provider that made a session, as the user page names it. */
+export interface SessionProvider {
+  /** Its configured name (`default` for the global `idp_*` keys). */
+  readonly name: string;
+  /** Its issuer (discovery base) URL, when known. */
+  readonly url: string | undefined;
+}
+
 /**
  * The user page: who the session is (name, email, user id), groups, every claim (values
- * JSON-stringified, all escaped), the identity-provider id, issued and expiry times (ISO, UTC),
- * and the sign-out button.
+ * JSON-stringified, all escaped), the identity provider (its name and issuer URL when the running
+ * config still has it, and its id), issued and expiry times (ISO, UTC), and the sign-out button.
  */
-export function userPageResponse(session: Session, csrfToken: string): OwnResponse {
+export function userPageResponse(
+  session: Session,
+  csrfToken: string,
+  provider?: SessionProvider,
+): OwnResponse {
   const claims = Object.entries(session.claims).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   return pageResponse(200, {
     title: 'Your session',
@@ -112,7 +124,14 @@ export function userPageResponse(session: Session, csrfToken: string): OwnRespon
         <dt>User id</dt>
         <dd><code>${session.userId}</code></dd>
         <dt>Identity provider</dt>
-        <dd><code>${session.idpId}</code></dd>
+        <dd>
+          ${provider === undefined
+            ? ''
+            : html`<strong class="idp-name">${provider.name}</strong> ${provider.url === undefined
+                  ? ''
+                  : html`(<code class="idp-url">${provider.url}</code>)`}`}
+          <code>${session.idpId}</code>
+        </dd>
         <dt>Signed in</dt>
         <dd><time datetime="${isoTime(session.issuedAt)}">${isoTime(session.issuedAt)}</time></dd>
         <dt>Session expires</dt>

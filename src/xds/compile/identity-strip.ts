@@ -114,6 +114,34 @@ export function identityPassMetadata(
   };
 }
 
+/**
+ * A Lua function `rewrite(headers, name, change)`: each value of header `name` becomes
+ * `change(value)`, in order, and a value that becomes nil or empty is removed; the header is set
+ * again only when some value changed. Shared by the scripts that edit a header field by field, so
+ * repeated fields (several Cookie or Link fields) are handled one way everywhere.
+ */
+export const LUA_REWRITE_FIELDS = `local function rewrite(headers, name, change)
+  local count = headers:getNumValues(name)
+  if count == 0 then return end
+  local values = {}
+  local changed = false
+  for i = 0, count - 1 do
+    local value = headers:getAtIndex(name, i)
+    local next = change(value)
+    if next == value then
+      values[#values + 1] = value
+    else
+      changed = true
+      if next ~= nil and next ~= "" then values[#values + 1] = next end
+    end
+  end
+  if changed then
+    headers:remove(name)
+    for _, value in ipairs(values) do headers:add(name, value) end
+  end
+end
+`;
+
 /** What the credential strip removes with the fast path on, besides the decision cookie and sid header. */
 export interface FastPathStrip {
   /** The headers jwt_authn sets from a decision token's `ja` and `h` claims (lower case). */
@@ -199,27 +227,7 @@ local function portcullis_credential(value)
   end
   return false
 end
-local function rewrite(headers, name, change)
-  local count = headers:getNumValues(name)
-  if count == 0 then return end
-  local values = {}
-  local changed = false
-  for i = 0, count - 1 do
-    local value = headers:getAtIndex(name, i)
-    local next = change(value)
-    if next == value then
-      values[#values + 1] = value
-    else
-      changed = true
-      if next ~= nil and next ~= "" then values[#values + 1] = next end
-    end
-  end
-  if changed then
-    headers:remove(name)
-    for _, value in ipairs(values) do headers:add(name, value) end
-  end
-end
-function envoy_on_request(handle)
+${LUA_REWRITE_FIELDS}function envoy_on_request(handle)
   local headers = handle:headers()
   rewrite(headers, "cookie", function(value)
     local stripped = without_session(value)

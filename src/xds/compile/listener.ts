@@ -4,6 +4,7 @@ import { extAuthzFilter } from './ext-authz.js';
 import { hostCaseFilter } from './host-case.js';
 import { hcmTracing } from './tracing.js';
 import { credentialStripFilter, identityStripFilter } from './identity-strip.js';
+import { rewriteResponseHeadersFilter } from './response-header-rewrites.js';
 import { fastPathInternal, fastPathRbacFilter, jwtAuthnFilter, tokenIdentityHeaders } from './fast-path.js';
 import type { RouteScoping } from './route-scoping.js';
 import { durationMs, typed, wrapped } from '../../proto/codec.js';
@@ -116,10 +117,13 @@ function hostScopedRoutes(): Message<'envoy.extensions.filters.network.http_conn
  * 4. ext_authz, when authorization is on: it reads the credentials and, on an allowed request,
  *    sets the assertion and claim headers and the Cookie header without the session cookie; with
  *    the fast path on it is skipped when the shadow RBAC allowed;
- * 5. the credential strip: the session cookie and `Authorization: Portcullis` go, and with the fast
+ * 5. when some route has `rewrite_response_headers`, the rewrite filter: its Lua runs only on routes
+ *    with rules, and only on the responses of requests that got this far, so Portcullis's own
+ *    replies (sign-in redirects, deny pages) are never rewritten (response-header-rewrites.ts);
+ * 6. the credential strip: the session cookie and `Authorization: Portcullis` go, and with the fast
  *    path on the decision cookie and the sid header too, and on a fast-path allow the token's
  *    identity headers where the route sends none;
- * 6. the router.
+ * 7. the router.
  *
  * The strips have no per-route config anywhere, so they run on every request that can reach an
  * upstream, whatever route, scope or host spelling it took; public routes'
@@ -140,6 +144,7 @@ export function httpConnectionManager(
       identityStripFilter(Object.keys(authorize.claimHeaders)),
       ...(fastPath === undefined ? [] : [jwtAuthnFilter(fastPath, authorize), fastPathRbacFilter()]),
       ...(internal === undefined ? [] : [extAuthzFilter(internal, fastPath !== undefined)]),
+      ...(listener.rewritesResponseHeaders === true ? [rewriteResponseHeadersFilter()] : []),
       credentialStripFilter(
         authorize.cookieName,
         fastPath === undefined

@@ -13,6 +13,7 @@ import { authenticateHost, authenticateVirtualHost, ownEndpointsRoute } from './
 import { answerAction } from './answer.js';
 import { compileTcpRoute } from './tcp-route.js';
 import { identityPassMetadata } from './identity-strip.js';
+import { rewriteResponseHeadersRoute } from './response-header-rewrites.js';
 import { fastPathInternal, withFastPath } from './fast-path.js';
 
 type VirtualHost = Message<'envoy.config.route.v3.VirtualHost'>;
@@ -256,7 +257,7 @@ function compileVirtualHost(vhost: IRVirtualHost, ir: RouteInputs): VirtualHost 
   const fastPath = fastPathInternal(ir) !== undefined;
   const routes = vhost.routes.map((route) => {
     const compiled = compileRoute(route);
-    compiled.typed_per_filter_config = routeAuthzConfig(route);
+    compiled.typed_per_filter_config = { ...compiled.typed_per_filter_config, ...routeAuthzConfig(route) };
     if (route.public) {
       const own = compiled.request_headers_to_remove ?? [];
       compiled.request_headers_to_remove = [...new Set([...own, ...publicRemovals])];
@@ -312,12 +313,18 @@ export function compileRoute(route: IRRoute): Route {
 }
 
 /**
- * `out` with the route's own request and response header changes, and the client-sent identity
- * headers the identity strip lets through on it (`identityPassMetadata`).
+ * `out` with the route's own request and response header changes, the client-sent identity
+ * headers the identity strip lets through on it (`identityPassMetadata`), and its response header
+ * rewrites (`rewriteResponseHeadersRoute`: metadata and per-filter config).
  */
 function withHeaders(route: IRRoute, out: Route): Route {
   const pass = identityPassMetadata(route.passRequestIdentityHeaders ?? []);
-  if (pass !== undefined) out.metadata = pass;
+  const rewrites = rewriteResponseHeadersRoute(route.responseHeaderRewrites);
+  if (pass !== undefined || rewrites !== undefined)
+    out.metadata = {
+      filter_metadata: { ...pass?.filter_metadata, ...rewrites?.filterMetadata },
+    };
+  if (rewrites !== undefined) out.typed_per_filter_config = { ...rewrites.perFilter };
   if (Object.keys(route.requestHeadersToSet).length > 0)
     out.request_headers_to_add = headerOptions(route.requestHeadersToSet);
   if (route.requestHeadersToRemove.length > 0)

@@ -419,6 +419,16 @@ const ROWS: readonly Row[] = [
     files: { '/t/c': CERT_PEM, '/t/k': KEY_PEM },
   },
   {
+    key: 'identity_providers',
+    file: { partner: { provider_url: 'https://a.example.com', client_id: 'a', client_secret: 's' } },
+    env: JSON.stringify({
+      partner: { provider_url: 'https://b.example.com', client_id: 'b', client_secret: 's' },
+    }),
+    read: (c) => c.identity_providers?.partner?.client_id,
+    fromFile: 'a',
+    fromEnv: 'b',
+  },
+  {
     // A redirect to HTTPS needs TLS on address.
     key: 'http_redirect_addr',
     file: ':80',

@@ -39,6 +39,9 @@ test('values are read by type: booleans, durations, YAML lists or one item, YAML
     'portcullis.dev/allowed_users': '- ada@example.com\n- bob@example.com\n',
     'portcullis.dev/set_request_headers': 'X-Team: payments\nX-Env: "prod"',
     'portcullis.dev/policy': 'allow:\n  or:\n    - domain:\n        is: example.com\n',
+    'portcullis.dev/rewrite_response_headers':
+      '- header: Location\n  prefix: http://internal:8080/\n  value: https://shop.example.com/\n',
+    'portcullis.dev/identity_provider': 'corp',
     'nginx.ingress.kubernetes.io/rewrite-target': '/',
   });
   assert.deepEqual(out.problems, []);
@@ -49,6 +52,10 @@ test('values are read by type: booleans, durations, YAML lists or one item, YAML
     pass_identity_headers: true,
     policy: { allow: { or: [{ domain: { is: 'example.com' } }] } },
     set_request_headers: { 'X-Team': 'payments', 'X-Env': 'prod' },
+    rewrite_response_headers: [
+      { header: 'Location', prefix: 'http://internal:8080/', value: 'https://shop.example.com/' },
+    ],
+    identity_provider: 'corp',
     timeout: '90s',
   });
   assert.equal(out.sources.policy, 'annotation portcullis.dev/policy');

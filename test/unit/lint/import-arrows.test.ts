@@ -43,6 +43,12 @@ const CROSSINGS: readonly (readonly [string, string])[] = [
   ],
   ['src/xds/publish/crossing.ts', "export type { BuildSubscriber } from '../../runtime/subscribers.js';\n"],
   ['src/proto/crossing.ts', "export type { IR } from '../ir/types.js';\n"],
+  // The Kubernetes config source reads config and shared only; only cmd imports it.
+  ['src/kubernetes/crossing.ts', "export { translate } from '../translate/translate.js';\n"],
+  ['src/kubernetes/crossing.ts', "export type { IR } from '../ir/types.js';\n"],
+  ['src/runtime/crossing.ts', "export { settingsCrd } from '../kubernetes/crd-schema.js';\n"],
+  ['src/config/crossing.ts', "export { settingsCrd } from '../kubernetes/crd-schema.js';\n"],
+  ['src/authorize/crossing.ts', "export { settingsCrd } from '../kubernetes/crd-schema.js';\n"],
 ];
 
 for (const [file, source] of CROSSINGS) {
@@ -62,6 +68,9 @@ const ALLOWED: readonly (readonly [string, string])[] = [
   ['src/databroker/allowed.ts', "export { messageType } from '../proto/proto-root.js';\n"],
   ['src/translate/allowed.ts', "export type { KeyRing } from '../keys/key-ring.js';\n"],
   ['src/observability/allowed.ts', "export type { GoodBuild } from '../runtime/build-pipeline.js';\n"],
+  ['src/kubernetes/allowed.ts', "export { GLOBAL_OPTIONS } from '../config/option-table.js';\n"],
+  ['src/kubernetes/allowed.ts', "export { compileRe2 } from '../shared/re2.js';\n"],
+  ['src/cmd/allowed.ts', "export { settingsCrd } from '../kubernetes/crd-schema.js';\n"],
 ];
 
 for (const [file, source] of ALLOWED) {

@@ -12,6 +12,7 @@ import { assertKnownFields, decodeMessage, encodeMessage } from '../../../src/pr
 import { ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
 import { checkConsistency } from '../../../src/xds/snapshot/consistency.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
+import { TEST_INTERNAL } from '../../support/internal-endpoints.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -99,13 +100,7 @@ test('compiled answering routes: no cluster, ext_authz as for any route, valid R
   assert.ok(parsed.config);
   const { ir } = translate(parsed.config, {
     systemCaFile: '/ca.pem',
-    internal: {
-      authorize: { host: '127.0.0.1', port: 5443 },
-      authorizeTimeoutMs: 10_000,
-      jwksJson: '{"keys":[]}',
-      decisionJwksJson: '{"keys":[]}',
-      http: { host: '127.0.0.1', port: 5080 },
-    },
+    internal: TEST_INTERNAL,
   });
   assert.ok(ir);
   const compiled = compile(ir);

@@ -11,6 +11,7 @@ import { encodeMessage } from '../../../src/proto/codec.js';
 import { buildBootstrap } from '../../../src/envoy/bootstrap.js';
 import { TEST_GRPC_CREDENTIAL } from '../../support/grpc-credential.js';
 import { SIGN_IN } from '../../support/sign-in-config.js';
+import { TEST_INTERNAL } from '../../support/internal-endpoints.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
@@ -28,13 +29,7 @@ function render(document: Record<string, unknown>): {
   assert.ok(parsed.config);
   const { ir } = translate(parsed.config, {
     systemCaFile: '/etc/ssl/certs/ca-certificates.crt',
-    internal: {
-      authorize: { host: '127.0.0.1', port: 5443 },
-      authorizeTimeoutMs: 10_000,
-      jwksJson: '{"keys":[]}',
-      decisionJwksJson: '{"keys":[]}',
-      http: { host: '127.0.0.1', port: 5080 },
-    },
+    internal: TEST_INTERNAL,
   });
   assert.ok(ir);
   const compiled = compile(ir);
@@ -230,6 +225,47 @@ test('the credential strips run on every request: no route, virtual host or tabl
   const credentials = rendered.hcm.http_filters[5].typed_config.default_source_code.inline_string;
   assert.match(credentials, /local COOKIE = "_portcullis"/);
   assert.match(credentials, /local SCHEME = "portcullis"/);
+});
+
+test('rewrite_response_headers adds its filter between ext_authz and the credential strip, run only on routes with rules', () => {
+  assert.ok(!JSON.stringify(rendered).includes('portcullis.rewrite_response_headers'), 'no rules, no filter');
+  const rewriting = render({
+    ...config,
+    routes: [
+      ...config.routes,
+      {
+        from: 'https://rewrite.example.test',
+        to: 'http://10.0.0.4:8080',
+        rewrite_response_headers: [{ header: 'Location', prefix: 'http://internal/', value: '/' }],
+      },
+    ],
+  });
+  const names = rewriting.hcm.http_filters.map((filter: Json) => filter.name);
+  assert.deepEqual(names.slice(-4), [
+    'envoy.filters.http.ext_authz',
+    'portcullis.rewrite_response_headers',
+    'portcullis.strip_credentials',
+    'envoy.filters.http.router',
+  ]);
+  const filter = rewriting.hcm.http_filters[names.indexOf('portcullis.rewrite_response_headers')];
+  assert.equal(filter.typed_config.default_source_code, undefined, 'no code runs on a route without rules');
+  assert.ok(!filter.typed_config.source_codes.rewrite.inline_string.includes('internal'), 'rules are data');
+  const carrying = rewriting.tables.flatMap((table) =>
+    (table.virtual_hosts as Json[]).flatMap((vhost) =>
+      (vhost.routes as Json[]).filter(
+        (route) => route.typed_per_filter_config?.['portcullis.rewrite_response_headers'] !== undefined,
+      ),
+    ),
+  );
+  assert.equal(carrying.length, 1, 'only the route with rules runs the script');
+  assert.equal(carrying[0]?.typed_per_filter_config['portcullis.rewrite_response_headers'].name, 'rewrite');
+  const text = JSON.stringify(rewriting.tables);
+  for (const name of [
+    'portcullis.strip_identity_headers',
+    'portcullis.strip_credentials',
+    'envoy.filters.http.lua',
+  ])
+    assert.ok(!text.includes(`"${name}"`), `no per-route config for ${name}`);
 });
 
 test('every protected route names itself to ext_authz with a unique route id; public routes skip it', () => {

@@ -65,8 +65,14 @@ export function fakeProvider(options: {
   };
 }
 
-/** A context over a fresh store; `provider` answers for IDP_ID. */
-export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl?: string } = {}) {
+/** A context over a fresh store; `provider` answers for IDP_ID; `providers` are the settings' configs. */
+export function fixture(
+  options: {
+    provider?: ProviderClient;
+    signoutRedirectUrl?: string;
+    providers?: ReadonlyMap<string, ProviderConfig>;
+  } = {},
+) {
   let clock = START;
   const sharedSecret = new Uint8Array(randomBytes(32));
   const settings: AuthenticateSettings = {
@@ -85,7 +91,7 @@ export function fixture(options: { provider?: ProviderClient; signoutRedirectUrl
     programmaticRedirectDomains: ['localhost'],
     signoutRedirectUrl:
       options.signoutRedirectUrl === undefined ? undefined : new URL(options.signoutRedirectUrl),
-    providers: new Map(),
+    providers: options.providers ?? new Map(),
   };
   const sessions = memorySessionStore({ now: () => clock });
   const handles = new SessionHandles(sharedSecret);

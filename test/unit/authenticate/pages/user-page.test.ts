@@ -47,6 +47,37 @@ test('the user page shows identity, groups, every claim, the IdP and times, all 
   );
 });
 
+test("the user page names the session's provider and its issuer URL; the default when unnamed", async () => {
+  const config = {
+    id: IDP_ID,
+    provider: 'oidc' as const,
+    providerUrl: new URL('https://partner-idp.example.com/realm'),
+    clientId: 'client',
+    clientSecret: 'secret',
+    scopes: undefined,
+    requestParams: {},
+  };
+  const page = async (named: Record<string, unknown>): Promise<string> => {
+    const f = fixture({ providers: new Map([[IDP_ID, { ...config, ...named }]]) });
+    const session = await storeSession(f);
+    return (await userPageHandler(request({ url: PAGE, handle: f.handles.issue(session.id) }), f.context))
+      .body;
+  };
+  const partner = await page({ name: 'partner' });
+  assert.match(partner, /<strong class="idp-name">partner<\/strong>/);
+  assert.match(partner, /<code class="idp-url">https:\/\/partner-idp\.example\.com\/realm<\/code>/);
+  assert.match(await page({}), /<strong class="idp-name">default<\/strong>/);
+  // A provider the config no longer has: only its id.
+  const f = fixture();
+  const session = await storeSession(f);
+  const orphan = await userPageHandler(
+    request({ url: PAGE, handle: f.handles.issue(session.id) }),
+    f.context,
+  );
+  assert.doesNotMatch(orphan.body, /idp-name/);
+  assert.ok(orphan.body.includes(IDP_ID));
+});
+
 test('accessibility basics: lang, one h1, a labelled button, table headers with scope', async () => {
   const f = fixture();
   const session = await storeSession(f);
@@ -94,9 +125,39 @@ test('the JSON twin carries the same facts', async () => {
     groups: ['admins'],
     claims: { sub: 'user-1', groups: ['admins'] },
     idp_id: IDP_ID,
+    idp_name: null,
+    idp_url: null,
     issued_at: '2026-11-25T12:00:00.000Z',
     expires_at: '2026-11-26T02:00:00.000Z',
   });
+});
+
+test('the JSON twin names the provider and its issuer URL', async () => {
+  const f = fixture({
+    providers: new Map([
+      [
+        IDP_ID,
+        {
+          id: IDP_ID,
+          name: 'partner',
+          provider: 'oidc' as const,
+          providerUrl: new URL('https://partner-idp.example.com/realm'),
+          clientId: 'client',
+          clientSecret: 'secret',
+          scopes: undefined,
+          requestParams: {},
+        },
+      ],
+    ]),
+  });
+  const session = await storeSession(f);
+  const response = await userJsonHandler(
+    request({ url: JSON_URL, handle: f.handles.issue(session.id) }),
+    f.context,
+  );
+  const body = JSON.parse(response.body) as Record<string, unknown>;
+  assert.equal(body.idp_name, 'partner');
+  assert.equal(body.idp_url, 'https://partner-idp.example.com/realm');
 });
 
 test('an expired session is no session', async () => {
