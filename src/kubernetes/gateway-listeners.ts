@@ -7,7 +7,8 @@
  * read) and `allowedRoutes.namespaces.from: Selector` (Namespace labels are not read) are
  * problems on the Gateway, never silently dropped.
  */
-import type { Gateway, GatewayClass, Listener, SecretLookup } from './objects.js';
+import type { Gateway, GatewayClass, Listener } from './objects.js';
+import type { ReadSecret } from './secret-refs.js';
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import { addTlsSecret, type CertificateSet } from './tls-secrets.js';
 import { hostProblem } from './hosts.js';
@@ -39,7 +40,7 @@ export interface GatewayListeners {
 export function gatewayListeners(
   classes: readonly GatewayClass[],
   gateways: readonly Gateway[],
-  secrets: SecretLookup,
+  secrets: ReadSecret,
   certificates: CertificateSet,
 ): GatewayListeners {
   const ours = new Set(

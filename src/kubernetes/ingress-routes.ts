@@ -25,11 +25,11 @@ import {
   type Ingress,
   type IngressBackend,
   type IngressClass,
-  type SecretLookup,
 } from './objects.js';
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import { oldestFirst, rankOf, type PathMatch, type RouteCandidate } from './route-assembly.js';
 import { resolveServiceBackend, type ServiceIndex } from './service-backends.js';
+import type { ReadSecret } from './secret-refs.js';
 import { addTlsSecret, type CertificateSet } from './tls-secrets.js';
 import { hostProblem } from './hosts.js';
 
@@ -41,7 +41,7 @@ export interface IngressInput {
   readonly ingressClasses: readonly IngressClass[];
   readonly ingresses: readonly Ingress[];
   readonly services: ServiceIndex;
-  readonly secrets: SecretLookup;
+  readonly secrets: ReadSecret;
 }
 
 /** The Ingresses' route candidates; their certificates go to `certificates`. */

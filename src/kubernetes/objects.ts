@@ -122,18 +122,16 @@ export interface EndpointSlice {
   readonly ports?: readonly EndpointPort[];
 }
 
-/** The Secret type of a certificate and its key (`tls.crt`, `tls.key`). */
-export const TLS_SECRET_TYPE = 'kubernetes.io/tls';
-
-/** v1 Secret: `data` values are base64, as the API returns them. Never logged or copied to status. */
+/**
+ * v1 Secret (a certificate's is of type `kubernetes.io/tls` with `tls.crt` and `tls.key`): `data`
+ * values are base64, as the API returns them; the route source reads them decoded through
+ * ReadSecret (secret-refs.ts). Never logged or copied to status.
+ */
 export interface Secret {
   readonly metadata: ObjectMeta;
   readonly type?: string;
   readonly data?: Readonly<Record<string, string>>;
 }
-
-/** Reads a Secret when a route source references it: only referenced Secrets are ever read. */
-export type SecretLookup = (namespace: string, name: string) => Secret | undefined;
 
 /** gateway.networking.k8s.io/v1 GatewayClass. */
 export interface GatewayClass {

@@ -20,12 +20,12 @@ import type {
   HTTPRoute,
   Ingress,
   IngressClass,
-  SecretLookup,
   Service,
 } from './objects.js';
 import { formatObjectProblem, type ObjectProblem } from './object-problems.js';
 import { assembleRoutes, type RouteOrigin } from './route-assembly.js';
 import { attributeProblem, type CertificateOrigin, type DocumentOrigins } from './route-provenance.js';
+import type { ReadSecret } from './secret-refs.js';
 import { indexServices } from './service-backends.js';
 import { newCertificateSet } from './tls-secrets.js';
 
@@ -38,7 +38,7 @@ export interface RouteSourceInput {
   readonly httpRoutes: readonly HTTPRoute[];
   readonly services: readonly Service[];
   readonly endpointSlices: readonly EndpointSlice[];
-  readonly secrets: SecretLookup;
+  readonly secrets: ReadSecret;
 }
 
 /** Route entries and listener certificates for a config document, with their origins. */

@@ -164,7 +164,10 @@ export function httpRoute(
   };
 }
 
-/** A route source input with nothing in it but our classes; tests spread what they need over it. */
+/**
+ * A route source input with our classes, Service `web` and its endpoints, and `secrets` to read;
+ * tests spread what they need over it.
+ */
 export function input(
   extra: Partial<RouteSourceInput> = {},
   secrets: readonly Secret[] = [],
@@ -182,8 +185,17 @@ export function input(
         ['10.1.0.6', true],
       ]),
     ],
-    secrets: (namespace, name) =>
-      secrets.find((secret) => secret.metadata.namespace === namespace && secret.metadata.name === name),
+    secrets: (wanted) => {
+      const found = secrets.find(
+        (secret) => secret.metadata.namespace === wanted.namespace && secret.metadata.name === wanted.name,
+      );
+      // What the watcher hands over: the data decoded from the API's base64.
+      return found === undefined
+        ? undefined
+        : Object.fromEntries(
+            Object.entries(found.data ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+          );
+    },
     ...extra,
   };
 }

@@ -234,7 +234,11 @@ test('TLS Secrets become certificates; a missing or wrong Secret is a problem on
       where: 'spec.tls[0].secretName (Secret shop/shop-tls)',
     },
   ]);
-  const opaque = { ...secret, metadata: { name: 'opaque', namespace: 'shop' }, type: 'Opaque' };
+  const opaque = {
+    metadata: { name: 'opaque', namespace: 'shop' },
+    type: 'Opaque',
+    data: { 'tls.crt': secret.data?.['tls.crt'] ?? '', 'tls.key': Buffer.from('hunter2').toString('base64') },
+  };
   const bad = kubernetesRoutes(
     input(
       {
@@ -248,9 +252,9 @@ test('TLS Secrets become certificates; a missing or wrong Secret is a problem on
   const messages = bad.problems.map(formatObjectProblem);
   assert.deepEqual(messages, [
     'Ingress shop/app: spec.tls[0].secretName: Secret shop/gone does not exist',
-    'Ingress shop/app: spec.tls[1].secretName: Secret shop/opaque is of type Opaque; a certificate needs type kubernetes.io/tls',
+    'Ingress shop/app: spec.tls[1].secretName: Secret shop/opaque: tls.key is missing or not PEM',
   ]);
-  assert.ok(!messages.join().includes(secret.data?.['tls.key'] ?? 'x'), 'no Secret content in a problem');
+  assert.ok(!messages.join().includes('hunter2'), 'no Secret content in a problem');
 });
 
 test('bad backends, paths and hosts are problems naming the Ingress and the field', () => {
