@@ -1,12 +1,12 @@
 import { ASSERTION_HEADER, JWKS_PATH, RESERVED_HEADER_PREFIX } from '../contract/authz.js';
-import { OWN_PATH_PREFIX, OWN_SESSION_HEADER, signInLocation } from '../contract/endpoints.js';
+import { OWN_PATH_PREFIX, OWN_SESSION_HEADER } from '../contract/endpoints.js';
 import { StoreUnavailableError } from '../session/records.js';
 import type { Session } from '../session/session.js';
 import type { Logger } from '../shared/logger.js';
 import type { AuthzState, RouteAuthz } from './authz-state.js';
 import { requestClientKind } from './client-kind.js';
 import type { AuthorizeRequest, Decision } from './decision.js';
-import { denyResponse, signInRedirect, storeUnavailableResponse } from './error-responses.js';
+import { denyResponse, signInAnswer, storeUnavailableResponse } from './error-responses.js';
 import type { DecisionMinter, RevokedUntil } from './fast-path/decision-minter.js';
 import { mintInputFor, withDecisionCookie, type AllowDecision } from './fast-path/mint-on-allow.js';
 import type { AssertionSigner } from './identity/assertion-cache.js';
@@ -16,6 +16,7 @@ import { readCredentials, type RequestCredentials } from './request-credentials.
 import { assertionTarget, hostnameOf } from './request-host.js';
 import { isWellFormed } from './request-shape.js';
 import { OncePerKey } from './once-per-key.js';
+import { allowWithTokens, type TokenSource } from './token-allow.js';
 
 /** Assertions above this size make every upstream request heavy; they are logged once per session. */
 const LARGE_ASSERTION_BYTES = 8 * 1024;
@@ -50,6 +51,11 @@ export interface AuthorizerDeps {
    * (it would be refused, and minted again on every request). Absent: nothing is revoked.
    */
   readonly revokedUntil?: RevokedUntil;
+  /**
+   * Opens sessions' tokens for routes whose request headers name them (the service's
+   * SessionTokenCache). Absent: such routes refuse every request (fail closed).
+   */
+  readonly tokens?: TokenSource;
 }
 
 /** The authorizer's own state across requests: warnings it already gave. */
@@ -67,7 +73,8 @@ interface Warnings {
  * reason sends browsers to sign in (302) and API clients a 401; deny 403; allow OK; else 403.
  * Allowed requests lose every client-supplied `x-portcullis-*` header, the session cookie and a
  * `Portcullis` Authorization header, and gain the identity assertion and claim headers when the
- * route passes identity headers. On a replayable route of a cookie session with the fast path on,
+ * route passes identity headers, and the route's templated request headers filled from the session
+ * (token-allow.ts; refused with 401 when a token is missing or expired). On a replayable route of a cookie session with the fast path on,
  * the allow also sets the decision-token cookie (fast-path/mint-on-allow.ts). A session made by another identity-provider client than the
  * route's counts as no session. A public route never looks its session up; a session store that
  * cannot be reached answers 503 (storeUnavailableResponse), never an allow or a sign-in redirect.
@@ -155,23 +162,12 @@ function decide(
   const outcome = route.policy({ request, session });
   // How the client wants errors is read only when the answer is one: an allowed request (the
   // common case) never parses its Accept header.
-  if (outcome.unauthenticated) {
-    const kind = requestClientKind(request);
-    const reasons = [
+  if (outcome.unauthenticated)
+    return signInAnswer(state.authenticateUrl, request, [
       ...(otherIdp ? ['session-other-idp'] : []),
       ...outcome.allowReasons,
       ...outcome.denyReasons,
-    ];
-    if (state.authenticateUrl === undefined) {
-      return denyResponse(500, 'Sign-in is not configured.', request.requestId, kind, [
-        'sign-in-not-configured',
-        ...reasons,
-      ]);
-    }
-    if (kind === 'browser')
-      return signInRedirect(signInLocation(state.authenticateUrl, originalUrl(request)), reasons);
-    return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
-  }
+    ]);
   if (outcome.deny) {
     return denyResponse(
       403,
@@ -190,7 +186,20 @@ function decide(
       outcome.allowReasons,
     );
   }
+  // A route sending the session's tokens or claims upstream needs a session even when its
+  // policy admits without one; it is never replayed, so nothing is minted for it.
+  const tokenHeaders = route.tokenHeaders;
+  if (tokenHeaders !== undefined && session === undefined)
+    return signInAnswer(state.authenticateUrl, request, [
+      'token-headers-need-session',
+      ...outcome.allowReasons,
+    ]);
   const allowed = allowDecision(deps, state, route, request, credentials, session, outcome, warnedLarge);
+  if (tokenHeaders !== undefined && session !== undefined) {
+    const now = (deps.now ?? Date.now)();
+    const { tokens, logger } = deps;
+    return allowWithTokens(allowed, { tokens, route: tokenHeaders, session, request, logger, now });
+  }
   const minter = deps.decisions;
   if (minter === undefined) return allowed;
   const input = mintInputFor({
@@ -309,15 +318,6 @@ function strippedHeaders(
   if (credentials.hadSessionCookie) remove.add('cookie');
   if (credentials.hadPortcullisAuthorization) remove.add('authorization');
   return remove;
-}
-
-/**
- * The URL the browser asked for, to come back to after sign-in: its scheme, the host with the port
- * as sent (Envoy keeps it), path and query.
- */
-function originalUrl(request: AuthorizeRequest): string {
-  const query = request.query === '' ? '' : `?${request.query}`;
-  return `${request.scheme || 'https'}://${request.host}${request.path}${query}`;
 }
 
 /**

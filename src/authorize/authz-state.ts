@@ -3,6 +3,7 @@ import { fewChanges } from '../shared/few-changes.js';
 import type { IR, IRVirtualHost } from '../ir/types.js';
 import type { DecisionCookieSettings } from './fast-path/decision-cookie.js';
 import { compilePolicy, type CompiledPolicy } from './policy/compile-policy.js';
+import { routeTokenHeaders, type RouteTokenHeaders } from './identity/token-headers.js';
 
 /** Everything authorize knows about one route, compiled once per config version. */
 export interface RouteAuthz {
@@ -14,6 +15,8 @@ export interface RouteAuthz {
   readonly idpId: string;
   /** Set when Envoy may replay this route's allows (the fast path is on, `IRRoute.decisionName`). */
   readonly decision: RouteDecision | undefined;
+  /** The request headers filled from the session on each allow (`IRRoute.requestHeaderTemplates`). */
+  readonly tokenHeaders?: RouteTokenHeaders;
 }
 
 /** What a replayable route's allow hands out: the decision token names its host's allowed routes. */
@@ -239,6 +242,7 @@ function hostAuthz(
     const policy = built.get(key) ?? lent?.get(key) ?? compilePolicy(route.policy);
     built.set(key, policy);
     const replayable = replayOn && route.decisionName !== undefined;
+    const tokenHeaders = routeTokenHeaders(route.sourcePath, route.requestHeaderTemplates);
     const entry: RouteAuthz = {
       id: route.id,
       public: route.public,
@@ -246,6 +250,7 @@ function hostAuthz(
       policy,
       idpId: route.idpId,
       decision: replayable ? { name: route.decisionName, hostRoutes } : undefined,
+      ...(tokenHeaders === undefined ? {} : { tokenHeaders }),
     };
     if (replayable) hostRoutes.push(entry);
     routes.push(entry);

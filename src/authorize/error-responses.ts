@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
-import type { Decision } from './decision.js';
-import type { ClientKind } from './client-kind.js';
-import { SIGN_OUT_PATH, USER_PAGE_PATH } from '../contract/endpoints.js';
+import { requestClientKind, type ClientKind } from './client-kind.js';
+import type { AuthorizeRequest, Decision } from './decision.js';
+import { SIGN_OUT_PATH, USER_PAGE_PATH, signInLocation } from '../contract/endpoints.js';
 import { PAGE_HEADERS, html, renderPage } from '../shared/html-page.js';
 
 /** gRPC status for an HTTP status, as gRPC's HTTP mapping does (401 -> UNAUTHENTICATED, ...). */
@@ -102,4 +102,33 @@ function errorPage(status: number, statusText: string, reason: string, requestId
       <p class="muted">Request id: <code>${requestId}</code></p>
       <p><a href="${USER_PAGE_PATH}">Your session</a> · <a href="${SIGN_OUT_PATH}">Sign out</a></p>`,
   });
+}
+
+/**
+ * The answer to a request that needs a signed-in user and has none: browsers go to sign in (302),
+ * API clients get 401; 500 when no sign-in is configured.
+ */
+export function signInAnswer(
+  authenticateUrl: string | undefined,
+  request: AuthorizeRequest,
+  reasons: readonly string[],
+): Decision {
+  const kind = requestClientKind(request);
+  if (authenticateUrl === undefined)
+    return denyResponse(500, 'Sign-in is not configured.', request.requestId, kind, [
+      'sign-in-not-configured',
+      ...reasons,
+    ]);
+  if (kind === 'browser')
+    return signInRedirect(signInLocation(authenticateUrl, originalUrl(request)), reasons);
+  return denyResponse(401, 'Sign in to access this page.', request.requestId, kind, reasons);
+}
+
+/**
+ * The URL the browser asked for, to come back to after sign-in: its scheme, the host with the port
+ * as sent (Envoy keeps it), path and query.
+ */
+function originalUrl(request: AuthorizeRequest): string {
+  const query = request.query === '' ? '' : `?${request.query}`;
+  return `${request.scheme || 'https'}://${request.host}${request.path}${query}`;
 }

@@ -9,6 +9,8 @@ import { registerAuthorizationService, type Authorizer } from './ext-authz/autho
 import { AssertionSigner } from './identity/assertion-cache.js';
 import { DecisionMinter, type RevokedUntil } from './fast-path/decision-minter.js';
 import type { SessionStore } from '../session/session.js';
+import { openTokens } from '../session/session-tokens.js';
+import { SessionTokenCache } from './identity/token-headers.js';
 import { NO_TELEMETRY, type Telemetry } from '../contract/telemetry.js';
 import type { SpanStarter } from '../shared/trace-context.js';
 
@@ -22,8 +24,8 @@ export interface AuthorizeServiceOptions {
  * The authorize service: installs each accepted build's policies (before Envoy sees its routes) and
  * keys, and registers the ext_authz Check service that answers with its authorizer on the gRPC
  * server (`register`). It reads the IR and the key ring, never the config. It holds the caches
- * of signed assertions and decision tokens; a session's entries go the moment the store
- * invalidates it.
+ * of signed assertions, decision tokens and opened session tokens; a session's entries go the
+ * moment the store invalidates it.
  */
 export class AuthorizeService {
   private readonly holder = new AuthzStateHolder();
@@ -34,6 +36,12 @@ export class AuthorizeService {
     return this.keys.decisionKey;
   });
 
+  /** Sessions' opened tokens, for routes whose request headers name them. */
+  private readonly tokens = new SessionTokenCache((session) => {
+    if (this.keys === undefined) throw new Error('no config installed yet');
+    return openTokens(this.keys.sharedSecret, session.id, session.tokens);
+  });
+
   constructor(
     private readonly sessions: SessionStore,
     private readonly logger: Logger,
@@ -42,6 +50,7 @@ export class AuthorizeService {
     sessions.onInvalidate((id) => {
       this.signer?.invalidate(id);
       this.decisions.invalidate(id);
+      this.tokens.invalidate(id);
     });
   }
 
@@ -67,6 +76,7 @@ export class AuthorizeService {
         groups === undefined ? undefined : new Set(groups),
       );
     }
+    if (this.keys !== undefined && !this.keys.sharedSecret.equals(keys.sharedSecret)) this.tokens.clear();
     this.keys = keys;
     this.holder.install(ir, changes);
     this.decisions.clear();
@@ -119,6 +129,7 @@ export class AuthorizeService {
       },
       logger: this.logger,
       decisions: this.decisions,
+      tokens: this.tokens,
       ...(this.options.revokedUntil === undefined ? {} : { revokedUntil: this.options.revokedUntil }),
     });
   }

@@ -8,6 +8,7 @@ import type { PortcullisMetrics } from '../observability/metrics/portcullis-metr
 import { Readiness } from '../observability/metrics/readiness.js';
 import { serveMetrics } from '../observability/metrics/serve.js';
 import { envoyLogLevel, logLevelSubscriber } from '../observability/log-levels.js';
+import { templatedHeaderNames } from '../ir/header-templates.js';
 import type { ServiceParts } from './services.js';
 import type { ProcessParts } from './service-table.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
@@ -116,6 +117,10 @@ export async function listenAndSupervise(
     });
     const running = supervisor;
     closers.push((graceMs) => running.stop({ graceMs }));
+    reloader.subscribe({
+      name: 'envoy-log-redaction',
+      publish: ({ ir }) => running.redactHeaders(templatedHeaderNames(ir)),
+    });
   }
   reloader.subscribe(logLevelSubscriber(options.logger, supervisor, log));
   const metricsServer = await serveMetrics({

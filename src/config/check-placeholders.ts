@@ -10,8 +10,11 @@ import { isPlainObject, type Reader } from './value-readers.js';
 
 const PLACEHOLDER = /\$\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}]*)?\}/;
 
-/** A fixed response's body is content, not configuration: `${x}` may be meant there. */
-const CONTENT_KEYS = new Set(['body']);
+/**
+ * A fixed response's body is content, not configuration: `${x}` may be meant there. Header maps
+ * have templates of their own (header-templates.ts), which check every `${` with a better message.
+ */
+const CONTENT_KEYS = new Set(['body', 'set_request_headers', 'set_response_headers']);
 
 /**
  * Reports each string in `document` (top-level values, routes included) and in the environment
@@ -23,8 +26,10 @@ export function checkPlaceholders(
   env: Env,
   optionKeys: readonly string[],
 ): void {
-  for (const [key, value] of Object.entries(document)) visit(reader, [key], value);
+  for (const [key, value] of Object.entries(document))
+    if (!CONTENT_KEYS.has(key)) visit(reader, [key], value);
   for (const key of optionKeys) {
+    if (CONTENT_KEYS.has(key)) continue;
     const name = envName(key);
     const value = env[name];
     if (value !== undefined && PLACEHOLDER.test(value)) report(reader, name, value);

@@ -21,6 +21,7 @@ import type { Config, NamedIdentityProvider, RouteSettings } from './types.js';
 import { isPlainObject, Reader, type ValueSyntax } from './value-readers.js';
 import { isTextDocument } from './properties.js';
 import { decodeUtf8Strictly } from './utf8.js';
+import { refuseResponseHeaderTemplates } from './header-templates.js';
 
 export type { ReadText } from './sources.js';
 
@@ -117,6 +118,11 @@ export function parseConfig(input: ParseInput): ParseResult {
   const identityProviders = readIdentityProviders(reader, raws.get('identity_providers'), input.readText);
   const identity = checkIdentity(reader, values, routes, identityProviders.names);
   checkSettingsSafety(reader, values);
+  refuseResponseHeaderTemplates(
+    reader,
+    'set_response_headers',
+    values.get<Record<string, string>>('set_response_headers') ?? {},
+  );
   checkUpstreamTargets(reader, values, routes);
   checkPlaceholders(reader, document, input.env, KNOWN_GLOBAL_KEYS);
   reportUnsupported(reader, values, routes);

@@ -1,4 +1,5 @@
 import { HEADER_NAME } from './parse-claims-headers.js';
+import { checkRequestHeaderTemplates, refuseResponseHeaderTemplates } from './header-templates.js';
 import {
   IDENTITY_HEADER_NAMES,
   IDENTITY_HEADER_PREFIXES,
@@ -60,6 +61,17 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
     raw.set_request_headers === undefined
       ? {}
       : (reader.stringMap(at('set_request_headers'), raw.set_request_headers) ?? {});
+  const setResponseHeaders: Readonly<Record<string, string>> =
+    raw.set_response_headers === undefined
+      ? {}
+      : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? {});
+  checkRequestHeaderTemplates(
+    reader,
+    at('set_request_headers'),
+    setRequestHeaders,
+    [true, 'true'].includes(raw.allow_public_unauthenticated_access as boolean | string),
+  );
+  refuseResponseHeaderTemplates(reader, at('set_response_headers'), setResponseHeaders);
   return {
     timeout_ms: fields.duration('timeout'),
     idle_timeout_ms: fields.duration('idle_timeout'),
@@ -72,10 +84,7 @@ function readRequestHandling(reader: Reader, path: string, fields: RouteFields):
         ? []
         : (reader.stringList(at('remove_request_headers'), raw.remove_request_headers) ?? []),
     pass_request_identity_headers: readIdentityPass(reader, at('pass_request_identity_headers'), raw),
-    set_response_headers:
-      raw.set_response_headers === undefined
-        ? {}
-        : (reader.stringMap(at('set_response_headers'), raw.set_response_headers) ?? {}),
+    set_response_headers: setResponseHeaders,
     rewrite_response_headers: readResponseHeaderRewrites(
       reader,
       at('rewrite_response_headers'),

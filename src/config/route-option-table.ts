@@ -104,7 +104,7 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'set_request_headers',
     type: 'string_map',
-    doc: 'Request headers set before forwarding; `Host` rewrites the host.',
+    doc: "Request headers set before forwarding; `Host` rewrites the host. Values may name the signed-in user's `${portcullis.access_token}`, `${portcullis.id_token}` and `${portcullis.claims.<name>}`, filled in per request (`$${` is a literal `${`; any other `${` is an error).",
   },
   { key: 'remove_request_headers', type: 'string_list', doc: 'Request headers removed before forwarding.' },
   {

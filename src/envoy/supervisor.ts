@@ -62,7 +62,9 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
   #stopRequested = false;
   #logLevel: EnvoyLogLevel;
   #capSensitive: boolean;
-  readonly #redact = redactor(LOG_SECRET_NAMES);
+  #redact = redactor(LOG_SECRET_NAMES);
+  /** The config's header names masked beside LOG_SECRET_NAMES (see `redactHeaders`). */
+  #extraHeaders: readonly string[] = [];
   readonly #killOnExit = (): void => {
     if (this.#child !== undefined && isAlive(this.#child)) this.#child.kill('SIGKILL');
   };
@@ -123,6 +125,19 @@ export class EnvoySupervisor extends EventEmitter<SupervisorEvents> {
   /** Envoy's log level: the one a (re)started Envoy gets, and the running one's once set. */
   get logLevel(): EnvoyLogLevel {
     return this.#logLevel;
+  }
+
+  /**
+   * Masks the values of `names` too (lower case) in every Envoy line forwarded from now on: the
+   * request headers a config fills with the session's tokens (set_request_headers templates),
+   * which Envoy's router prints at debug like any header. Rebuilds the redactor only on a change.
+   */
+  redactHeaders(names: readonly string[]): void {
+    const sorted = [...new Set(names)].sort();
+    if (sorted.length === this.#extraHeaders.length && sorted.every((n, i) => n === this.#extraHeaders[i]))
+      return;
+    this.#extraHeaders = sorted;
+    this.#redact = redactor({ ...LOG_SECRET_NAMES, headers: [...LOG_SECRET_NAMES.headers, ...sorted] });
   }
 
   /** Whether secret-bearing loggers are kept at info at debug and trace (`capSensitiveComponents`). */

@@ -135,6 +135,16 @@ export type IRPathMatch =
   | { readonly kind: 'path'; readonly value: string }
   | { readonly kind: 'regex'; readonly value: string };
 
+/**
+ * One piece of a templated request-header value: literal text, the session's access or ID token
+ * as the identity provider issued it, or one of its claims (config/header-templates.ts).
+ */
+export type IRHeaderPart =
+  | { readonly kind: 'text'; readonly text: string }
+  | { readonly kind: 'access_token' }
+  | { readonly kind: 'id_token' }
+  | { readonly kind: 'claim'; readonly claim: string };
+
 export type IRHostRewrite =
   | { readonly kind: 'auto' }
   | { readonly kind: 'preserve' }
@@ -167,6 +177,12 @@ export interface IRRoute {
   readonly hostRewrite: IRHostRewrite;
   readonly allowWebsockets: boolean;
   readonly requestHeadersToSet: Readonly<Record<string, string>>;
+  /**
+   * The `set_request_headers` whose values name the session's tokens or claims, by lower-case
+   * header name: authorize fills them in on each allow (never Envoy's static headers, never the
+   * fast path's decision cookie). Absent: none.
+   */
+  readonly requestHeaderTemplates?: Readonly<Record<string, readonly IRHeaderPart[]>>;
   readonly requestHeadersToRemove: readonly string[];
   readonly responseHeadersToSet: Readonly<Record<string, string>>;
   /**

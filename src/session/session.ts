@@ -34,8 +34,9 @@ export interface Session {
 
 /**
  * The identity provider's tokens for one session, encrypted with a key derived from
- * `shared_secret` (the session id as associated data), so a store dump shows no token. Only the
- * refresher and sign-out open them; the authorize hot path never does. The expiry times are in
+ * `shared_secret` (the session id as associated data), so a store dump shows no token. The
+ * refresher and sign-out open them, and authorize for routes whose request headers name them
+ * (set_request_headers templates), caching what it opened per session. The expiry times are in
  * the clear so the refresher can schedule without decrypting.
  */
 export interface SealedTokens {

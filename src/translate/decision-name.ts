@@ -25,6 +25,7 @@ export type SlowPathReason =
   | 'answers-itself'
   | 'tcp'
   | 'request-identity-headers'
+  | 'request-header-templates'
   | `criterion:${Criterion['kind']}`;
 
 /**
@@ -32,14 +33,21 @@ export type SlowPathReason =
  * alone: public routes never consult it, routes that answer by themselves and TCP routes are
  * decided once, routes that let client identity headers through depend on the request, and so does
  * a policy naming a request criterion (anywhere in any rule, allow or deny: deny beats allow).
+ * A route whose request headers carry the session's tokens or claims (`requestHeaderTemplates`)
+ * has them filled in by Portcullis on every request: a replayed allow would have to carry them in
+ * the client-held decision cookie, and the IdP's tokens must never reach the client.
  */
 export function slowPathReason(
-  route: Pick<IRRoute, 'public' | 'policy' | 'answer' | 'tcpAuthority' | 'passRequestIdentityHeaders'>,
+  route: Pick<
+    IRRoute,
+    'public' | 'policy' | 'answer' | 'tcpAuthority' | 'passRequestIdentityHeaders' | 'requestHeaderTemplates'
+  >,
 ): SlowPathReason | undefined {
   if (route.public) return 'public';
   if (route.answer !== undefined) return 'answers-itself';
   if (route.tcpAuthority !== undefined) return 'tcp';
   if ((route.passRequestIdentityHeaders?.length ?? 0) > 0) return 'request-identity-headers';
+  if (route.requestHeaderTemplates !== undefined) return 'request-header-templates';
   const kind = requestCriterion(route.policy);
   return kind === undefined ? undefined : `criterion:${kind}`;
 }

@@ -16,6 +16,7 @@ import { createShadowIndex, type Shadowing } from './shadowing.js';
 import { connectAuthority } from '../config/parse-url.js';
 import { translateObservability, translateProcess, translateSignIn } from './services.js';
 import { withDecisionName } from './decision-name.js';
+import { literalHeaders, routeHeaders } from './request-headers.js';
 import {
   assembleClusters,
   assembleHosts,
@@ -265,9 +266,7 @@ function buildRoute(
         ? { kind: 'literal', host: settings.host_rewrite }
         : { kind: settings.preserve_host_header ? 'preserve' : 'auto' },
     allowWebsockets: websockets,
-    requestHeadersToSet: settings.set_request_headers,
-    requestHeadersToRemove: settings.remove_request_headers,
-    responseHeadersToSet: settings.set_response_headers,
+    ...routeHeaders(settings, settings.remove_request_headers, forwards(settings)),
     ...responseHeaderRewrites(settings),
     public: settings.allow_public_unauthenticated_access,
     policy: assembleRoutePolicy(settings),
@@ -313,5 +312,5 @@ function globalResponseHeaders(
   if (configured === undefined)
     return tls ? { ...DEFAULT_RESPONSE_HEADERS, ...HSTS } : { ...DEFAULT_RESPONSE_HEADERS };
   if (Object.keys(configured).some((key) => key.toLowerCase() === 'disable')) return {};
-  return { ...configured };
+  return literalHeaders(configured);
 }

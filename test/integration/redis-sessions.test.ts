@@ -13,7 +13,7 @@ import { get as httpGet } from 'node:http';
 import { after, before, describe, it } from 'node:test';
 import { decodeProtectedHeader } from 'jose';
 import { createClient } from 'redis';
-import { openTokens } from '../../src/authenticate/session-tokens.js';
+import { openTokens } from '../../src/session/session-tokens.js';
 import { completeLogin } from '../support/idp-login.js';
 import { startPortcullis, type TestPortcullis } from '../support/portcullis.js';
 import { freePort } from '../support/ports.js';

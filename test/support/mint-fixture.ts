@@ -33,7 +33,7 @@ const ROUTES = {
 export type FixtureRoute = keyof typeof ROUTES | 'other';
 
 /** Where Envoy would reach Portcullis: translate needs it for the fast path to be on. */
-const INTERNAL: IRInternal = {
+export const INTERNAL: IRInternal = {
   authorize: { host: '127.0.0.1', port: 5443 },
   authorizeTimeoutMs: 1000,
   jwksJson: '{"keys":[]}',

@@ -20,7 +20,7 @@ import {
 } from '../flow/codecs.js';
 import { clearFlowCookie, flowCookieName, sessionCookie } from '../flow/cookies.js';
 import { errorResponse } from '../pages/pages.js';
-import { sealTokens } from '../session-tokens.js';
+import { sealTokens } from '../../session/session-tokens.js';
 import { IdpError, type ProviderClient, type SignInResult } from '../types.js';
 import { callbackUrl, clip, failureText, sameSecret } from './flow-text.js';
 import { handoffLocation } from './handoff.js';

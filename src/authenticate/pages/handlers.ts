@@ -7,7 +7,7 @@ import { CSRF_PARAM, SIGN_OUT_PATH, SIGNED_OUT_PATH } from '../../contract/endpo
 import type { OAuthTokens, Session } from '../../session/session.js';
 import type { HandlerContext, OwnHandler, OwnRequest, OwnResponse } from '../http/types.js';
 import { isStoreUnavailable, storeUnavailableResponse } from '../http/store-unavailable.js';
-import { openTokens } from '../session-tokens.js';
+import { openTokens } from '../../session/session-tokens.js';
 import type { ProviderClient, ProviderConfig } from '../types.js';
 import { providerBaseUrl } from '../providers/builtin.js';
 import { DEFAULT_PROVIDER_NAME } from '../../shared/idp-providers.js';

@@ -1,5 +1,5 @@
 import type { OAuthTokens, Session } from '../../session/session.js';
-import { sealTokens } from '../session-tokens.js';
+import { sealTokens } from '../../session/session-tokens.js';
 import type { RefreshResult } from '../types.js';
 
 /**

@@ -10,7 +10,7 @@ import { StoreUnavailableError, type RecordBackend } from '../../session/records
 import type { Session, SessionStore } from '../../session/session.js';
 import type { Logger } from '../../shared/logger.js';
 import { NO_TELEMETRY, type Telemetry } from '../../contract/telemetry.js';
-import { openTokens } from '../session-tokens.js';
+import { openTokens } from '../../session/session-tokens.js';
 import { IdpError } from '../types.js';
 import type { ProviderClient, RefreshResult } from '../types.js';
 import { refreshedSession } from './refreshed-session.js';

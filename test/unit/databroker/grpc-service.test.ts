@@ -198,8 +198,10 @@ test('a slow store: get gives up after readTimeoutMs, with StoreUnavailableError
     fast.get('session', 'kept'),
     (err: unknown) => err instanceof StoreUnavailableError && /no answer within 150 ms/.test(err.message),
   );
+  // The store holds the call forever, so without the read timeout this would never end; the bound
+  // leaves room for a loaded machine.
   const elapsed = Date.now() - started;
-  assert.ok(elapsed < 1_000, `gave up after ${elapsed} ms`);
+  assert.ok(elapsed < 5_000, `gave up after ${elapsed} ms`);
 });
 
 test('a closed client rejects every call', async () => {

@@ -1,7 +1,7 @@
 // A HandlerContext for the page handlers without sockets: a memory store, real handles and
 // sealed tokens, a fake clock and a fake ProviderClient that records what it is asked.
 import { randomBytes } from 'node:crypto';
-import { sealTokens } from '../../../../src/authenticate/session-tokens.js';
+import { sealTokens } from '../../../../src/session/session-tokens.js';
 import type { HandlerContext, OwnRequest } from '../../../../src/authenticate/http/types.js';
 import type {
   AuthenticateSettings,
@@ -138,9 +138,6 @@ export async function storeSession(
     expiresAt: START + 14 * 3600_000,
     idpId: IDP_ID,
     tokens: await sealTokens(f.sharedSecret, id, {
-      userId: 'user-1',
-      claims: {},
-      emailVerified: true,
       accessToken: tokens.accessToken,
       refreshToken: tokens.refreshToken,
       idToken: 'id-token-1',

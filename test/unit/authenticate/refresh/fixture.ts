@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { SessionRefresher, type RefreshLease } from '../../../../src/authenticate/refresh/refresher.js';
 import type { TimerHandle, Timers } from '../../../../src/authenticate/refresh/refresher.js';
-import { sealTokens } from '../../../../src/authenticate/session-tokens.js';
+import { sealTokens } from '../../../../src/session/session-tokens.js';
 import type { ProviderClient, RefreshResult } from '../../../../src/authenticate/types.js';
 import { MemoryBackend } from '../../../../src/databroker/memory-backend.js';
 import type { Session, SessionStore } from '../../../../src/session/session.js';
@@ -152,9 +152,6 @@ export async function setup(
     expiresAt: clock.now + 14 * 60 * MINUTE,
     idpId: IDP,
     tokens: await sealTokens(secret, 'session-1', {
-      userId: 'user-1',
-      claims: {},
-      emailVerified: true,
       accessToken: 'at-1',
       refreshToken: 'rt-1',
       idToken: 'id-1',

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { RETRY_BASE_MS, nextRefreshAt, retryDelay } from '../../../../src/authenticate/refresh/schedule.js';
-import { openTokens, sealTokens } from '../../../../src/authenticate/session-tokens.js';
+import { openTokens, sealTokens } from '../../../../src/session/session-tokens.js';
 import { IdpError } from '../../../../src/authenticate/types.js';
 import type { RefreshResult } from '../../../../src/authenticate/types.js';
 import { MINUTE, START, provider, result, setup, until } from './fixture.js';
@@ -160,9 +160,6 @@ test('sessions without a refresh token are not tracked; a replaced session is re
   assert.equal(clock.timers, 0);
   refresher.track(session);
   const later = await sealTokens(secret, session.id, {
-    userId: 'user-1',
-    claims: {},
-    emailVerified: true,
     accessToken: 'at-x',
     refreshToken: 'rt-x',
     idToken: undefined,

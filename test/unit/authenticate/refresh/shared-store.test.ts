@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RefreshLease } from '../../../../src/authenticate/refresh/refresher.js';
 import { leaseBusyDelay, retryDelay } from '../../../../src/authenticate/refresh/schedule.js';
-import { openTokens } from '../../../../src/authenticate/session-tokens.js';
+import { openTokens } from '../../../../src/session/session-tokens.js';
 import type { RefreshResult } from '../../../../src/authenticate/types.js';
 import type { SessionStore } from '../../../../src/session/session.js';
 import { memorySessionStore } from '../../../support/session-store.js';

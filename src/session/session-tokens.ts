@@ -1,18 +1,24 @@
 import { CompactEncrypt, compactDecrypt } from 'jose';
-import type { OAuthTokens, SealedTokens } from '../session/session.js';
+import type { OAuthTokens, SealedTokens } from './session.js';
 import { deriveKey } from '../shared/key-schedule.js';
-import type { SignInResult } from './types.js';
+
+/** What a sign-in or refresh gave: the tokens to seal and their expiry times (Unix ms). */
+export interface TokensToSeal extends OAuthTokens {
+  readonly accessTokenExpiresAt: number | undefined;
+  readonly idTokenExpiresAt: number | undefined;
+}
 
 /**
  * Seals a session's OAuth tokens (JWE compact, `dir` + A256GCM through jose) under a key derived
  * from `shared_secret`, with the session id bound in the protected header and checked on open, so
  * sealed tokens copied onto another session do not open. The expiry times stay in the clear for
- * the refresher's schedule.
+ * the refresher's schedule. Here beside the session model because authenticate seals them and
+ * authorize opens them too (for routes that send them upstream).
  */
 export async function sealTokens(
   sharedSecret: Uint8Array,
   sessionId: string,
-  result: SignInResult,
+  result: TokensToSeal,
 ): Promise<SealedTokens> {
   const tokens: OAuthTokens = {
     accessToken: result.accessToken,
