@@ -15,6 +15,7 @@
 import { parseSource } from '../config/formats.js';
 import { ROUTE_OPTIONS, type RouteOptionType } from '../config/route-option-table.js';
 import { closestKey, isPlainObject } from '../config/value-readers.js';
+import { parseHeaderValue } from '../config/header-templates.js';
 import { annotationWhere, type ObjectProblem, type ObjectRef } from './object-problems.js';
 
 /** The prefix of every Portcullis annotation. */
@@ -92,13 +93,43 @@ export function readAnnotations(
       continue;
     }
     const read = readValue(spec.type, text);
-    if ('error' in read) problems.push({ object, where, message: read.error });
-    else {
-      values[spec.key] = read.value;
-      sources[spec.key] = where;
+    if ('error' in read) {
+      problems.push({ object, where, message: read.error });
+      continue;
     }
+    const token = spec.key === 'set_request_headers' ? tokenHeader(read.value) : undefined;
+    if (token !== undefined) {
+      problems.push({ object, where, message: tokenHeaderMessage(token) });
+      continue;
+    }
+    values[spec.key] = read.value;
+    sources[spec.key] = where;
   }
   return { values, sources, problems };
+}
+
+/**
+ * The first header of `headers` whose value names the user's `${portcullis.access_token}` or
+ * `${portcullis.id_token}`, if any. From an annotation or an HTTPRoute filter, such a value would
+ * let anyone who may write the object send every visitor's identity-provider tokens to a backend
+ * of their choosing: handing tokens out is the operator's decision, made in the config file.
+ * Claims (`${portcullis.claims.<name>}`) go upstream as identity headers already may, so they pass.
+ */
+export function tokenHeader(headers: unknown): string | undefined {
+  if (!isPlainObject(headers)) return undefined;
+  return Object.entries(headers).find(([, text]) => {
+    if (typeof text !== 'string') return false;
+    const parsed = parseHeaderValue(text);
+    return (
+      parsed.error === undefined &&
+      parsed.parts.some((part) => part.kind === 'access_token' || part.kind === 'id_token')
+    );
+  })?.[0];
+}
+
+/** The message for a header `name` that would send tokens upstream (see tokenHeader). */
+export function tokenHeaderMessage(name: string): string {
+  return `${name}: sends the signed-in user's identity-provider token upstream, which a Kubernetes object may not do (anyone who can write it would receive every visitor's tokens); give such a route in the config file`;
 }
 
 function unknownMessage(name: string): string {

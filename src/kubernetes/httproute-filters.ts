@@ -4,9 +4,11 @@
  * `set_response_headers`; URLRewrite hostname -> `host_rewrite`, path ReplaceFullPath -> a regex
  * rewrite of the whole path, ReplacePrefixMatch -> the prefix rewrite (route-assembly.ts applies it
  * to each half of an element-wise prefix); RequestRedirect -> `redirect`. Header `add` (Portcullis
- * sets, it does not append), other filter types and ReplacePrefixMatch in a redirect are problems
- * naming the filter, never dropped.
+ * sets, it does not append), a header naming the user's identity-provider tokens (tokenHeader in
+ * annotations.ts), other filter types and ReplacePrefixMatch in a redirect are problems naming the
+ * filter, never dropped.
  */
+import { tokenHeader, tokenHeaderMessage } from './annotations.js';
 import type { HTTPRouteFilter } from './objects.js';
 
 /** The keys a rule's filters set, the prefix replacement, and the problems (`where` below the filter list). */
@@ -34,10 +36,10 @@ export function readFilters(filters: readonly HTTPRouteFilter[], where: string):
             '.requestHeaderModifier.add',
             'add is not supported (Portcullis replaces headers); use set',
           );
-        if (modifier.set !== undefined)
-          keys.set_request_headers = Object.fromEntries(
-            modifier.set.map((header) => [header.name, header.value]),
-          );
+        const headers = Object.fromEntries((modifier.set ?? []).map((header) => [header.name, header.value]));
+        const token = tokenHeader(headers);
+        if (token !== undefined) problem('.requestHeaderModifier.set', tokenHeaderMessage(token));
+        if (modifier.set !== undefined) keys.set_request_headers = headers;
         if (modifier.remove !== undefined) keys.remove_request_headers = [...modifier.remove];
         break;
       }

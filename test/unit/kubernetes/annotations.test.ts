@@ -99,3 +99,19 @@ test('docs/kubernetes.md names every annotation and every route option that is n
   for (const spec of ANNOTATIONS) assert.ok(doc.includes(`\`${spec.annotation}\``), spec.annotation);
   for (const key of Object.keys(NOT_ANNOTATIONS)) assert.ok(doc.includes(`\`${key}\``), key);
 });
+
+test("an annotation may not send the user's identity-provider tokens upstream; claims may go", () => {
+  const refused = read({
+    'portcullis.dev/set_request_headers': 'Authorization: "Bearer ${portcullis.access_token}"',
+  });
+  assert.deepEqual(refused.problems.map(formatObjectProblem), [
+    "Ingress shop/app: annotation portcullis.dev/set_request_headers: Authorization: sends the signed-in user's identity-provider token upstream, which a Kubernetes object may not do (anyone who can write it would receive every visitor's tokens); give such a route in the config file",
+  ]);
+  assert.equal(
+    read({ 'portcullis.dev/set_request_headers': 'X-Id: ${portcullis.id_token}' }).problems.length,
+    1,
+  );
+  const claims = read({ 'portcullis.dev/set_request_headers': 'X-Team: ${portcullis.claims.team}' });
+  assert.deepEqual(claims.problems, []);
+  assert.deepEqual(claims.values.set_request_headers, { 'X-Team': '${portcullis.claims.team}' });
+});

@@ -218,6 +218,15 @@ test('what Portcullis routes cannot express is a problem naming the HTTPRoute an
             { matches: [{ headers: [{ name: 'X-Canary', value: '1' }] }], ...BACKEND },
             { backendRefs: [{ name: 'web', namespace: 'other', port: 80 }] },
             { filters: [{ type: 'RequestMirror' }], ...BACKEND },
+            {
+              filters: [
+                {
+                  type: 'RequestHeaderModifier',
+                  requestHeaderModifier: { set: [{ name: 'X-Token', value: '${portcullis.access_token}' }] },
+                },
+              ],
+              ...BACKEND,
+            },
             { filters: [{ type: 'RequestRedirect', requestRedirect: { scheme: 'https' } }], ...BACKEND },
           ],
         }),
@@ -229,7 +238,8 @@ test('what Portcullis routes cannot express is a problem naming the HTTPRoute an
     'HTTPRoute shop/bad: spec.rules[0].matches[0].headers: headers matches are not supported: Portcullis routes match on host and path only',
     'HTTPRoute shop/bad: spec.rules[1].backendRefs[0]: Service other/web is in another namespace; cross-namespace backends are refused (ReferenceGrant is not supported)',
     'HTTPRoute shop/bad: spec.rules[2].filters[0].type: RequestMirror filters are not supported',
-    'HTTPRoute shop/bad: spec.rules[3].backendRefs: a rule with a RequestRedirect filter answers with the redirect; remove its backendRefs',
+    "HTTPRoute shop/bad: spec.rules[3].filters[0].requestHeaderModifier.set: X-Token: sends the signed-in user's identity-provider token upstream, which a Kubernetes object may not do (anyone who can write it would receive every visitor's tokens); give such a route in the config file",
+    'HTTPRoute shop/bad: spec.rules[4].backendRefs: a rule with a RequestRedirect filter answers with the redirect; remove its backendRefs',
   ]);
   assert.deepEqual(out.routes, [], 'a rule with a problem gives no route');
 });
