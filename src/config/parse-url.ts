@@ -131,7 +131,10 @@ function checkTcpFrom(reader: Reader, path: string, text: string, url: URL): Par
 /**
  * Validates a route's `to`: one URL or a list, each optionally weighted with a `,N` suffix. Weights
  * are all-or-nothing and never zero (Envoy's load_balancing_weight must be at least 1). HTTP routes
- * take http, https and h2c destinations; TCP routes take tcp:// destinations only.
+ * take http, https and h2c destinations; TCP routes take tcp:// destinations only. An HTTP route
+ * may have an empty list (with a warning): it keeps its cluster, with no endpoints, and answers 503
+ * until destinations are added, which then arrive over EDS alone. A Kubernetes Service with no
+ * ready endpoints gives this, so scaling it from zero never renames its route or cluster.
  */
 export function parseTo(
   reader: Reader,
@@ -140,6 +143,10 @@ export function parseTo(
   kind: 'http' | 'tcp' = 'http',
 ): WeightedUrl[] | undefined {
   const items = typeof raw === 'string' ? [raw] : raw;
+  if (kind === 'http' && Array.isArray(items) && items.length === 0) {
+    reader.warn(path, 'has no destinations: the route answers 503 (no healthy upstream) until it has some');
+    return [];
+  }
   if (!Array.isArray(items) || items.length === 0) {
     return reader.problem(path, 'is required: one destination URL or a list of them');
   }

@@ -43,7 +43,7 @@ export const ROUTE_OPTIONS: readonly RouteOptionSpec[] = [
   {
     key: 'to',
     type: 'to',
-    doc: 'Destination URL or list (http, https, h2c; tcp:// for TCP routes); weights as a `,N` suffix (`http://a:8080,3`), all or none.',
+    doc: 'Destination URL or list (http, https, h2c; tcp:// for TCP routes); weights as a `,N` suffix (`http://a:8080,3`), all or none. An HTTP route may have an empty list (a warning): it answers 503 until destinations are added, which then change only its endpoints (EDS).',
   },
   {
     key: 'redirect',

@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Problem } from '../shared/errors.js';
-import type { RouteSettings, WeightedUrl } from '../config/types.js';
+import type { RouteSettings } from '../config/types.js';
 import type { IRCluster, IREndpoint, IRUpstreamTls } from '../ir/types.js';
 
 /** Envoy's cluster connect timeout for route upstreams. */
@@ -25,7 +25,8 @@ export function buildCluster(
     weight,
   }));
   const schemes = new Set(route.to.map(({ protocol }) => protocol));
-  const scheme = (route.to[0] as WeightedUrl).protocol;
+  // A route with no destinations yet (`to: []`) gets a plain-HTTP cluster with no endpoints.
+  const scheme = route.to[0]?.protocol ?? 'http:';
   const mixed = schemes.size > 1;
   if (mixed) {
     problems.push({

@@ -85,6 +85,21 @@ test('weighted to rules: all or none, never zero', () => {
   );
 });
 
+test('an empty to list is a route with no destinations yet: a warning, and a TCP route still needs one', () => {
+  const parsed = parse(route({ to: [] }));
+  assert.deepEqual(parsed.problems, []);
+  assert.deepEqual(parsed.config?.routes[0]?.to, []);
+  assert.deepEqual(
+    parsed.warnings.map((warning) => `${warning.path}: ${warning.message}`),
+    ['routes[0].to: has no destinations: the route answers 503 (no healthy upstream) until it has some'],
+  );
+  assertProblem(
+    problems(base({ routes: [{ from: 'tcp+https://db.example.com:5432', to: [] }] })),
+    'routes[0].to',
+    'is required',
+  );
+});
+
 test("each destination carries its URL's scheme, host, port (else the scheme's) and path", () => {
   const config = valid(
     route({
