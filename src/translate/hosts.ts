@@ -21,6 +21,9 @@ export function placeHost(hostname: string): HostPlacement {
   const host = hostname.toLowerCase();
   // Most hosts have no wildcard: no split (an array per route) to count none.
   if (!host.includes('*')) return { vhost: host, domains: [host], authorityRegex: undefined };
+  // Every host: the catch-all virtual host, which also holds the hosts matched by :authority
+  // regex (Envoy permits one `*` domain); assembleHosts puts those regex routes first.
+  if (host === '*') return { vhost: CATCH_ALL_VHOST, domains: ['*'], authorityRegex: undefined };
   const stars = host.split('*').length - 1;
   if (stars === 0) return { vhost: host, domains: [host], authorityRegex: undefined };
   if (stars === 1 && (host.startsWith('*') || host.endsWith('*'))) {

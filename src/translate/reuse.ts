@@ -62,7 +62,7 @@ export function globalsKey(config: Config, systemCaFile: string, authorize: IRAu
 
 /**
  * Routes (config order) grouped into virtual hosts by their `vhost` name, each host's routes in
- * config order; the hosts sorted by name, the catch-all last. A host whose routes are all the
+ * config order (the catch-all's regex-host routes first: moreSpecificFirst); the hosts sorted by name, the catch-all last. A host whose routes are all the
  * identical objects of the same host in `previous` is that host object; when the host names are
  * the ones `previous` had, their order is taken from it instead of sorting again.
  */
@@ -76,6 +76,8 @@ export function assembleHosts(
     if (group === undefined) groups.set(vhost, { domains, routes: [route] });
     else group.routes.push(route);
   }
+  const catchAll = groups.get(CATCH_ALL_VHOST);
+  if (catchAll !== undefined) catchAll.routes = moreSpecificFirst(catchAll.routes);
   const hosts = new Map<string, IRVirtualHost>();
   let known = 0;
   for (const [name, group] of groups) {
@@ -126,6 +128,18 @@ function inOrder<T>(
   const sorted = new Map<string, T>();
   for (const key of keys) sorted.set(key, items.get(key) as T);
   return sorted;
+}
+
+/**
+ * The catch-all host's routes with those of hosts matched by `:authority` regex (`a.*.example.com`)
+ * before those of the every-host `*`, each in config order: a named host is more specific than
+ * every host, as Envoy ranks domains, and a `*` route first would take every request.
+ */
+function moreSpecificFirst(routes: readonly IRRoute[]): IRRoute[] {
+  return [
+    ...routes.filter((route) => route.authorityRegex !== undefined),
+    ...routes.filter((route) => route.authorityRegex === undefined),
+  ];
 }
 
 /** Whether two lists hold the identical items in the same order. */
