@@ -75,7 +75,6 @@ export const tcpCommand: CommandModule<
     readonly target: string;
     readonly listen: string | undefined;
     readonly verbose: boolean;
-    readonly http2: boolean;
   }
 > = {
   command: 'tcp <target>',
@@ -95,31 +94,18 @@ export const tcpCommand: CommandModule<
         type: 'boolean',
         default: false,
         describe: 'say more on stderr about the connection to Portcullis (e.g. an HTTP/1.1 fallback)',
-      })
-      .option('http2', {
-        type: 'boolean',
-        default: true,
-        describe:
-          'tunnels as streams on one HTTP/2 connection (--no-http2: HTTP/1.1 CONNECT, one TLS connection each)',
       }) as Argv<
       ConnectionFlags & {
         readonly target: string;
         readonly listen: string | undefined;
         readonly verbose: boolean;
-        readonly http2: boolean;
       }
     >,
   handler: async (args) => {
     const { runTcp } = await import('./run.js');
     await withProcessIo((io) =>
       runTcp(
-        {
-          ...connectionArgs(args),
-          target: args.target,
-          listen: args.listen,
-          verbose: args.verbose,
-          http2: args.http2,
-        },
+        { ...connectionArgs(args), target: args.target, listen: args.listen, verbose: args.verbose },
         io,
       ),
     );

@@ -74,24 +74,15 @@ export function resolveEndpoint(route: URL, via: URL | undefined, trust: TlsTrus
   };
 }
 
-/** A TLS session to resume (from an earlier connection to the same endpoint) and where to keep new ones. */
-export interface TlsResumption {
-  readonly session: Buffer | undefined;
-  save(session: Buffer): void;
-}
-
 /**
  * Opens a TLS connection to Portcullis: through the proxy HTTPS_PROXY / ALL_PROXY names for the
  * dial address unless NO_PROXY excludes it (proxy-from-env reads them from process.env), else
  * directly. Resolves once the handshake is done, offering `alpn` (the caller reads the server's
  * choice from `alpnProtocol`); failures are one-line PortcullisErrors (`describeDialError`).
- * With `resume`, the handshake offers its saved session (an abbreviated handshake when the server
- * still knows it) and each session ticket the server sends is handed to `resume.save`.
  */
 export async function openTls(
   endpoint: PortcullisEndpoint,
   alpn: readonly string[] = ['http/1.1'],
-  resume?: TlsResumption,
 ): Promise<TLSSocket> {
   const target = `https://${hostPort(endpoint.dialHost, endpoint.dialPort)}`;
   const proxy = getProxyForUrl(target);
@@ -108,10 +99,8 @@ export async function openTls(
     ALPNProtocols: [...alpn],
     allowHalfOpen: true,
     timeout: DIAL_TIMEOUT_MS,
-    ...(resume?.session === undefined ? {} : { session: resume.session }),
   };
   const socket = tlsConnect(options);
-  if (resume !== undefined) socket.on('session', (session: Buffer) => resume.save(session));
   return new Promise((resolve, reject) => {
     const fail = (err: Error): void => {
       socket.destroy();

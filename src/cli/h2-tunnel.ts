@@ -49,26 +49,12 @@ export class TunnelSessions {
   private dialling: Promise<ClientHttp2Session | undefined> | undefined;
   /** Set once the server answered ALPN without h2: every tunnel then uses HTTP/1.1 CONNECT. */
   private http1 = false;
-  /**
-   * The latest TLS session ticket, so each HTTP/1.1 tunnel's own TLS connection resumes instead of
-   * paying a full handshake (certificate check, key exchange) at every connection.
-   */
-  private readonly resumption = {
-    session: undefined as Buffer | undefined,
-    save(session: Buffer): void {
-      this.session = session;
-    },
-  };
 
   constructor(
     private readonly endpoint: PortcullisEndpoint,
     /** Lines for `--verbose` (the HTTP/1.1 fallback). */
     private readonly debug: (line: string) => void = () => undefined,
-    /** false: every tunnel uses HTTP/1.1 CONNECT on its own TLS connection, h2 is never offered. */
-    http2 = true,
-  ) {
-    this.http1 = !http2;
-  }
+  ) {}
 
   /** The transport for the next CONNECT. Connection and TLS failures reject (one-line PortcullisErrors). */
   async transport(): Promise<TunnelTransport> {
@@ -76,7 +62,7 @@ export class TunnelSessions {
       const session = this.usable(this.current) ? this.current : await this.dial();
       if (session !== undefined) return { kind: 'h2', session };
     }
-    return { kind: 'h1', socket: await openTls(this.endpoint, ['http/1.1'], this.resumption) };
+    return { kind: 'h1', socket: await openTls(this.endpoint, ['http/1.1']) };
   }
 
   /** Counts `stream` against its session's stream limit until it closes. */

@@ -56,8 +56,6 @@ export interface TcpArgs extends ConnectionArgs {
   readonly listen?: string | undefined;
   /** Extra stderr lines about the connection (e.g. the fallback to HTTP/1.1 CONNECT). */
   readonly verbose?: boolean | undefined;
-  /** false: HTTP/1.1 CONNECT, one TLS connection per tunnel, instead of streams on one HTTP/2 connection. */
-  readonly http2?: boolean | undefined;
 }
 
 /** Signs in to the route at `args.url` and caches its token; 0 when signed in. */
@@ -88,7 +86,7 @@ export async function runTcp(args: TcpArgs, io: ClientIo): Promise<number> {
     const debug = (line: string): void => {
       if (args.verbose === true) io.stderr.write(`portcullis: ${line}\n`);
     };
-    const sessions = new TunnelSessions(endpoint, debug, args.http2 ?? true);
+    const sessions = new TunnelSessions(endpoint, debug);
     try {
       if (args.listen === '-') {
         await splice(io.stdin, io.stdout, await openTunnel(endpoint, sessions, authority.host, tokens), true);
