@@ -245,7 +245,7 @@ test('the RBAC grants every Secret the examples name, in its namespace', () => {
   const fromRoutes = exampleObjects.flatMap((object) => {
     const namespace = object.metadata.namespace ?? '';
     if (object.kind === 'Ingress')
-      return ((object as unknown as Ingress).spec.tls ?? []).map((tls) => ({
+      return ((object as unknown as Ingress).spec?.tls ?? []).map((tls) => ({
         namespace,
         name: tls.secretName ?? '',
       }));
