@@ -28,7 +28,6 @@ import {
 import type { ReadSecret, SecretData } from '../../../src/kubernetes/secret-refs.js';
 import { refuseFileRead, settingsDocument } from '../../../src/kubernetes/settings-document.js';
 import { formatProblem } from '../../../src/shared/errors.js';
-import type { KubeObject } from '../../support/kube-client.js';
 import {
   DEPLOY_DIR,
   deployFiles,
