@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
+import { ValidationError, type Problem } from '../shared/errors.js';
+import type { PushedDocument } from '../translate/from-file.js';
 import type { Logger } from '../shared/logger.js';
 import type { TranslateExternals } from '../translate/from-file.js';
 import {
@@ -18,7 +19,14 @@ import { FileWatcher } from './file-watcher.js';
 import { buildSafely, buildSafelyYielding, crashedBuild, publishInOrder } from './safe-build.js';
 import type { BuildSubscriber, PublishedBuild, ReloadResult } from './subscribers.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
-import { logNewlyPublic, logVerdict, rejectedBuild, type DeltaStats } from './reload-log.js';
+import {
+  logNewlyPublic,
+  logRejected,
+  logVerdict,
+  logWarnings,
+  rejectedBuild,
+  type DeltaStats,
+} from './reload-log.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -49,6 +57,11 @@ export interface ReloadStats {
  * chunks, and is published whole. `loadInitial` and `reload` build in this thread, synchronously
  * (tools and tests), as do all builds without `worker` (and with `afterCompile`, a function that
  * cannot cross to a worker).
+ *
+ * The config comes from the file at `configPath`, or, with `document`, from a config source that
+ * pushes documents (the Kubernetes settings resource): `pushDocument` builds each new one through
+ * the same loop (same worker, same make-before-break, same log, the last good build kept when it
+ * fails), and `configPath` only names the source in logs and errors.
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -75,10 +88,15 @@ export class Reloader {
    * pair for the loop's life, so keys stay across reloads.
    */
   private readonly generatedSecrets = { sharedSecret: randomBytes(32), cookieSecret: randomBytes(32) };
+  /** The document the last pass built from, where a config source pushes them (see `pushDocument`). */
+  private pushed: PushedDocument | undefined;
 
   constructor(
     private readonly options: {
+      /** The config file; with `document`, the name of the source that pushes documents. */
       readonly configPath: string;
+      /** The first document of a config source that pushes them (see the class comment); no file then. */
+      readonly document?: PushedDocument;
       readonly env: Readonly<Record<string, string | undefined>>;
       /** Translate's inputs from outside the file, or how to get them for each pass. */
       readonly translate: TranslateExternals | (() => TranslateExternals);
@@ -109,6 +127,7 @@ export class Reloader {
     },
   ) {
     this.subscribers = [...(options.subscribers ?? [])];
+    this.pushed = options.document;
     this.worker =
       options.worker === undefined || options.afterCompile !== undefined
         ? undefined
@@ -182,8 +201,25 @@ export class Reloader {
    * resolves as a failed one, stage `envoy`); later reloads do not wait for it.
    */
   reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<ReloadResult | undefined> {
+    return this.enqueue(read, undefined);
+  }
+
+  /**
+   * `reloadInBackground` for a config source that pushes documents: builds `pushed` (after the
+   * reloads queued before it) and settles with the outcome, whose problems the source maps back
+   * to its own objects. Later reloads (SIGHUP) rebuild the last document pushed.
+   */
+  pushDocument(pushed: PushedDocument): Promise<ReloadResult | undefined> {
+    return this.enqueue(undefined, pushed);
+  }
+
+  private enqueue(
+    read: ReadonlyMap<string, Buffer> | undefined,
+    pushed: PushedDocument | undefined,
+  ): Promise<ReloadResult | undefined> {
     const next = this.queue.then(async () => {
       if (this.closed) return undefined;
+      if (pushed !== undefined) this.pushed = pushed;
       const started = performance.now();
       if (this.worker !== undefined) {
         const done = await this.inWorker(read);
@@ -282,15 +318,7 @@ export class Reloader {
   }
 
   private logFailure(result: FailedBuild): void {
-    this.options.logger.error(
-      {
-        config: this.options.configPath,
-        stage: result.stage,
-        problems: result.problems.map(formatProblem),
-        keeping: this.stats.activeVersion,
-      },
-      'config reload rejected; the last good config keeps serving',
-    );
+    logRejected(this.options.logger, this.options.configPath, result, this.stats.activeVersion);
   }
 
   /**
@@ -331,6 +359,7 @@ export class Reloader {
           ...(externals.pinned === undefined ? {} : { pinned: externals.pinned }),
         },
         ...(read === undefined ? {} : { read }),
+        ...(this.pushed === undefined ? {} : { pushed: this.pushed }),
       });
     } catch (err) {
       return {
@@ -366,13 +395,14 @@ export class Reloader {
         ...(typeof translate === 'function' ? translate() : translate),
       }),
       ...(read === undefined ? {} : { read }),
+      ...(this.pushed === undefined ? {} : { pushed: this.pushed }),
       ...(afterCompile === undefined ? {} : { afterCompile }),
     };
   }
 
-  /** The files a failed pass names (the last good build's, else the config file). */
+  /** The files a failed pass names (the last good build's, else the config file; none when pushed). */
   private filesKnown(): readonly string[] {
-    return this.lastGood?.filesRead ?? [this.options.configPath];
+    return this.lastGood?.filesRead ?? (this.pushed === undefined ? [this.options.configPath] : []);
   }
 
   /** Hands `result` to every subscriber in order (see `publishInOrder`). */
@@ -392,7 +422,6 @@ export class Reloader {
   }
 
   private logWarnings(warnings: readonly Problem[]): void {
-    for (const warning of warnings)
-      this.options.logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
+    logWarnings(this.options.logger, warnings);
   }
 }
