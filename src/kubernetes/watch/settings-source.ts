@@ -72,6 +72,8 @@ export class SettingsSource {
   private verdict: SettingsVerdict | undefined;
   /** Whether some config is in force (a refused change then keeps it). */
   private serving = false;
+  /** The passes, one after another (the first runs from `start`, later ones from the debouncer). */
+  private passes: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SettingsSourceOptions) {
     const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -134,8 +136,15 @@ export class SettingsSource {
     await this.secrets.stop();
   }
 
+  /** Queues one pass (see `pass`); passes never overlap. */
+  private evaluate(): Promise<void> {
+    const next = this.passes.then(() => this.pass());
+    this.passes = next.catch(() => undefined);
+    return next;
+  }
+
   /** One pass: read the state, build when it asks for something new, report the verdict. */
-  private async evaluate(): Promise<void> {
+  private async pass(): Promise<void> {
     if (!this.settings.synced()) return;
     const object = this.settings.objects()[0] as SettingsObject | undefined;
     // The Secrets to follow come from the object; once followed (listed), read it again.
