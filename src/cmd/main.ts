@@ -4,6 +4,7 @@ import { PortcullisError, ValidationError, errorMessage, formatProblem } from '.
 import { normaliseArgv } from './argv.js';
 import { loginCommand, tcpCommand } from '../cli/commands.js';
 import { versionString } from './version.js';
+import { kubernetesCommand, SERVING_OPTIONS } from './kubernetes-cli.js';
 
 /**
  * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
@@ -87,81 +88,13 @@ async function main(): Promise<void> {
         )
         .demandCommand(1, 'name a config subcommand: migrate'),
     )
-    .command(
-      'kubernetes',
-      'run Portcullis from the cluster: settings from the Portcullis object `global` (CRD portcullises.portcullis.dev, deploy/kubernetes/crd.yaml) and the Secrets it names, status written back (routes from Ingress: coming; the route list is empty for now)',
-      (y) =>
-        y
-          .option('kubeconfig', {
-            type: 'string',
-            describe: 'kubeconfig file (default: the pod service account, else KUBECONFIG or ~/.kube/config)',
-          })
-          .option('namespace', {
-            type: 'string',
-            describe:
-              "namespace of Secrets named without one, and of the status Lease (default: the pod's namespace, else default)",
-          })
-          .option('lease-name', {
-            type: 'string',
-            default: 'portcullis-status',
-            describe: 'the Lease whose holder (one replica) writes status and Events; every replica serves',
-          })
-          .option('lease-seconds', {
-            type: 'number',
-            default: 15,
-            describe: 'how long the Lease holds without renewal before another replica takes over',
-          })
-          .option('ads', {
-            choices: ['delta', 'sotw'] as const,
-            default: 'delta' as const,
-            describe: 'xDS transport for Envoy',
-          })
-          .option('without-envoy', {
-            type: 'boolean',
-            default: false,
-            describe: 'serve ADS only (sidecar Envoy)',
-          }),
-      async (args) => {
-        if (args.config !== undefined) {
-          throw new PortcullisError(
-            'CONFIG_INVALID',
-            '--config is not read by `portcullis kubernetes`: the settings come from the Portcullis object global (the environment still applies)',
-          );
-        }
-        const leaseSeconds = args['lease-seconds'];
-        if (!Number.isInteger(leaseSeconds) || leaseSeconds < 1) {
-          throw new PortcullisError(
-            'CONFIG_INVALID',
-            '--lease-seconds must be a whole number of seconds, at least 1',
-          );
-        }
-        await runKubernetesCommand({
-          ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }),
-          ...(args.namespace === undefined ? {} : { namespace: args.namespace }),
-          leaseName: args['lease-name'],
-          leaseSeconds,
-          ads: args.ads,
-          withoutEnvoy: args['without-envoy'],
-        });
-      },
-    )
+    .command(kubernetesCommand)
     .command(loginCommand)
     .command(tcpCommand)
     .command(
       '$0',
       'run Portcullis all-in-one: the ADS server and a supervised Envoy',
-      (y) =>
-        y
-          .option('ads', {
-            choices: ['delta', 'sotw'] as const,
-            default: 'delta' as const,
-            describe: 'xDS transport for Envoy',
-          })
-          .option('without-envoy', {
-            type: 'boolean',
-            default: false,
-            describe: 'serve ADS only (sidecar Envoy)',
-          }),
+      (y) => y.options(SERVING_OPTIONS),
       async (args) => {
         await run(requireConfig(args.config), args.ads, args['without-envoy']);
       },
@@ -189,6 +122,7 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   const { createLogger, terminalDestination } = await import('../shared/logger.js');
   const { startServices } = await import('./start.js');
   const { announceReady } = await import('./announce.js');
+  const { handleSignals } = await import('./signals.js');
   // A person at a terminal reads lines; a service manager or collector gets JSON.
   const logger = createLogger('info', process.stdout.isTTY ? await terminalDestination() : undefined);
   const running = await startServices({
@@ -199,66 +133,12 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
     withoutEnvoy,
   });
   const log = running.log;
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, running.parts.proxy ? 'shutting down: draining Envoy' : 'shutting down');
-    running.stop({ graceMs: 5000 }).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ error: errorMessage(err) }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => void running.reloader.reloadInBackground());
-  await announceReady(running, log);
-}
-
-/** `portcullis kubernetes` (see runKubernetes): runs until SIGTERM or SIGINT. */
-async function runKubernetesCommand(options: {
-  kubeconfig?: string;
-  namespace?: string;
-  leaseName: string;
-  leaseSeconds: number;
-  ads: 'delta' | 'sotw';
-  withoutEnvoy: boolean;
-}): Promise<void> {
-  const { createLogger, terminalDestination } = await import('../shared/logger.js');
-  const { runKubernetes } = await import('./kubernetes-command.js');
-  const logger = createLogger('info', process.stdout.isTTY ? await terminalDestination() : undefined);
-  const fatal = (err: unknown): void => {
-    process.stderr.write(`portcullis: ${err instanceof Error ? err.message : errorMessage(err)}\n`);
-    process.exit(1);
-  };
-  const { ads, withoutEnvoy, ...rest } = options;
-  const running = await runKubernetes({
-    ...rest,
-    env: process.env,
-    logger,
-    adsApiType: ads === 'delta' ? 'DELTA_GRPC' : 'GRPC',
-    withoutEnvoy,
-    onFatal: fatal,
+  handleSignals(log, {
+    stopping: running.parts.proxy ? 'shutting down: draining Envoy' : 'shutting down',
+    stop: (graceMs) => running.stop({ graceMs }),
+    reload: () => void running.reloader.reloadInBackground(),
   });
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    running.stop({ graceMs: 5000 }).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ error: errorMessage(err) }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => void running.running()?.reloader.reloadInBackground());
+  await announceReady(running, log);
 }
 
 main().catch((err: unknown) => {

@@ -13,7 +13,11 @@ import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
 import type { KubeObject, KubeRef } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { applyCrds, readYamlObjects } from '../support/kube-crds.js';
-import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
+import {
+  runKubePortcullisToExit,
+  spawnKubePortcullis,
+  type KubePortcullis,
+} from '../support/kube-portcullis.js';
 import { waitFor } from '../support/wait.js';
 
 const GLOBAL: KubeRef = {
@@ -77,12 +81,6 @@ function statusWriters(object: KubeObject): string[] {
   return (fields ?? []).filter((entry) => entry.subresource === 'status').map((entry) => entry.manager ?? '');
 }
 
-/** The exit code of a replica expected to stop by itself. */
-async function exitCode(replica: KubePortcullis): Promise<number | null> {
-  if (!replica.alive()) return replica.child.exitCode;
-  return new Promise((resolve) => replica.child.once('exit', (code) => resolve(code)));
-}
-
 async function envoyConfig(adminUrl: string): Promise<string> {
   const answer = await fetch(`${adminUrl}/config_dump`);
   return answer.ok ? await answer.text() : '';
@@ -106,31 +104,23 @@ describe('portcullis kubernetes: the settings resource on a real API server', ()
     await cluster?.stop();
   });
 
-  it('exits non-zero with a clear message when the CRD is missing or the API server is unreachable', async () => {
-    const missing = await spawnKubePortcullis({
-      kubeconfigPath: cluster.kubeconfigPath,
-      identity: 'early',
-      ready: undefined,
-    });
-    assert.equal(await exitCode(missing), 1);
-    assert.match(missing.output(), /CustomResourceDefinition portcullises\.portcullis\.dev is not installed/);
-    assert.match(missing.output(), /kubectl apply -f deploy\/kubernetes\/crd\.yaml/);
+  it('exits non-zero with a clear message when the CRD is missing or the API server is unreachable', () => {
+    const missing = runKubePortcullisToExit(cluster.kubeconfigPath);
+    assert.equal(missing.status, 1);
+    assert.match(missing.output, /CustomResourceDefinition portcullises\.portcullis\.dev is not installed/);
+    assert.match(missing.output, /kubectl apply -f deploy\/kubernetes\/crd\.yaml/);
     const dir = mkdtempSync(join(tmpdir(), 'kube-unreachable-'));
     const path = join(dir, 'kubeconfig');
     writeFileSync(
       path,
       readFileSync(cluster.kubeconfigPath, 'utf8').replace(cluster.url, 'https://127.0.0.1:9'),
     );
-    const unreachable = await spawnKubePortcullis({
-      kubeconfigPath: path,
-      identity: 'unreachable',
-      ready: undefined,
-    });
-    assert.equal(await exitCode(unreachable), 1);
-    assert.match(unreachable.output(), /cannot use the Kubernetes API server at https:\/\/127\.0\.0\.1:9/);
-    for (const output of [missing.output(), unreachable.output()])
-      assert.doesNotMatch(output, /\n\s+at /, 'no stack trace');
+    const unreachable = runKubePortcullisToExit(path);
     rmSync(dir, { recursive: true, force: true });
+    assert.equal(unreachable.status, 1);
+    assert.match(unreachable.output, /cannot use the Kubernetes API server at https:\/\/127\.0\.0\.1:9/);
+    for (const output of [missing.output, unreachable.output])
+      assert.doesNotMatch(output, /\n\s+at /, 'no stack trace');
   });
 
   it('a valid object with Secrets starts Portcullis: status Valid with observedGeneration, Envoy has the listener', async () => {
@@ -239,8 +229,7 @@ describe('portcullis kubernetes: the settings resource on a real API server', ()
     const second = await spawnKubePortcullis({
       kubeconfigPath: cluster.kubeconfigPath,
       identity: 'replica-b',
-      args: ['--lease-seconds', '3'],
-      withoutEnvoy: true,
+      args: ['--lease-seconds', '3', '--without-envoy'],
       ready: 'ready: serving ADS for a sidecar Envoy',
     });
     replicas.push(second);

@@ -1,83 +1,57 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { freePort, freePortPair } from './ports.js';
-import { waitFor } from './wait.js';
+import { spawnService, type ServiceProcess } from './split-processes.js';
 
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
 
 /** A `portcullis kubernetes` replica running as its own process (the real command). */
-export interface KubePortcullis {
-  readonly child: ChildProcess;
+export interface KubePortcullis extends ServiceProcess {
   /** Its pod name (POD_NAME): the Lease identity and the status field manager's suffix. */
   readonly identity: string;
   readonly proxyPort: number;
-  /** Envoy's admin URL (nothing answers with `withoutEnvoy`). */
+  /** Envoy's admin URL (nothing answers with `--without-envoy`). */
   readonly adminUrl: string;
-  output(): string;
-  alive(): boolean;
-  /** Sends `signal` (SIGTERM: graceful) and waits for the exit. */
-  stop(signal?: NodeJS.Signals): Promise<void>;
+}
+
+/** The command line of `portcullis kubernetes` against `kubeconfigPath` in namespace default. */
+function kubernetesArgs(kubeconfigPath: string, extra: readonly string[]): string[] {
+  return ['kubernetes', '--kubeconfig', kubeconfigPath, '--namespace', 'default', ...extra];
 }
 
 /**
- * Runs `src/cmd/main.ts kubernetes --kubeconfig <file>` as replica `identity`, its listeners on
- * free loopback ports given through the environment (ADDRESS, GRPC_ADDRESS, ENVOY_ADMIN_ADDRESS:
- * the environment wins over the settings object, so replicas on one host do not collide), and
- * waits until `ready` (a log line) appears unless it is undefined.
+ * Runs `src/cmd/main.ts kubernetes --kubeconfig <file>` as replica `identity` (spawnService), its
+ * listeners on free loopback ports given through the environment (ADDRESS, GRPC_ADDRESS,
+ * ENVOY_ADMIN_ADDRESS: the environment wins over the settings object, so replicas on one host do
+ * not collide), and resolves once it logs `ready`.
  */
 export async function spawnKubePortcullis(options: {
   readonly kubeconfigPath: string;
   readonly identity: string;
   readonly args?: readonly string[];
-  readonly withoutEnvoy?: boolean;
-  readonly ready?: string | undefined;
+  readonly ready: string;
 }): Promise<KubePortcullis> {
   const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
-  const args = ['--import', 'tsx', 'src/cmd/main.ts', 'kubernetes', '--kubeconfig', options.kubeconfigPath];
-  args.push('--namespace', 'default', ...(options.args ?? []));
-  if (options.withoutEnvoy === true) args.push('--without-envoy');
-  const child = spawn(process.execPath, args, {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const replica = await spawnService(options.identity, '', {
+    args: kubernetesArgs(options.kubeconfigPath, options.args ?? []),
+    ready: options.ready,
+    timeoutMs: 60_000,
     env: {
-      ...process.env,
       POD_NAME: options.identity,
       ADDRESS: `127.0.0.1:${proxyPort}`,
       GRPC_ADDRESS: `127.0.0.1:${grpcPort}`,
       ENVOY_ADMIN_ADDRESS: `127.0.0.1:${adminPort}`,
     },
   });
-  let output = '';
-  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const alive = (): boolean => child.exitCode === null && child.signalCode === null;
-  const replica: KubePortcullis = {
-    child,
-    identity: options.identity,
-    proxyPort,
-    adminUrl: `http://127.0.0.1:${adminPort}`,
-    output: () => output,
-    alive,
-    async stop(signal = 'SIGTERM') {
-      if (!alive()) return;
-      const exited = new Promise((resolve) => child.once('exit', resolve));
-      child.kill(signal);
-      await exited;
-    },
-  };
-  const ready = options.ready;
-  if (ready === undefined) return replica;
-  try {
-    await waitFor(
-      async () => {
-        if (!alive()) throw new Error(`portcullis kubernetes exited: ${output}`);
-        return output.includes(ready);
-      },
-      { what: `${options.identity} to log "${ready}"`, timeoutMs: 60_000 },
-    );
-  } catch (err) {
-    await replica.stop('SIGKILL');
-    throw new Error(`${(err as Error).message}\n${output}`);
-  }
-  return replica;
+  return { ...replica, identity: options.identity, proxyPort, adminUrl: `http://127.0.0.1:${adminPort}` };
+}
+
+/** Runs `portcullis kubernetes` expecting it to exit by itself (within 60 s): its status and output. */
+export function runKubePortcullisToExit(kubeconfigPath: string): { status: number | null; output: string } {
+  const ran = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', 'src/cmd/main.ts', ...kubernetesArgs(kubeconfigPath, [])],
+    { cwd: REPO, encoding: 'utf8', timeout: 60_000, env: { ...process.env, POD_NAME: 'early' } },
+  );
+  return { status: ran.status, output: `${ran.stdout}${ran.stderr}` };
 }
