@@ -224,6 +224,31 @@ describe('portcullis kubernetes: the settings resource on a real API server', ()
     );
   });
 
+  it('a referenced Secret is watched: deleting it is refused in status, re-creating it is valid again', async () => {
+    const idp: KubeRef = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'idp', namespace: 'default' },
+    };
+    await cluster.admin.delete(idp);
+    const refused = await cluster.admin.waitFor(
+      GLOBAL,
+      (o) => condition(o, 'Valid')?.status === 'False',
+      'status to notice the deleted Secret',
+    );
+    assert.deepEqual(statusOf(refused).errors, [
+      { field: 'spec.identityProvider.secret', message: 'Secret default/idp not found' },
+    ]);
+    await cluster.admin.apply(
+      secret('idp', { client_id: 'portcullis', client_secret: `${CLIENT_SECRET}\n` }),
+    );
+    await cluster.admin.waitFor(
+      GLOBAL,
+      (o) => condition(o, 'Valid')?.status === 'True',
+      'status to notice the re-created Secret',
+    );
+  });
+
   it('two replicas: only the Lease holder writes status; the other takes over when it dies', async () => {
     const first = replicas[0] as KubePortcullis;
     const second = await spawnKubePortcullis({
