@@ -1,8 +1,12 @@
 import { errorMessage, type Problem } from '../shared/errors.js';
 import type { IR } from '../ir/types.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import type { PushedDocument } from '../translate/from-file.js';
-import { translateFile, type TranslateExternals, type TranslateMemo } from '../translate/from-file.js';
+import {
+  translateFile,
+  type PushedDocument,
+  type TranslateExternals,
+  type TranslateMemo,
+} from '../translate/from-file.js';
 import { compileWithMemo, type CompileMemo } from '../xds/compile/compile.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';

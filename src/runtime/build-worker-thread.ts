@@ -1,6 +1,5 @@
 import { errorMessage } from '../shared/errors.js';
-import type { PinnedAtStart } from '../translate/from-file.js';
-import type { PushedDocument } from '../translate/from-file.js';
+import type { PinnedAtStart, PushedDocument } from '../translate/from-file.js';
 import { build, type BuildInput, type FailedBuild, type GoodBuild } from './build-pipeline.js';
 import { diffBuild, type ChunkLimits, type DeltaChunk, type SentBase } from './build-delta.js';
 import { newlyPublic } from './exposure.js';

@@ -1,8 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { ValidationError, type Problem } from '../shared/errors.js';
-import type { PushedDocument } from '../translate/from-file.js';
-import type { Logger } from '../shared/logger.js';
-import type { TranslateExternals } from '../translate/from-file.js';
+import type { PushedDocument, TranslateExternals } from '../translate/from-file.js';
 import {
   build,
   buildYielding,
@@ -11,11 +9,12 @@ import {
   type FailedBuild,
   type GoodBuild,
 } from './build-pipeline.js';
-import { BuildWorker, type BuildWorkerOptions, type WorkerBuild } from './build-worker.js';
+import { BuildWorker, type WorkerBuild } from './build-worker.js';
 import { newlyPublic, type NewlyPublic } from './exposure.js';
-import type { CompiledResources } from '../proto/compiled.js';
-import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
+import type { ReloaderOptions } from './reloader-options.js';
+
+export type { ReloaderOptions } from './reloader-options.js';
 import { buildSafely, buildSafelyYielding, crashedBuild, publishInOrder } from './safe-build.js';
 import type { BuildSubscriber, PublishedBuild, ReloadResult } from './subscribers.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
@@ -91,41 +90,7 @@ export class Reloader {
   /** The document the last pass built from, where a config source pushes them (see `pushDocument`). */
   private pushed: PushedDocument | undefined;
 
-  constructor(
-    private readonly options: {
-      /** The config file; with `document`, the name of the source that pushes documents. */
-      readonly configPath: string;
-      /** The first document of a config source that pushes them (see the class comment); no file then. */
-      readonly document?: PushedDocument;
-      readonly env: Readonly<Record<string, string | undefined>>;
-      /** Translate's inputs from outside the file, or how to get them for each pass. */
-      readonly translate: TranslateExternals | (() => TranslateExternals);
-      /**
-       * Who receives each good build, in this order (authorization state before the xDS snapshot);
-       * more can join with `subscribe` once the first config says which services run.
-       */
-      readonly subscribers?: readonly BuildSubscriber[];
-      readonly logger: Logger;
-      /** How long an in-place write must stay unchanged before it is loaded (FileWatcher's default: 1 s). */
-      readonly settleMs?: number;
-      /**
-       * Called after each load, good or not, with how long it took from reading to publishing (and,
-       * with `envoyVerdict`, to Envoy's verdict), in seconds; a build Envoy NACKed is a failed one.
-       */
-      readonly onReload?: (result: ReloadResult, seconds: number) => void;
-      /** Envoy's verdict on a published build's snapshot (see EnvoyVerdicts); none: taken at once. */
-      readonly envoyVerdict?: (snapshot: Snapshot) => Promise<EnvoyVerdict>;
-      /** Test seam: rewrites the compiled resources of every build (to make one Envoy rejects). */
-      readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
-      /**
-       * Build in a worker thread (see the class comment), with these test seams if any; ignored
-       * with `afterCompile`.
-       */
-      readonly worker?:
-        | true
-        | Pick<BuildWorkerOptions, 'entry' | 'resourceLimits' | 'chunkLimits' | 'afterCompileModule'>;
-    },
-  ) {
+  constructor(private readonly options: ReloaderOptions) {
     this.subscribers = [...(options.subscribers ?? [])];
     this.pushed = options.document;
     this.worker =
@@ -168,7 +133,7 @@ export class Reloader {
 
   /** Publishes the first build and starts watching its files; throws when it failed. */
   private takeInitial(built: ReloadResult, started: number): PublishedBuild {
-    this.logWarnings(built.warnings);
+    logWarnings(this.options.logger, built.warnings);
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
@@ -244,7 +209,7 @@ export class Reloader {
     started: number,
     worker?: Pick<WorkerBuild, 'opened' | 'chunks' | 'longestApplyMs' | 'receiveMs'>,
   ): { readonly result: ReloadResult; readonly outcome: Promise<ReloadResult> } {
-    this.logWarnings(built.warnings);
+    logWarnings(this.options.logger, built.warnings);
     const installStarted = performance.now();
     const before = this.lastGood;
     const result = built.ok ? this.publish(built) : built;
@@ -380,8 +345,7 @@ export class Reloader {
 
   /** Translate's inputs from outside the file for this pass (the caller's). */
   private externals(): TranslateExternals {
-    const { translate } = this.options;
-    return typeof translate === 'function' ? translate() : translate;
+    return typeof this.options.translate === 'function' ? this.options.translate() : this.options.translate;
   }
 
   /** The pipeline's input: the config, the environment, translate's options, and bytes already read. */
@@ -412,16 +376,13 @@ export class Reloader {
 
   private accept(result: PublishedBuild): void {
     this.lastGood = result;
+    const { reloads, failures } = this.stats;
     this.stats = {
-      reloads: this.stats.reloads + 1,
-      failures: this.stats.failures,
+      reloads: reloads + 1,
+      failures,
       lastSuccess: true,
       activeVersion: result.snapshot.version,
       lastProblems: [],
     };
-  }
-
-  private logWarnings(warnings: readonly Problem[]): void {
-    logWarnings(this.options.logger, warnings);
   }
 }
