@@ -4,6 +4,7 @@ import { PortcullisError, ValidationError, errorMessage, formatProblem } from '.
 import { normaliseArgv } from './argv.js';
 import { loginCommand, tcpCommand } from '../cli/commands.js';
 import { versionString } from './version.js';
+import { kubernetesCommand, SERVING_OPTIONS } from './kubernetes-cli.js';
 
 /**
  * The `portcullis` command line. Each command loads its modules when it runs (dynamic `import`), so
@@ -87,23 +88,13 @@ async function main(): Promise<void> {
         )
         .demandCommand(1, 'name a config subcommand: migrate'),
     )
+    .command(kubernetesCommand)
     .command(loginCommand)
     .command(tcpCommand)
     .command(
       '$0',
       'run Portcullis all-in-one: the ADS server and a supervised Envoy',
-      (y) =>
-        y
-          .option('ads', {
-            choices: ['delta', 'sotw'] as const,
-            default: 'delta' as const,
-            describe: 'xDS transport for Envoy',
-          })
-          .option('without-envoy', {
-            type: 'boolean',
-            default: false,
-            describe: 'serve ADS only (sidecar Envoy)',
-          }),
+      (y) => y.options(SERVING_OPTIONS),
       async (args) => {
         await run(requireConfig(args.config), args.ads, args['without-envoy']);
       },
@@ -131,6 +122,7 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
   const { createLogger, terminalDestination } = await import('../shared/logger.js');
   const { startServices } = await import('./start.js');
   const { announceReady } = await import('./announce.js');
+  const { handleSignals } = await import('./signals.js');
   // A person at a terminal reads lines; a service manager or collector gets JSON.
   const logger = createLogger('info', process.stdout.isTTY ? await terminalDestination() : undefined);
   const running = await startServices({
@@ -141,22 +133,11 @@ async function run(configPath: string, ads: 'delta' | 'sotw', withoutEnvoy: bool
     withoutEnvoy,
   });
   const log = running.log;
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, running.parts.proxy ? 'shutting down: draining Envoy' : 'shutting down');
-    running.stop({ graceMs: 5000 }).then(
-      () => process.exit(0),
-      (err: unknown) => {
-        log.error({ error: errorMessage(err) }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => shutdown('SIGTERM'));
-  process.on('SIGINT', () => shutdown('SIGINT'));
-  process.on('SIGHUP', () => void running.reloader.reloadInBackground());
+  handleSignals(log, {
+    stopping: running.parts.proxy ? 'shutting down: draining Envoy' : 'shutting down',
+    stop: (graceMs) => running.stop({ graceMs }),
+    reload: () => void running.reloader.reloadInBackground(),
+  });
   await announceReady(running, log);
 }
 

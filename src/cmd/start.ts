@@ -6,7 +6,7 @@ import { Reloader } from '../runtime/reloader.js';
 import type { PublishedBuild } from '../runtime/subscribers.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { systemCaFile } from '../pki/system-ca.js';
-import type { PinnedAtStart } from '../translate/from-file.js';
+import type { PinnedAtStart, PushedDocument } from '../translate/from-file.js';
 import { grpcServerOptions } from '../grpc/grpc-limits.js';
 import { internalClient } from '../grpc/internal-client.js';
 import { registerHealth } from '../grpc/grpc-health.js';
@@ -37,7 +37,13 @@ import { shutdownGrpc } from './grpc-server.js';
 
 /** Options of the composition root; tests pass their own ports and logger. */
 export interface StartOptions {
+  /** The config file; with `document`, the name of the config source (logs and errors). */
   readonly configPath: string;
+  /**
+   * The first document of a config source that pushes them (`portcullis kubernetes`), built
+   * instead of a file; later ones go through `reloader.pushDocument`.
+   */
+  readonly document?: PushedDocument;
   readonly env: Readonly<Record<string, string | undefined>>;
   readonly logger: Logger & { level?: string };
   /** Delta (default) or state-of-the-world ADS for the supervised Envoy. */
@@ -108,6 +114,7 @@ export async function startServices(options: StartOptions): Promise<Running> {
   const reloader = new Reloader({
     configPath: options.configPath,
     env: options.env,
+    ...(options.document === undefined ? {} : { document: options.document }),
     // The reload loop generates the secrets a config does not set, once for the process's life.
     translate: () => ({ systemCaFile: caFile, ...(pinned === undefined ? {} : { pinned }) }),
     logger,

@@ -1,7 +1,12 @@
 import { errorMessage, type Problem } from '../shared/errors.js';
 import type { IR } from '../ir/types.js';
 import type { KeyRing } from '../keys/key-ring.js';
-import { translateFile, type TranslateExternals, type TranslateMemo } from '../translate/from-file.js';
+import {
+  translateFile,
+  type PushedDocument,
+  type TranslateExternals,
+  type TranslateMemo,
+} from '../translate/from-file.js';
 import { compileWithMemo, type CompileMemo } from '../xds/compile/compile.js';
 import type { CompiledResources } from '../proto/compiled.js';
 import { buildSnapshot, type EncodeCache } from '../xds/snapshot/build-snapshot.js';
@@ -16,6 +21,8 @@ export interface BuildInput {
   readonly translate: TranslateExternals | (() => TranslateExternals);
   /** Bytes the caller already read (absolute path -> bytes): parsed instead of read again. */
   readonly read?: ReadonlyMap<string, Buffer>;
+  /** A config source's document, built instead of the file (`configPath` then names the source). */
+  readonly pushed?: PushedDocument;
   /**
    * Test seam at the compile stage: rewrites the compiled resources before the consistency check
    * (tests make a resource Envoy rejects that validation lets through). Never set in production.

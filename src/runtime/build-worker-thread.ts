@@ -1,5 +1,5 @@
 import { errorMessage } from '../shared/errors.js';
-import type { PinnedAtStart } from '../translate/from-file.js';
+import type { PinnedAtStart, PushedDocument } from '../translate/from-file.js';
 import { build, type BuildInput, type FailedBuild, type GoodBuild } from './build-pipeline.js';
 import { diffBuild, type ChunkLimits, type DeltaChunk, type SentBase } from './build-delta.js';
 import { newlyPublic } from './exposure.js';
@@ -34,6 +34,8 @@ export type ToWorker =
       readonly id: number;
       /** Bytes the watcher already read (see BuildInput.read). */
       readonly read?: ReadonlyMap<string, Uint8Array>;
+      /** A config source's document (see BuildInput.pushed), structured-cloned: built instead of the file. */
+      readonly pushed?: PushedDocument;
       readonly externals: WorkerExternals;
     }
   | { readonly kind: 'next'; readonly id: number };
@@ -91,6 +93,7 @@ export function serveBuilds(
           env: setup.env,
           translate: { ...message.externals, generatedSecrets },
           ...(read === undefined ? {} : { read }),
+          ...(message.pushed === undefined ? {} : { pushed: message.pushed }),
           ...(afterCompile === undefined ? {} : { afterCompile }),
         },
         lastGood,
@@ -102,7 +105,7 @@ export function serveBuilds(
         stage: 'parse' as const,
         problems: [{ path: '', message: `the config could not be processed: ${errorMessage(err)}` }],
         warnings: [],
-        filesRead: lastGood?.filesRead ?? [setup.configPath],
+        filesRead: lastGood?.filesRead ?? (message.pushed === undefined ? [setup.configPath] : []),
       };
     }
     if (!result.ok) {

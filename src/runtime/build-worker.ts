@@ -7,6 +7,7 @@ import { applyChunk, assemble, startStaging, type ReceivedBuild, type Staging } 
 import type { NewlyPublic } from './exposure.js';
 import type { FromWorker, ToWorker, WorkerExternals, WorkerSetup } from './build-worker-thread.js';
 import type { ReloadResult } from './subscribers.js';
+import type { PushedDocument } from '../translate/from-file.js';
 
 /** What the worker made of one build request, as the main thread has it. */
 export interface WorkerBuild {
@@ -69,9 +70,13 @@ export class BuildWorker {
 
   constructor(private readonly options: BuildWorkerOptions) {}
 
-  /** Builds the config in the worker; rejects when the worker failed (see the class comment). */
+  /**
+   * Builds the config (the file, or `pushed`: a config source's document) in the worker; rejects
+   * when the worker failed (see the class comment).
+   */
   build(request: {
     readonly read?: ReadonlyMap<string, Buffer>;
+    readonly pushed?: PushedDocument;
     readonly externals: WorkerExternals;
   }): Promise<WorkerBuild> {
     if (this.closed) return Promise.reject(new Error('the build worker is closed'));
@@ -87,6 +92,7 @@ export class BuildWorker {
         id,
         externals: request.externals,
         ...(request.read === undefined ? {} : { read: request.read }),
+        ...(request.pushed === undefined ? {} : { pushed: request.pushed }),
       };
       worker.postMessage(message);
     });

@@ -1,3 +1,4 @@
+import { formatProblem, type Problem } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { FailedBuild } from './build-pipeline.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
@@ -81,4 +82,23 @@ export function rejectedBuild(
     warnings: result.warnings,
     filesRead: result.filesRead,
   };
+}
+
+/** The reload log line of a refused build (every problem with its path) and the version kept. */
+export function logRejected(
+  logger: Logger,
+  source: string,
+  result: FailedBuild,
+  keeping: string | undefined,
+): void {
+  logger.error(
+    { config: source, stage: result.stage, problems: result.problems.map(formatProblem), keeping },
+    'config reload rejected; the last good config keeps serving',
+  );
+}
+
+/** One warn line per warning of a build, with its key path and line. */
+export function logWarnings(logger: Logger, warnings: readonly Problem[]): void {
+  for (const warning of warnings)
+    logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
 }

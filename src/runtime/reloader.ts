@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
-import { formatProblem, ValidationError, type Problem } from '../shared/errors.js';
-import type { Logger } from '../shared/logger.js';
-import type { TranslateExternals } from '../translate/from-file.js';
+import { ValidationError, type Problem } from '../shared/errors.js';
+import type { PushedDocument, TranslateExternals } from '../translate/from-file.js';
 import {
   build,
   buildYielding,
@@ -10,15 +9,23 @@ import {
   type FailedBuild,
   type GoodBuild,
 } from './build-pipeline.js';
-import { BuildWorker, type BuildWorkerOptions, type WorkerBuild } from './build-worker.js';
+import { BuildWorker, type WorkerBuild } from './build-worker.js';
 import { newlyPublic, type NewlyPublic } from './exposure.js';
-import type { CompiledResources } from '../proto/compiled.js';
-import type { Snapshot } from '../xds/snapshot/types.js';
 import { FileWatcher } from './file-watcher.js';
+import type { ReloaderOptions } from './reloader-options.js';
+
+export type { ReloaderOptions } from './reloader-options.js';
 import { buildSafely, buildSafelyYielding, crashedBuild, publishInOrder } from './safe-build.js';
 import type { BuildSubscriber, PublishedBuild, ReloadResult } from './subscribers.js';
 import type { EnvoyVerdict } from '../xds/publish/envoy-verdict.js';
-import { logNewlyPublic, logVerdict, rejectedBuild, type DeltaStats } from './reload-log.js';
+import {
+  logNewlyPublic,
+  logRejected,
+  logVerdict,
+  logWarnings,
+  rejectedBuild,
+  type DeltaStats,
+} from './reload-log.js';
 
 /** Counters and state of the reload loop, for logs, tests and (later) metrics. */
 export interface ReloadStats {
@@ -49,6 +56,11 @@ export interface ReloadStats {
  * chunks, and is published whole. `loadInitial` and `reload` build in this thread, synchronously
  * (tools and tests), as do all builds without `worker` (and with `afterCompile`, a function that
  * cannot cross to a worker).
+ *
+ * The config comes from the file at `configPath`, or, with `document`, from a config source that
+ * pushes documents (the Kubernetes settings resource): `pushDocument` builds each new one through
+ * the same loop (same worker, same make-before-break, same log, the last good build kept when it
+ * fails), and `configPath` only names the source in logs and errors.
  */
 export class Reloader {
   private readonly watcher: FileWatcher;
@@ -75,40 +87,12 @@ export class Reloader {
    * pair for the loop's life, so keys stay across reloads.
    */
   private readonly generatedSecrets = { sharedSecret: randomBytes(32), cookieSecret: randomBytes(32) };
+  /** The document the last pass built from, where a config source pushes them (see `pushDocument`). */
+  private pushed: PushedDocument | undefined;
 
-  constructor(
-    private readonly options: {
-      readonly configPath: string;
-      readonly env: Readonly<Record<string, string | undefined>>;
-      /** Translate's inputs from outside the file, or how to get them for each pass. */
-      readonly translate: TranslateExternals | (() => TranslateExternals);
-      /**
-       * Who receives each good build, in this order (authorization state before the xDS snapshot);
-       * more can join with `subscribe` once the first config says which services run.
-       */
-      readonly subscribers?: readonly BuildSubscriber[];
-      readonly logger: Logger;
-      /** How long an in-place write must stay unchanged before it is loaded (FileWatcher's default: 1 s). */
-      readonly settleMs?: number;
-      /**
-       * Called after each load, good or not, with how long it took from reading to publishing (and,
-       * with `envoyVerdict`, to Envoy's verdict), in seconds; a build Envoy NACKed is a failed one.
-       */
-      readonly onReload?: (result: ReloadResult, seconds: number) => void;
-      /** Envoy's verdict on a published build's snapshot (see EnvoyVerdicts); none: taken at once. */
-      readonly envoyVerdict?: (snapshot: Snapshot) => Promise<EnvoyVerdict>;
-      /** Test seam: rewrites the compiled resources of every build (to make one Envoy rejects). */
-      readonly afterCompile?: (compiled: CompiledResources) => CompiledResources;
-      /**
-       * Build in a worker thread (see the class comment), with these test seams if any; ignored
-       * with `afterCompile`.
-       */
-      readonly worker?:
-        | true
-        | Pick<BuildWorkerOptions, 'entry' | 'resourceLimits' | 'chunkLimits' | 'afterCompileModule'>;
-    },
-  ) {
+  constructor(private readonly options: ReloaderOptions) {
     this.subscribers = [...(options.subscribers ?? [])];
+    this.pushed = options.document;
     this.worker =
       options.worker === undefined || options.afterCompile !== undefined
         ? undefined
@@ -149,7 +133,7 @@ export class Reloader {
 
   /** Publishes the first build and starts watching its files; throws when it failed. */
   private takeInitial(built: ReloadResult, started: number): PublishedBuild {
-    this.logWarnings(built.warnings);
+    logWarnings(this.options.logger, built.warnings);
     const result = built.ok ? this.publish(built) : built;
     if (!result.ok) throw new ValidationError(result.problems, this.options.configPath);
     this.accept(result);
@@ -182,8 +166,25 @@ export class Reloader {
    * resolves as a failed one, stage `envoy`); later reloads do not wait for it.
    */
   reloadInBackground(read?: ReadonlyMap<string, Buffer>): Promise<ReloadResult | undefined> {
+    return this.enqueue(read, undefined);
+  }
+
+  /**
+   * `reloadInBackground` for a config source that pushes documents: builds `pushed` (after the
+   * reloads queued before it) and settles with the outcome, whose problems the source maps back
+   * to its own objects. Later reloads (SIGHUP) rebuild the last document pushed.
+   */
+  pushDocument(pushed: PushedDocument): Promise<ReloadResult | undefined> {
+    return this.enqueue(undefined, pushed);
+  }
+
+  private enqueue(
+    read: ReadonlyMap<string, Buffer> | undefined,
+    pushed: PushedDocument | undefined,
+  ): Promise<ReloadResult | undefined> {
     const next = this.queue.then(async () => {
       if (this.closed) return undefined;
+      if (pushed !== undefined) this.pushed = pushed;
       const started = performance.now();
       if (this.worker !== undefined) {
         const done = await this.inWorker(read);
@@ -208,7 +209,7 @@ export class Reloader {
     started: number,
     worker?: Pick<WorkerBuild, 'opened' | 'chunks' | 'longestApplyMs' | 'receiveMs'>,
   ): { readonly result: ReloadResult; readonly outcome: Promise<ReloadResult> } {
-    this.logWarnings(built.warnings);
+    logWarnings(this.options.logger, built.warnings);
     const installStarted = performance.now();
     const before = this.lastGood;
     const result = built.ok ? this.publish(built) : built;
@@ -282,15 +283,7 @@ export class Reloader {
   }
 
   private logFailure(result: FailedBuild): void {
-    this.options.logger.error(
-      {
-        config: this.options.configPath,
-        stage: result.stage,
-        problems: result.problems.map(formatProblem),
-        keeping: this.stats.activeVersion,
-      },
-      'config reload rejected; the last good config keeps serving',
-    );
+    logRejected(this.options.logger, this.options.configPath, result, this.stats.activeVersion);
   }
 
   /**
@@ -331,6 +324,7 @@ export class Reloader {
           ...(externals.pinned === undefined ? {} : { pinned: externals.pinned }),
         },
         ...(read === undefined ? {} : { read }),
+        ...(this.pushed === undefined ? {} : { pushed: this.pushed }),
       });
     } catch (err) {
       return {
@@ -351,8 +345,7 @@ export class Reloader {
 
   /** Translate's inputs from outside the file for this pass (the caller's). */
   private externals(): TranslateExternals {
-    const { translate } = this.options;
-    return typeof translate === 'function' ? translate() : translate;
+    return typeof this.options.translate === 'function' ? this.options.translate() : this.options.translate;
   }
 
   /** The pipeline's input: the config, the environment, translate's options, and bytes already read. */
@@ -366,13 +359,14 @@ export class Reloader {
         ...(typeof translate === 'function' ? translate() : translate),
       }),
       ...(read === undefined ? {} : { read }),
+      ...(this.pushed === undefined ? {} : { pushed: this.pushed }),
       ...(afterCompile === undefined ? {} : { afterCompile }),
     };
   }
 
-  /** The files a failed pass names (the last good build's, else the config file). */
+  /** The files a failed pass names (the last good build's, else the config file; none when pushed). */
   private filesKnown(): readonly string[] {
-    return this.lastGood?.filesRead ?? [this.options.configPath];
+    return this.lastGood?.filesRead ?? (this.pushed === undefined ? [this.options.configPath] : []);
   }
 
   /** Hands `result` to every subscriber in order (see `publishInOrder`). */
@@ -382,17 +376,13 @@ export class Reloader {
 
   private accept(result: PublishedBuild): void {
     this.lastGood = result;
+    const { reloads, failures } = this.stats;
     this.stats = {
-      reloads: this.stats.reloads + 1,
-      failures: this.stats.failures,
+      reloads: reloads + 1,
+      failures,
       lastSuccess: true,
       activeVersion: result.snapshot.version,
       lastProblems: [],
     };
-  }
-
-  private logWarnings(warnings: readonly Problem[]): void {
-    for (const warning of warnings)
-      this.options.logger.warn({ key: warning.path, line: warning.line }, formatProblem(warning));
   }
 }

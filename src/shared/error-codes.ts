@@ -8,6 +8,12 @@ export const ERROR_CODES = {
   CONFIG_INVALID:
     'The config (file, environment or a reload) has problems; each is listed with its key path.',
   CONFIG_MISSING: 'No config was given: pass `--config <file>`.',
+  KUBE_CONFIG_INVALID:
+    '`portcullis kubernetes` found no usable cluster connection: no in-cluster service account, no `--kubeconfig`, `KUBECONFIG` or `~/.kube/config`.',
+  KUBE_API_UNREACHABLE:
+    '`portcullis kubernetes` could not reach the Kubernetes API server at start, or was refused by it.',
+  KUBE_CRD_MISSING:
+    'The `portcullises.portcullis.dev` CustomResourceDefinition is not installed: `kubectl apply -f deploy/kubernetes/crd.yaml`.',
   NOT_ALL_IN_ONE:
     '`services` lists only some services, but this entry point runs all of them: start it with `portcullis run`.',
   SHARED_SECRET_REQUIRED:

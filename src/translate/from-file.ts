@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { errorMessage, type Problem } from '../shared/errors.js';
-import { loadConfigFile } from '../config/load-file.js';
+import { loadConfigFile, type LoadResult } from '../config/load-file.js';
+import { loadConfigDocument, type DocumentInput } from '../config/load-document.js';
 import type { RouteCache } from '../config/parse-config.js';
 import type { Config } from '../config/types.js';
 import { identityProviders } from '../config/identity-provider.js';
@@ -37,12 +38,31 @@ export interface PinnedAtStart {
   readonly internalTls: DerivedTls | undefined;
 }
 
+/**
+ * A config document pushed by a config source other than a file (the Kubernetes settings
+ * resource): the same object a config file parses to (snake_case keys, typed values), and the
+ * environment it is read with. Plain data, so it crosses to the build worker as it is.
+ */
+export type PushedDocument = DocumentInput;
+
 /** The config file to read: its path, the environment, and bytes the caller already read. */
 export interface FileInput {
   readonly configPath: string;
   readonly env: Readonly<Record<string, string | undefined>>;
   /** Bytes the caller already read (absolute path -> bytes): parsed instead of read again. */
   readonly read?: ReadonlyMap<string, Buffer>;
+  /**
+   * A document a config source pushed, read instead of the file (and with its own environment):
+   * `configPath` then only names the source in messages.
+   */
+  readonly pushed?: PushedDocument;
+}
+
+/** The config of `input`: the pushed document when there is one, else the file. */
+function loadInput(input: FileInput, previousRoutes?: RouteCache): LoadResult {
+  return input.pushed === undefined
+    ? loadConfigFile(input.configPath, input.env, input.read, previousRoutes)
+    : loadConfigDocument(input.pushed, previousRoutes);
 }
 
 /**
@@ -93,10 +113,8 @@ export function* translateFile(
   externals: TranslateExternals,
   previous?: TranslateMemo,
 ): Generator<undefined, FileOutcome, void> {
-  const { config, problems, warnings, filesRead, routeCache, routesValidated } = loadConfigFile(
-    input.configPath,
-    input.env,
-    input.read,
+  const { config, problems, warnings, filesRead, routeCache, routesValidated } = loadInput(
+    input,
     previous?.routeCache,
   );
   if (config === undefined) return { ok: false, stage: 'parse', problems, warnings, filesRead };
@@ -149,7 +167,7 @@ export function keysOfFile(
 ):
   | { readonly keys: KeyRing; readonly problems: readonly [] }
   | { readonly keys: undefined; readonly problems: readonly Problem[] } {
-  const { config, problems } = loadConfigFile(input.configPath, input.env, input.read);
+  const { config, problems } = loadInput(input);
   if (config === undefined) return { keys: undefined, problems };
   try {
     return { keys: buildKeyRing(keySecrets(config, undefined)), problems: [] };

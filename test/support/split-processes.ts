@@ -34,16 +34,23 @@ export interface ServiceProcess {
 }
 
 /**
- * Spawns `node --import tsx src/cmd/main.ts --config <configPath>` and resolves once its output
+ * Spawns `node --import tsx src/cmd/main.ts --config <configPath>` (or `main.ts <args>` with
+ * `args`, `configPath` then only naming it) and resolves once its output
  * contains `ready` (default: the `ready: ` line every mode logs) within `timeoutMs` (default 30 s);
  * a process that exits first, or never gets there, is stopped and the error carries its output.
  */
 export async function spawnService(
   name: string,
   configPath: string,
-  options: { ready?: string; timeoutMs?: number; env?: Readonly<Record<string, string>> } = {},
+  options: {
+    ready?: string;
+    timeoutMs?: number;
+    env?: Readonly<Record<string, string>>;
+    args?: readonly string[];
+  } = {},
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cmd/main.ts', '--config', configPath], {
+  const args = options.args ?? ['--config', configPath];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cmd/main.ts', ...args], {
     cwd: REPO,
     env: { ...process.env, ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,0 +1,137 @@
+import { CoordinationV1Api } from '@kubernetes/client-node';
+import { errorMessage, ValidationError } from '../shared/errors.js';
+import type { Logger } from '../shared/logger.js';
+import type { AdsApiType } from '../envoy/bootstrap.js';
+import { SETTINGS_CRD_NAME, SETTINGS_OBJECT_TEXT } from '../kubernetes/cluster-state.js';
+import {
+  checkSettingsApi,
+  loadKubeConfig,
+  ownNamespace,
+  replicaIdentity,
+} from '../kubernetes/watch/connect.js';
+import { LeaseElector } from '../kubernetes/watch/lease-elector.js';
+import {
+  SettingsSource,
+  type BuildOutcome,
+  type SourceDocument,
+} from '../kubernetes/watch/settings-source.js';
+import { startServices, type Running } from './start.js';
+import { announceReady } from './announce.js';
+
+/** Options of `portcullis kubernetes`. */
+export interface KubernetesOptions {
+  readonly kubeconfig?: string;
+  readonly namespace?: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  readonly logger: Logger & { level?: string };
+  readonly adsApiType?: AdsApiType;
+  readonly withoutEnvoy?: boolean;
+  /** The Lease that picks the replica writing status (in `namespace`). */
+  readonly leaseName?: string;
+  readonly leaseSeconds?: number;
+  /** A failure after start that leaves nothing to serve (the services could not start). */
+  readonly onFatal: (err: unknown) => void;
+}
+
+/** A running `portcullis kubernetes`: the source, the Lease, and the services once started. */
+export interface KubernetesRunning {
+  readonly source: SettingsSource;
+  readonly elector: LeaseElector;
+  /** The services, once a first valid settings object started them. */
+  running(): Running | undefined;
+  stop(options?: { graceMs?: number }): Promise<void>;
+}
+
+/** How the settings resource is named as the reload loop's config source (logs, errors). */
+export const KUBERNETES_SOURCE = `kubernetes: ${SETTINGS_OBJECT_TEXT}`;
+
+/**
+ * `portcullis kubernetes`: checks the API server and the CRD (a clear error and a non-zero exit
+ * when either is missing), joins the status Lease, and runs the settings resource as the config
+ * source. The first valid settings start the same services `portcullis --config` starts (the
+ * supervised Envoy, or a sidecar's ADS); every later change is a reload of the running loop.
+ * Invalid settings at start are reported in status and waited out, not fatal: nothing serves
+ * until a valid object arrives. Routes from Ingress and HTTPRoute are not read yet: the route list
+ * is empty.
+ */
+export async function runKubernetes(options: KubernetesOptions): Promise<KubernetesRunning> {
+  const { env, logger } = options;
+  const kubeConfig = loadKubeConfig(options.kubeconfig, env);
+  await checkSettingsApi(kubeConfig);
+  const namespace = ownNamespace(options.namespace);
+  const identity = replicaIdentity(env);
+  const leaseName = options.leaseName ?? 'portcullis-status';
+  let running: Running | undefined;
+  let stopped = false;
+  const apply = async (pushed: SourceDocument): Promise<BuildOutcome> => {
+    if (running !== undefined) {
+      const result = await running.reloader.pushDocument(pushed);
+      if (result === undefined)
+        return { ok: false, problems: [{ path: '', message: 'Portcullis is stopping' }] };
+      return result.ok ? { ok: true, problems: [] } : { ok: false, problems: result.problems };
+    }
+    try {
+      running = await startServices({
+        configPath: KUBERNETES_SOURCE,
+        document: pushed,
+        env,
+        logger,
+        ...(options.adsApiType === undefined ? {} : { adsApiType: options.adsApiType }),
+        ...(options.withoutEnvoy === undefined ? {} : { withoutEnvoy: options.withoutEnvoy }),
+      });
+    } catch (err) {
+      if (err instanceof ValidationError) return { ok: false, problems: err.problems };
+      if (!stopped) options.onFatal(err);
+      return {
+        ok: false,
+        problems: [{ path: '', message: `Portcullis could not start: ${errorMessage(err)}` }],
+      };
+    }
+    if (stopped) await running.stop();
+    else void announceReady(running, running.log);
+    return { ok: true, problems: [] };
+  };
+  // The source and the elector refer to each other through two callbacks, called once both exist.
+  const source = new SettingsSource({
+    kubeConfig,
+    namespace,
+    env,
+    identity,
+    logger,
+    apply,
+    isLeader: () => elector.isLeader(),
+  });
+  const elector = new LeaseElector({
+    api: kubeConfig.makeApiClient(CoordinationV1Api),
+    namespace,
+    name: leaseName,
+    identity,
+    leaseSeconds: options.leaseSeconds ?? 15,
+    logger,
+    onChange: (leading) => source.leadershipChanged(leading),
+  });
+  logger.info(
+    {
+      server: kubeConfig.getCurrentCluster()?.server,
+      crd: SETTINGS_CRD_NAME,
+      namespace,
+      lease: `${namespace}/${leaseName}`,
+      identity,
+    },
+    `watching ${SETTINGS_OBJECT_TEXT} (${SETTINGS_CRD_NAME}) and the Secrets it names; routes from Ingress: coming`,
+  );
+  const stop = async (stopOptions: { graceMs?: number } = {}): Promise<void> => {
+    stopped = true;
+    await source.stop();
+    await elector.stop();
+    await running?.stop(stopOptions);
+  };
+  try {
+    await elector.start();
+    await source.start();
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { source, elector, running: () => running, stop };
+}

@@ -1,0 +1,108 @@
+/**
+ * What the watcher has seen of the cluster, and the config it asks for: the inputs of one build
+ * as plain data, so turning them into a document is a pure function the watcher calls on every
+ * change. Routes' objects (Ingress, HTTPRoute, Services, EndpointSlices) join `ClusterState` as
+ * more fields, read by more pure functions here; the watcher only fills the state.
+ */
+import type { Problem } from '../shared/errors.js';
+import { SETTINGS_KIND, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_GROUP } from './crd-schema.js';
+import { settingsDocument, type SettingsDocument } from './settings-document.js';
+import { secretText, type SecretData, type SecretName } from './secret-refs.js';
+
+/** The part of an object's metadata the watcher reads. */
+export interface ObjectMeta {
+  readonly name?: string;
+  readonly namespace?: string;
+  readonly uid?: string;
+  readonly generation?: number;
+  readonly resourceVersion?: string;
+}
+
+/** The Portcullis settings object as the API server returns it (spec not trusted). */
+export interface SettingsObject {
+  readonly apiVersion?: string;
+  readonly kind?: string;
+  readonly metadata?: ObjectMeta;
+  readonly spec?: unknown;
+  readonly status?: unknown;
+}
+
+/** A Secret as the API server returns it: `data` values are base64. */
+export interface SecretObject {
+  readonly metadata?: ObjectMeta;
+  readonly data?: Readonly<Record<string, string>>;
+}
+
+/** The cluster as the watcher last saw it. */
+export interface ClusterState {
+  /** The object `global`; undefined while it does not exist. */
+  readonly settings: SettingsObject | undefined;
+  /** Each Secret the settings name, by `ns/name` (secretText): undefined when it does not exist. */
+  readonly secrets: ReadonlyMap<string, SecretObject | undefined>;
+  /** Where references without a namespace look. */
+  readonly namespace: string;
+}
+
+/** The config the cluster asks for: a document to build, or why there is none. */
+export interface DesiredConfig {
+  /** The settings object's generation this was read from (undefined: no object). */
+  readonly generation: number | undefined;
+  /** The document to build (no routes yet), or undefined when the object is missing. */
+  readonly document: Record<string, unknown> | undefined;
+  /** Problems with the objects themselves (at `spec.<field>`): the document must not be built. */
+  readonly problems: readonly Problem[];
+  /** Every Secret the settings name (what the watcher follows). */
+  readonly secrets: readonly SecretName[];
+  /** validate's problems with the document, named by field (SettingsDocument.fieldProblems). */
+  readonly fieldProblems: (problems: readonly Problem[]) => Problem[];
+}
+
+/** The settings object's full name in messages: `Portcullis global` (portcullises.portcullis.dev). */
+export const SETTINGS_OBJECT_TEXT = `${SETTINGS_KIND} ${SETTINGS_OBJECT_NAME}`;
+
+/** The CRD that must be installed, by name. */
+export const SETTINGS_CRD_NAME = `${SETTINGS_PLURAL}.${SETTINGS_GROUP}`;
+
+/** A Secret's `data` decoded (base64 -> bytes); the values stay bytes and are never logged. */
+export function secretData(secret: SecretObject): SecretData {
+  const data: Record<string, Uint8Array> = {};
+  for (const [key, value] of Object.entries(secret.data ?? {})) data[key] = Buffer.from(value, 'base64');
+  return data;
+}
+
+/**
+ * The config `state` asks for (see DesiredConfig). A missing settings object is a problem, not
+ * an empty config: with nothing to serve the last good config keeps serving.
+ */
+export function desiredConfig(state: ClusterState): DesiredConfig {
+  const settings = state.settings;
+  if (settings === undefined) {
+    return {
+      generation: undefined,
+      document: undefined,
+      problems: [
+        {
+          path: '',
+          message: `the ${SETTINGS_OBJECT_TEXT} object does not exist; create it (kind ${SETTINGS_KIND}, apiVersion ${SETTINGS_GROUP}/v1alpha1, name ${SETTINGS_OBJECT_NAME})`,
+        },
+      ],
+      secrets: [],
+      fieldProblems: (problems) => [...problems],
+    };
+  }
+  const read: SettingsDocument = settingsDocument({
+    spec: settings.spec,
+    namespace: state.namespace,
+    readSecret: (name) => {
+      const secret = state.secrets.get(secretText(name));
+      return secret === undefined ? undefined : secretData(secret);
+    },
+  });
+  return {
+    generation: settings.metadata?.generation,
+    document: read.document,
+    problems: read.problems,
+    secrets: read.secrets,
+    fieldProblems: read.fieldProblems,
+  };
+}

@@ -1,0 +1,194 @@
+import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import type { Problem } from '../../shared/errors.js';
+import { formatProblem } from '../../shared/errors.js';
+import type { Logger } from '../../shared/logger.js';
+import { canonicalJson } from '../../shared/canonical-json.js';
+import { parseConfig } from '../../config/parse-config.js';
+import { SETTINGS_GROUP, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_VERSION } from '../crd-schema.js';
+import {
+  desiredConfig,
+  SETTINGS_OBJECT_TEXT,
+  type ClusterState,
+  type DesiredConfig,
+  type SettingsObject,
+} from '../cluster-state.js';
+import { refuseFileRead } from '../settings-document.js';
+import type { SettingsVerdict } from '../settings-status.js';
+import { Debouncer, type DebounceTimes } from '../debounce.js';
+import { FollowedList } from './followed-list.js';
+import { SecretWatch } from './secret-watch.js';
+import { StatusWriter } from './status-writer.js';
+
+/** A document and the environment it is read with, as the reload loop takes it. */
+export interface SourceDocument {
+  readonly document: Record<string, unknown>;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+/** What a build of one document gave: in force, or refused with validate's problems (key paths). */
+export interface BuildOutcome {
+  readonly ok: boolean;
+  readonly problems: readonly Problem[];
+}
+
+/** What SettingsSource needs. */
+export interface SettingsSourceOptions {
+  readonly kubeConfig: KubeConfig;
+  /** Where Secret references without a namespace look. */
+  readonly namespace: string;
+  readonly env: Readonly<Record<string, string | undefined>>;
+  /** This replica (status field manager, Event reporter). */
+  readonly identity: string;
+  readonly logger: Logger;
+  /** Builds a document through the reload loop and says how it went. */
+  readonly apply: (document: SourceDocument) => Promise<BuildOutcome>;
+  /** Whether this replica writes status (the Lease holder). */
+  readonly isLeader: () => boolean;
+  readonly debounce?: DebounceTimes;
+  readonly resyncMs?: number;
+}
+
+/** The settings object's collection, narrowed to the one object read. */
+const SETTINGS_PATH = `/apis/${SETTINGS_GROUP}/${SETTINGS_VERSION}/${SETTINGS_PLURAL}`;
+const SETTINGS_SELECTOR = `metadata.name=${SETTINGS_OBJECT_NAME}`;
+
+/**
+ * The settings resource as a config source: lists and watches the Portcullis object `global` and
+ * the Secrets it names (SecretWatch: those only), and on every change (debounced: a burst is one
+ * build) turns the cluster state into a document (cluster-state.ts, pure) and hands it to the
+ * reload loop (`apply`). An object with problems of its own (a missing Secret) is not built: the
+ * last good config keeps serving, and its problems plus validate's (run here on the document, for
+ * the whole list) are the verdict. Each verdict goes to the object's status and, when refused, an
+ * Event, written by the Lease holder only (`isLeader`); a new holder writes the last verdict at
+ * once (`leadershipChanged`).
+ */
+export class SettingsSource {
+  private readonly settings: FollowedList<KubernetesObject>;
+  private readonly secrets: SecretWatch;
+  private readonly status: StatusWriter;
+  private readonly debouncer: Debouncer;
+  /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
+  private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
+  private verdict: SettingsVerdict | undefined;
+  /** Whether some config is in force (a refused change then keeps it). */
+  private serving = false;
+  /** The passes, one after another (the first runs from `start`, later ones from the debouncer). */
+  private passes: Promise<void> = Promise.resolve();
+
+  constructor(private readonly options: SettingsSourceOptions) {
+    const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
+    const core = options.kubeConfig.makeApiClient(CoreV1Api);
+    const onChange = (): void => this.debouncer.changed();
+    const resync = options.resyncMs === undefined ? {} : { resyncMs: options.resyncMs };
+    this.settings = new FollowedList<KubernetesObject>({
+      kubeConfig: options.kubeConfig,
+      path: SETTINGS_PATH,
+      list: () =>
+        custom.listClusterCustomObject({
+          group: SETTINGS_GROUP,
+          version: SETTINGS_VERSION,
+          plural: SETTINGS_PLURAL,
+          fieldSelector: SETTINGS_SELECTOR,
+        }),
+      fieldSelector: SETTINGS_SELECTOR,
+      what: SETTINGS_OBJECT_TEXT,
+      onChange,
+      logger: options.logger,
+      ...resync,
+    });
+    this.secrets = new SecretWatch({
+      kubeConfig: options.kubeConfig,
+      core,
+      logger: options.logger,
+      onChange,
+      ...resync,
+    });
+    this.status = new StatusWriter({ custom, core, identity: options.identity, logger: options.logger });
+    this.debouncer = new Debouncer(
+      () => this.evaluate(),
+      options.debounce ?? { quietMs: 200, maxWaitMs: 2000 },
+    );
+  }
+
+  /**
+   * Lists the object and its Secrets and makes the first build; then every change builds again.
+   * Returns the first outcome (a missing or refused object is not an error here: it waits).
+   */
+  async start(): Promise<void> {
+    await this.settings.start();
+    await this.evaluate();
+  }
+
+  /** The Lease changed hands: a new holder writes the last verdict now. */
+  leadershipChanged(leading: boolean): void {
+    if (leading) this.debouncer.changed();
+  }
+
+  /** The last verdict (tests, logs). */
+  current(): SettingsVerdict | undefined {
+    return this.verdict;
+  }
+
+  async stop(): Promise<void> {
+    this.debouncer.close();
+    await this.debouncer.idle();
+    await this.settings.stop();
+    await this.secrets.stop();
+  }
+
+  /** Queues one pass (see `pass`); passes never overlap. */
+  private evaluate(): Promise<void> {
+    const next = this.passes.then(() => this.pass());
+    this.passes = next.catch(() => undefined);
+    return next;
+  }
+
+  /** One pass: read the state, build when it asks for something new, report the verdict. */
+  private async pass(): Promise<void> {
+    if (!this.settings.synced()) return;
+    const object = this.settings.objects()[0] as SettingsObject | undefined;
+    // The Secrets to follow come from the object; once followed (listed), read it again.
+    await this.secrets.follow(desiredConfig(this.state(object)).secrets);
+    const { unknown } = this.secrets.current();
+    if (unknown.length > 0) {
+      this.options.logger.warn({ secrets: unknown }, 'waiting for Secrets that could not be read');
+      return;
+    }
+    const desired = desiredConfig(this.state(object));
+    const problems = desired.document === undefined ? desired.problems : await this.outcome(desired);
+    this.verdict = { generation: desired.generation, problems, serving: this.serving };
+    if (problems.length > 0) {
+      this.options.logger.error(
+        {
+          object: SETTINGS_OBJECT_TEXT,
+          generation: desired.generation,
+          problems: problems.map(formatProblem),
+        },
+        `the ${SETTINGS_OBJECT_TEXT} settings are refused; ${this.serving ? 'the last good config keeps serving' : 'nothing is served yet'}`,
+      );
+    }
+    if (object !== undefined && this.options.isLeader()) await this.status.write(object, this.verdict);
+  }
+
+  /** The problems of `desired`: its own (then not built) or its build's, named by field. */
+  private async outcome(desired: DesiredConfig): Promise<readonly Problem[]> {
+    const document = desired.document ?? {};
+    if (desired.problems.length > 0) {
+      // Not built (a value is missing), but validated here so status lists every problem at once.
+      const parsed = parseConfig({ document, env: this.options.env, readText: refuseFileRead });
+      return [...desired.problems, ...desired.fieldProblems(parsed.problems)];
+    }
+    const key = canonicalJson(document);
+    let outcome = this.built?.key === key ? this.built.outcome : undefined;
+    if (outcome === undefined) {
+      outcome = await this.options.apply({ document, env: this.options.env });
+      this.built = { key, outcome };
+    }
+    if (outcome.ok) this.serving = true;
+    return outcome.ok ? [] : desired.fieldProblems(outcome.problems);
+  }
+
+  private state(object: SettingsObject | undefined): ClusterState {
+    return { settings: object, secrets: this.secrets.current().secrets, namespace: this.options.namespace };
+  }
+}
