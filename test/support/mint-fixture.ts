@@ -13,6 +13,7 @@ import { silentLogger } from '../../src/shared/logger.js';
 import { translate } from '../../src/translate/translate.js';
 import { memorySessionStore } from './session-store.js';
 import { SIGN_IN } from './sign-in-config.js';
+import { TEST_INTERNAL } from './internal-endpoints.js';
 
 /**
  * Routes of the mint fixture by name, on app.test unless named otherwise. `any` and `team` pass
@@ -33,13 +34,7 @@ const ROUTES = {
 export type FixtureRoute = keyof typeof ROUTES | 'other';
 
 /** Where Envoy would reach Portcullis: translate needs it for the fast path to be on. */
-export const INTERNAL: IRInternal = {
-  authorize: { host: '127.0.0.1', port: 5443 },
-  authorizeTimeoutMs: 1000,
-  jwksJson: '{"keys":[]}',
-  decisionJwksJson: '{"keys":[]}',
-  http: { host: '127.0.0.1', port: 5080 },
-};
+export const INTERNAL: IRInternal = { ...TEST_INTERNAL, authorizeTimeoutMs: 1000 };
 
 /** The config's claim headers: sorted lower-case names x-a-team (c0), x-dept (c1), x-evil (c2). */
 export const CLAIM_HEADERS = { 'X-Dept': 'department', 'X-A-Team': 'team', 'X-Evil': 'evil' };

@@ -47,16 +47,19 @@ test('the user page shows identity, groups, every claim, the IdP and times, all 
   );
 });
 
+/** A provider the fixture's sessions were made by (IDP_ID), unnamed. */
+const PROVIDER = {
+  id: IDP_ID,
+  provider: 'oidc' as const,
+  providerUrl: new URL('https://partner-idp.example.com/realm'),
+  clientId: 'client',
+  clientSecret: 'secret',
+  scopes: undefined,
+  requestParams: {},
+};
+
 test("the user page names the session's provider and its issuer URL; the default when unnamed", async () => {
-  const config = {
-    id: IDP_ID,
-    provider: 'oidc' as const,
-    providerUrl: new URL('https://partner-idp.example.com/realm'),
-    clientId: 'client',
-    clientSecret: 'secret',
-    scopes: undefined,
-    requestParams: {},
-  };
+  const config = PROVIDER;
   const page = async (named: Record<string, unknown>): Promise<string> => {
     const f = fixture({ providers: new Map([[IDP_ID, { ...config, ...named }]]) });
     const session = await storeSession(f);
@@ -134,21 +137,7 @@ test('the JSON twin carries the same facts', async () => {
 
 test('the JSON twin names the provider and its issuer URL', async () => {
   const f = fixture({
-    providers: new Map([
-      [
-        IDP_ID,
-        {
-          id: IDP_ID,
-          name: 'partner',
-          provider: 'oidc' as const,
-          providerUrl: new URL('https://partner-idp.example.com/realm'),
-          clientId: 'client',
-          clientSecret: 'secret',
-          scopes: undefined,
-          requestParams: {},
-        },
-      ],
-    ]),
+    providers: new Map([[IDP_ID, { ...PROVIDER, name: 'partner' }]]),
   });
   const session = await storeSession(f);
   const response = await userJsonHandler(
