@@ -177,7 +177,7 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     replica = await spawnKubePortcullis({
       kubeconfigPath: cluster.kubeconfigPath,
       identity: 'replica-a',
-      args: ['--lease-seconds', '3'],
+      args: ['--lease-seconds', '3', '--publish-address', '203.0.113.7'],
       ready: 'ready: Envoy is serving routes',
     });
   });
@@ -195,6 +195,24 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     assert.ok(!denied.body.includes('"id":"web-a"'), denied.body);
     assert.equal((await get('h3.example.com')).status, 404, 'an Ingress of another class gives no route');
     assert.doesNotMatch(replica.output(), /Ingress default\/h3/);
+    assert.match(replica.output(), /the Gateway API CRDs are not installed/);
+  });
+
+  it("the Lease holder writes the address it serves on into our Ingresses' status only", async () => {
+    const loadBalancer = (o: KubeObject): unknown =>
+      (o['status'] as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer?.ingress;
+    for (const name of ['h1', 'h2'])
+      await cluster.admin.waitFor(
+        ingressRef(name),
+        (o) => JSON.stringify(loadBalancer(o)) === JSON.stringify([{ ip: '203.0.113.7' }]),
+        `Ingress ${name} status to carry the publish address`,
+        20_000,
+      );
+    assert.equal(
+      loadBalancer(await cluster.admin.get(ingressRef('h3'))),
+      undefined,
+      'another class: untouched',
+    );
   });
 
   it('an annotation change takes effect live', async () => {
@@ -209,7 +227,7 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
 
   it('a second endpoint (another EndpointSlice of the Service) is served; no route or cluster is renamed', async () => {
     const before = await routeShape(replica.adminUrl);
-    assert.ok(before.clusters.length > 0, JSON.stringify(before));
+    assert.ok(before.clusters.length > 0 && before.version !== '', JSON.stringify(before));
     // Same address, another port: a port is per slice, so the new endpoint comes in its own slice.
     second = await startEchoUpstream({ id: 'web-b', host: address });
     await cluster.admin.apply(endpointSlice('web-2', second.port, [address]));
@@ -223,6 +241,7 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     const after = await routeShape(replica.adminUrl);
     assert.deepEqual(after.routes, before.routes, 'no route renamed');
     assert.deepEqual(after.clusters, before.clusters, 'no cluster renamed');
+    assert.equal(after.version, before.version, 'the route configuration was not pushed again');
   });
 
   it('a bad policy annotation: an Event on that Ingress; the last good routes keep serving', async () => {
@@ -247,6 +266,7 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     assert.match(String(event['message']), /policy/);
     assert.ok(!JSON.stringify(event).includes('test-client-secret'));
     assert.ok(await reaches('h1.example.com'), 'the last good h1 route keeps serving');
+    assert.match(replica.output(), /routes refused; the last good config keeps serving/);
     assert.notEqual((await get('h2.example.com')).status, 200);
     await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
   });

@@ -1,4 +1,10 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import type { Problem } from '../../shared/errors.js';
 import { formatProblem } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -20,6 +26,7 @@ import { SecretWatch } from './secret-watch.js';
 import { StatusWriter } from './status-writer.js';
 import { RouteLists } from './route-lists.js';
 import { RouteEvents } from './route-events.js';
+import { IngressStatus } from './ingress-status.js';
 import { attributeProblems } from '../route-source.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 
@@ -52,6 +59,8 @@ export interface SettingsSourceOptions {
   readonly resyncMs?: number;
   /** Whether routes are read from Ingresses and HTTPRoutes (default true). */
   readonly routes?: boolean;
+  /** The address written to our Ingresses' status (undefined: status is not written). */
+  readonly publishAddress?: string;
 }
 
 /** The settings object's collection, narrowed to the one object read. */
@@ -74,6 +83,7 @@ export class SettingsSource {
   private readonly status: StatusWriter;
   private readonly routes: RouteLists | undefined;
   private readonly routeEvents: RouteEvents;
+  private readonly ingressStatus: IngressStatus | undefined;
   private readonly debouncer: Debouncer;
   /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
   private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
@@ -117,6 +127,15 @@ export class SettingsSource {
         ? undefined
         : new RouteLists({ kubeConfig: options.kubeConfig, logger: options.logger, onChange, ...resync });
     this.routeEvents = new RouteEvents({ core, identity: options.identity, logger: options.logger });
+    this.ingressStatus =
+      options.publishAddress === undefined
+        ? undefined
+        : new IngressStatus({
+            networking: options.kubeConfig.makeApiClient(NetworkingV1Api),
+            address: options.publishAddress,
+            identity: options.identity,
+            logger: options.logger,
+          });
     this.debouncer = new Debouncer(
       () => this.evaluate(),
       options.debounce ?? { quietMs: 200, maxWaitMs: 2000 },
@@ -232,7 +251,10 @@ export class SettingsSource {
     }
     if (skipped.length > 0)
       this.options.logger.warn({ problems: skipped.map(formatObjectProblem) }, 'route paths left out');
-    if (this.options.isLeader()) await this.routeEvents.report(all, this.routes.objects(), this.serving);
+    if (!this.options.isLeader()) return;
+    const objects = this.routes.objects();
+    await this.routeEvents.report(all, objects, this.serving);
+    if (this.serving) await this.ingressStatus?.write(objects.ingressClasses, objects.ingresses);
   }
 
   private state(object: SettingsObject | undefined): ClusterState {
