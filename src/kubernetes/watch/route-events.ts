@@ -8,6 +8,7 @@ import {
 } from '../object-problems.js';
 import type { RouteObjects } from '../cluster-state.js';
 import { describeKubeError } from './kube-errors.js';
+import { createWarningEvent } from './warning-event.js';
 
 /** What RouteEvents needs. */
 export interface RouteEventsOptions {
@@ -37,9 +38,6 @@ const LISTS: Readonly<Record<string, keyof RouteObjects>> = {
 
 /** Events about a cluster-scoped object live in `default` (the API server refuses other namespaces). */
 const CLUSTER_EVENT_NAMESPACE = 'default';
-
-/** Longest Event message the API server takes. */
-const EVENT_MESSAGE_LIMIT = 1024;
 
 /**
  * Reports problems in route objects as a Warning Event (reason `RouteRefused`) on each object, so
@@ -80,32 +78,19 @@ export class RouteEvents {
     serving: boolean,
   ): Promise<void> {
     const { object } = problem;
-    const namespace = object.namespace ?? CLUSTER_EVENT_NAMESPACE;
-    const when = new Date();
-    const message = `${formatObjectProblem(problem)}; ${serving ? 'the last good routes keep serving' : 'nothing is served yet'}`;
-    await this.options.core.createNamespacedEvent({
-      namespace,
-      body: {
-        metadata: { generateName: `${object.name}.`, namespace },
-        involvedObject: {
-          apiVersion: API_VERSIONS[object.kind] ?? 'v1',
-          kind: object.kind,
-          name: object.name,
-          ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
-          ...(found?.uid === undefined ? {} : { uid: found.uid }),
-          ...(found?.resourceVersion === undefined ? {} : { resourceVersion: found.resourceVersion }),
-        },
-        reason: 'RouteRefused',
-        type: 'Warning',
-        message:
-          message.length <= EVENT_MESSAGE_LIMIT ? message : `${message.slice(0, EVENT_MESSAGE_LIMIT - 1)}…`,
-        source: { component: 'portcullis' },
-        reportingComponent: 'portcullis.dev/portcullis',
-        reportingInstance: this.options.identity.slice(0, 128),
-        firstTimestamp: when,
-        lastTimestamp: when,
-        count: 1,
+    await createWarningEvent(this.options.core, {
+      namespace: object.namespace ?? CLUSTER_EVENT_NAMESPACE,
+      involvedObject: {
+        apiVersion: API_VERSIONS[object.kind] ?? 'v1',
+        kind: object.kind,
+        name: object.name,
+        ...(object.namespace === undefined ? {} : { namespace: object.namespace }),
+        ...(found?.uid === undefined ? {} : { uid: found.uid }),
+        ...(found?.resourceVersion === undefined ? {} : { resourceVersion: found.resourceVersion }),
       },
+      reason: 'RouteRefused',
+      message: `${formatObjectProblem(problem)}; ${serving ? 'the last good routes keep serving' : 'nothing is served yet'}`,
+      identity: this.options.identity,
     });
   }
 }
