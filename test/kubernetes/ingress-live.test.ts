@@ -5,30 +5,26 @@
 // names) and a deleted Ingress take effect live; a bad policy annotation is an Event on that
 // Ingress while the last good routes keep serving; an Ingress of another class is ignored.
 import assert from 'node:assert/strict';
-import { randomBytes } from 'node:crypto';
-import { networkInterfaces } from 'node:os';
 import { after, before, describe, it } from 'node:test';
-import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
 import type { KubeObject, KubeRef } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { applyCrds, readYamlObjects } from '../support/kube-crds.js';
+import {
+  applySettings,
+  endpointSlice,
+  IDP_CLIENT_SECRET,
+  LOCAL_ADDRESS,
+  NS,
+  SKIP_WITHOUT_ADDRESS,
+  waitForEvent,
+  webService,
+} from '../support/kube-route-objects.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
 import { sendToListener } from '../support/listener-request.js';
 import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
 import { waitFor } from '../support/wait.js';
 
-const NS = 'default';
 const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
 const ANY_USER = 'portcullis.dev/allow_any_authenticated_user';
-
-function secret(name: string, data: Record<string, string>): KubeObject {
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace: NS },
-    data: Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-  };
-}
 
 function ingressClass(name: string, controller: string): KubeObject {
   return {
@@ -73,30 +69,6 @@ function ingress(
   };
 }
 
-/**
- * The API server refuses loopback (and link-local) EndpointSlice addresses, so the upstreams
- * listen on this machine's own first non-internal IPv4 address (only there; traffic to it never
- * leaves the host). Without one the suite is skipped, saying why.
- */
-const LOCAL_ADDRESS = Object.values(networkInterfaces())
-  .flat()
-  .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal)?.address;
-
-function endpointSlice(name: string, port: number, addresses: readonly string[]): KubeObject {
-  return {
-    apiVersion: 'discovery.k8s.io/v1',
-    kind: 'EndpointSlice',
-    metadata: {
-      name,
-      namespace: NS,
-      labels: { 'kubernetes.io/service-name': 'web' },
-    } as KubeRef['metadata'],
-    addressType: 'IPv4',
-    ports: [{ name: 'http', port, protocol: 'TCP' }],
-    endpoints: addresses.map((address) => ({ addresses: [address], conditions: { ready: true } })),
-  };
-}
-
 /** The route names and cluster names of Envoy's dynamic route configurations. */
 async function routeShape(
   adminUrl: string,
@@ -120,162 +92,130 @@ async function routeShape(
   };
 }
 
-const skip = LOCAL_ADDRESS === undefined ? 'no non-loopback IPv4 address for EndpointSlices' : false;
+describe(
+  'portcullis kubernetes: routes from Ingress, live, on a real API server and Envoy',
+  { skip: SKIP_WITHOUT_ADDRESS },
+  () => {
+    const address = LOCAL_ADDRESS ?? '';
+    let cluster: KubeCluster;
+    let replica: KubePortcullis;
+    let backend: EchoUpstream;
+    let second: EchoUpstream;
+    const get = (host: string, path = '/') => sendToListener(replica.proxyPort, host, path);
+    /** Whether a request to `host` reaches a backend (its echo answer) rather than Portcullis. */
+    const reaches = async (host: string): Promise<boolean> => {
+      const answer = await get(host);
+      return answer.status === 200 && answer.body.includes('"path":"/"');
+    };
 
-describe('portcullis kubernetes: routes from Ingress, live, on a real API server and Envoy', { skip }, () => {
-  const address = LOCAL_ADDRESS ?? '';
-  let cluster: KubeCluster;
-  let replica: KubePortcullis;
-  let backend: EchoUpstream;
-  let second: EchoUpstream;
-  const get = (host: string, path = '/') => sendToListener(replica.proxyPort, host, path);
-  /** Whether a request to `host` reaches a backend (its echo answer) rather than Portcullis. */
-  const reaches = async (host: string): Promise<boolean> => {
-    const answer = await get(host);
-    return answer.status === 200 && answer.body.includes('"path":"/"');
-  };
-
-  before(async () => {
-    backend = await startEchoUpstream({ id: 'web-a', host: address });
-    cluster = await startKubeCluster();
-    await applyCrds(cluster.admin, readYamlObjects(CRD_PATH));
-    await cluster.admin.apply(
-      secret('core', {
-        shared_secret: randomBytes(32).toString('base64'),
-        cookie_secret: randomBytes(32).toString('base64'),
-      }),
-    );
-    await cluster.admin.apply(
-      secret('idp', { client_id: 'portcullis', client_secret: 'test-client-secret' }),
-    );
-    await cluster.admin.apply({
-      apiVersion: 'portcullis.dev/v1alpha1',
-      kind: 'Portcullis',
-      metadata: { name: 'global' },
-      spec: {
-        insecureServer: true,
-        authenticate: { url: 'https://authenticate.example.com' },
-        identityProvider: { url: 'http://127.0.0.1:9/', secret: { name: 'idp' } },
-        secrets: { name: 'core' },
-      },
-    });
-    await cluster.admin.apply(ingressClass('portcullis', 'portcullis.dev/ingress-controller'));
-    await cluster.admin.apply(ingressClass('other', 'example.com/other-controller'));
-    await cluster.admin.apply({
-      apiVersion: 'v1',
-      kind: 'Service',
-      metadata: { name: 'web', namespace: NS },
-      spec: { ports: [{ name: 'http', port: 80, targetPort: backend.port }] },
-    });
-    await cluster.admin.apply(endpointSlice('web-1', backend.port, [address]));
-    await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
-    await cluster.admin.apply(ingress('h2', 'h2.example.com', { [ANY_USER]: 'true' }));
-    // Another class's Ingress with an annotation Portcullis would refuse: ignored, it blocks nothing.
-    await cluster.admin.apply(
-      ingress('h3', 'h3.example.com', { 'portcullis.dev/policy': 'allow: [oops' }, 'other'),
-    );
-    replica = await spawnKubePortcullis({
-      kubeconfigPath: cluster.kubeconfigPath,
-      identity: 'replica-a',
-      args: ['--lease-seconds', '3', '--publish-address', '203.0.113.7'],
-      ready: 'ready: Envoy is serving routes',
-    });
-  });
-  after(async () => {
-    await replica?.stop('SIGKILL');
-    await cluster?.stop();
-    await backend?.stop();
-    await second?.stop();
-  });
-
-  it('a public Ingress reaches its backend; one needing a user does not; another class is ignored', async () => {
-    await waitFor(() => reaches('h1.example.com'), { what: 'h1 to reach the backend', timeoutMs: 20_000 });
-    const denied = await get('h2.example.com');
-    assert.notEqual(denied.status, 200, 'no session: not the backend');
-    assert.ok(!denied.body.includes('"id":"web-a"'), denied.body);
-    assert.equal((await get('h3.example.com')).status, 404, 'an Ingress of another class gives no route');
-    assert.doesNotMatch(replica.output(), /Ingress default\/h3/);
-    assert.match(replica.output(), /the Gateway API CRDs are not installed/);
-  });
-
-  it("the Lease holder writes the address it serves on into our Ingresses' status only", async () => {
-    const loadBalancer = (o: KubeObject): unknown =>
-      (o['status'] as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer?.ingress;
-    for (const name of ['h1', 'h2'])
-      await cluster.admin.waitFor(
-        ingressRef(name),
-        (o) => JSON.stringify(loadBalancer(o)) === JSON.stringify([{ ip: '203.0.113.7' }]),
-        `Ingress ${name} status to carry the publish address`,
-        20_000,
+    before(async () => {
+      backend = await startEchoUpstream({ id: 'web-a', host: address });
+      cluster = await startKubeCluster();
+      await applySettings(cluster.admin);
+      await cluster.admin.apply(ingressClass('portcullis', 'portcullis.dev/ingress-controller'));
+      await cluster.admin.apply(ingressClass('other', 'example.com/other-controller'));
+      await cluster.admin.apply(webService(backend.port));
+      await cluster.admin.apply(endpointSlice('web-1', backend.port, [address]));
+      await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
+      await cluster.admin.apply(ingress('h2', 'h2.example.com', { [ANY_USER]: 'true' }));
+      // Another class's Ingress with an annotation Portcullis would refuse: ignored, it blocks nothing.
+      await cluster.admin.apply(
+        ingress('h3', 'h3.example.com', { 'portcullis.dev/policy': 'allow: [oops' }, 'other'),
       );
-    assert.equal(
-      loadBalancer(await cluster.admin.get(ingressRef('h3'))),
-      undefined,
-      'another class: untouched',
-    );
-  });
-
-  it('an annotation change takes effect live', async () => {
-    await cluster.admin.apply(ingress('h1', 'h1.example.com', { [ANY_USER]: 'true' }));
-    await waitFor(async () => !(await reaches('h1.example.com')), {
-      what: 'h1 to need a user',
-      timeoutMs: 20_000,
+      replica = await spawnKubePortcullis({
+        kubeconfigPath: cluster.kubeconfigPath,
+        identity: 'replica-a',
+        args: ['--lease-seconds', '3', '--publish-address', '203.0.113.7'],
+        ready: 'ready: Envoy is serving routes',
+      });
     });
-    await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
-    await waitFor(() => reaches('h1.example.com'), { what: 'h1 to be public again', timeoutMs: 20_000 });
-  });
-
-  it('a second endpoint (another EndpointSlice of the Service) is served; no route or cluster is renamed', async () => {
-    const before = await routeShape(replica.adminUrl);
-    assert.ok(before.clusters.length > 0 && before.version !== '', JSON.stringify(before));
-    // Same address, another port: a port is per slice, so the new endpoint comes in its own slice.
-    second = await startEchoUpstream({ id: 'web-b', host: address });
-    await cluster.admin.apply(endpointSlice('web-2', second.port, [address]));
-    await waitFor(
-      async () => {
-        const answer = await get('h1.example.com');
-        return answer.status === 200 && answer.body.includes('"id":"web-b"');
-      },
-      { what: 'a request to reach the second endpoint', timeoutMs: 20_000 },
-    );
-    const after = await routeShape(replica.adminUrl);
-    assert.deepEqual(after.routes, before.routes, 'no route renamed');
-    assert.deepEqual(after.clusters, before.clusters, 'no cluster renamed');
-    assert.equal(after.version, before.version, 'the route configuration was not pushed again');
-  });
-
-  it('a bad policy annotation: an Event on that Ingress; the last good routes keep serving', async () => {
-    await cluster.admin.apply(
-      ingress('h1', 'h1.example.com', {
-        [PUBLIC]: 'true',
-        'portcullis.dev/policy': 'allow: {no_such_criterion: 1}',
-      }),
-    );
-    const event = await waitFor(
-      async () => {
-        const events = await cluster.admin.list({ apiVersion: 'v1', kind: 'Event', namespace: NS });
-        return events.find((e) => {
-          const about = e['involvedObject'] as { kind?: string; name?: string };
-          return about.kind === 'Ingress' && about.name === 'h1' && e['reason'] === 'RouteRefused';
-        });
-      },
-      { what: 'a RouteRefused Event on Ingress h1', timeoutMs: 20_000 },
-    );
-    assert.equal(event['type'], 'Warning');
-    assert.match(String(event['message']), /Ingress default\/h1/);
-    assert.match(String(event['message']), /policy/);
-    assert.ok(!JSON.stringify(event).includes('test-client-secret'));
-    assert.ok(await reaches('h1.example.com'), 'the last good h1 route keeps serving');
-    assert.match(replica.output(), /routes refused; the last good config keeps serving/);
-    assert.notEqual((await get('h2.example.com')).status, 200);
-    await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
-  });
-
-  it('deleting an Ingress removes its route', async () => {
-    await cluster.admin.delete(ingressRef('h1'));
-    await waitFor(async () => (await get('h1.example.com')).status === 404, {
-      what: 'h1 to answer 404',
-      timeoutMs: 20_000,
+    after(async () => {
+      await replica?.stop('SIGKILL');
+      await cluster?.stop();
+      await backend?.stop();
+      await second?.stop();
     });
-  });
-});
+
+    it('a public Ingress reaches its backend; one needing a user does not; another class is ignored', async () => {
+      await waitFor(() => reaches('h1.example.com'), { what: 'h1 to reach the backend', timeoutMs: 20_000 });
+      const denied = await get('h2.example.com');
+      assert.notEqual(denied.status, 200, 'no session: not the backend');
+      assert.ok(!denied.body.includes('"id":"web-a"'), denied.body);
+      assert.equal((await get('h3.example.com')).status, 404, 'an Ingress of another class gives no route');
+      assert.doesNotMatch(replica.output(), /Ingress default\/h3/);
+      assert.match(replica.output(), /the Gateway API CRDs are not installed/);
+    });
+
+    it("the Lease holder writes the address it serves on into our Ingresses' status only", async () => {
+      const loadBalancer = (o: KubeObject): unknown =>
+        (o['status'] as { loadBalancer?: { ingress?: unknown } } | undefined)?.loadBalancer?.ingress;
+      for (const name of ['h1', 'h2'])
+        await cluster.admin.waitFor(
+          ingressRef(name),
+          (o) => JSON.stringify(loadBalancer(o)) === JSON.stringify([{ ip: '203.0.113.7' }]),
+          `Ingress ${name} status to carry the publish address`,
+          20_000,
+        );
+      assert.equal(
+        loadBalancer(await cluster.admin.get(ingressRef('h3'))),
+        undefined,
+        'another class: untouched',
+      );
+    });
+
+    it('an annotation change takes effect live', async () => {
+      await cluster.admin.apply(ingress('h1', 'h1.example.com', { [ANY_USER]: 'true' }));
+      await waitFor(async () => !(await reaches('h1.example.com')), {
+        what: 'h1 to need a user',
+        timeoutMs: 20_000,
+      });
+      await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
+      await waitFor(() => reaches('h1.example.com'), { what: 'h1 to be public again', timeoutMs: 20_000 });
+    });
+
+    it('a second endpoint (another EndpointSlice of the Service) is served; no route or cluster is renamed', async () => {
+      const before = await routeShape(replica.adminUrl);
+      assert.ok(before.clusters.length > 0 && before.version !== '', JSON.stringify(before));
+      // Same address, another port: a port is per slice, so the new endpoint comes in its own slice.
+      second = await startEchoUpstream({ id: 'web-b', host: address });
+      await cluster.admin.apply(endpointSlice('web-2', second.port, [address]));
+      await waitFor(
+        async () => {
+          const answer = await get('h1.example.com');
+          return answer.status === 200 && answer.body.includes('"id":"web-b"');
+        },
+        { what: 'a request to reach the second endpoint', timeoutMs: 20_000 },
+      );
+      const after = await routeShape(replica.adminUrl);
+      assert.deepEqual(after.routes, before.routes, 'no route renamed');
+      assert.deepEqual(after.clusters, before.clusters, 'no cluster renamed');
+      assert.equal(after.version, before.version, 'the route configuration was not pushed again');
+    });
+
+    it('a bad policy annotation: an Event on that Ingress; the last good routes keep serving', async () => {
+      await cluster.admin.apply(
+        ingress('h1', 'h1.example.com', {
+          [PUBLIC]: 'true',
+          'portcullis.dev/policy': 'allow: {no_such_criterion: 1}',
+        }),
+      );
+      const event = await waitForEvent(cluster.admin, 'Ingress', 'h1', 'RouteRefused');
+      assert.equal(event['type'], 'Warning');
+      assert.match(String(event['message']), /Ingress default\/h1/);
+      assert.match(String(event['message']), /policy/);
+      assert.ok(!JSON.stringify(event).includes(IDP_CLIENT_SECRET));
+      assert.ok(await reaches('h1.example.com'), 'the last good h1 route keeps serving');
+      assert.match(replica.output(), /routes refused; the last good config keeps serving/);
+      assert.notEqual((await get('h2.example.com')).status, 200);
+      await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
+    });
+
+    it('deleting an Ingress removes its route', async () => {
+      await cluster.admin.delete(ingressRef('h1'));
+      await waitFor(async () => (await get('h1.example.com')).status === 404, {
+        what: 'h1 to answer 404',
+        timeoutMs: 20_000,
+      });
+    });
+  },
+);
