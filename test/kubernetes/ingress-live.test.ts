@@ -122,6 +122,8 @@ describe(
       await cluster.admin.apply(
         ingress('h3', 'h3.example.com', { 'portcullis.dev/policy': 'allow: [oops' }, 'other'),
       );
+      // Ours, refused from the start: the first build serves every other Ingress without it.
+      await cluster.admin.apply(ingress('bad', 'bad.example.com', { 'portcullis.dev/timeout': 'soon' }));
       replica = await spawnKubePortcullis({
         kubeconfigPath: cluster.kubeconfigPath,
         identity: 'replica-a',
@@ -144,6 +146,16 @@ describe(
       assert.equal((await get('h3.example.com')).status, 404, 'an Ingress of another class gives no route');
       assert.doesNotMatch(replica.output(), /Ingress default\/h3/);
       assert.match(replica.output(), /the Gateway API CRDs are not installed/);
+    });
+
+    it('an Ingress refused at start is left out of the first build, with an Event; deleting it unblocks changes', async () => {
+      assert.equal((await get('bad.example.com')).status, 404);
+      const event = await waitForEvent(cluster.admin, 'Ingress', 'bad', 'RouteRefused');
+      assert.match(String(event['message']), /annotation portcullis\.dev\/timeout/);
+      await cluster.admin.delete(ingressRef('bad'));
+      await cluster.admin.apply(ingress('h4', 'h4.example.com', { [PUBLIC]: 'true' }));
+      await waitFor(() => reaches('h4.example.com'), { what: 'h4 to be served', timeoutMs: 20_000 });
+      await cluster.admin.delete(ingressRef('h4'));
     });
 
     it("the Lease holder writes the address it serves on into our Ingresses' status only", async () => {

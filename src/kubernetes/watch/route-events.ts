@@ -57,6 +57,7 @@ export class RouteEvents {
     for (const problem of problems) {
       const found = findObject(problem.object, objects);
       const key = `${found?.resourceVersion ?? ''}\u0000${formatObjectProblem(problem)}`;
+      if (now.has(key)) continue;
       now.add(key);
       if (this.reported.has(key)) continue;
       try {

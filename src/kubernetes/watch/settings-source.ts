@@ -13,6 +13,7 @@ import { parseConfig } from '../../config/parse-config.js';
 import { SETTINGS_GROUP, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_VERSION } from '../crd-schema.js';
 import {
   desiredConfig,
+  withoutRouteObjects,
   SETTINGS_OBJECT_TEXT,
   type ClusterState,
   type DesiredConfig,
@@ -187,10 +188,29 @@ export class SettingsSource {
       this.options.logger.warn({ secrets: unknown }, 'waiting for Secrets that could not be read');
       return;
     }
-    const desired = desiredConfig(this.state(object));
+    let state = this.state(object);
+    let desired = desiredConfig(state);
     const routeProblems: ObjectProblem[] = [];
-    const problems =
+    let problems =
       desired.document === undefined ? desired.problems : await this.outcome(desired, routeProblems);
+    // Nothing serves yet: serve every other object rather than nothing (withoutRouteObjects). A
+    // retry may find problems only validate sees, so at most a few rounds.
+    for (
+      let round = 0;
+      round < 3 && !this.serving && routeProblems.length > 0 && problems.length === 0;
+      round++
+    ) {
+      if (state.routes === undefined) break;
+      state = {
+        ...state,
+        routes: withoutRouteObjects(
+          state.routes,
+          routeProblems.map((p) => p.object),
+        ),
+      };
+      desired = desiredConfig(state);
+      problems = await this.outcome(desired, routeProblems);
+    }
     await this.reportRoutes(routeProblems, desired.skipped);
     this.verdict = { generation: desired.generation, problems, serving: this.serving };
     if (problems.length > 0) {
