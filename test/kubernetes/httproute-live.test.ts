@@ -8,17 +8,9 @@ import type { KubeObject } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { applyGatewayApiCrds } from '../support/kube-crds.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
-import {
-  applySettings,
-  endpointSlice,
-  LOCAL_ADDRESS,
-  NS,
-  SKIP_WITHOUT_ADDRESS,
-  waitForEvent,
-  webService,
-} from '../support/kube-route-objects.js';
+import { applySettings, endpointSlice, NS, waitForEvent, webService } from '../support/kube-route-objects.js';
 import { sendToListener } from '../support/listener-request.js';
-import { startEchoUpstream, type EchoUpstream } from '../support/upstreams.js';
+import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
 import { waitFor } from '../support/wait.js';
 
 const GATEWAY_API = 'gateway.networking.k8s.io/v1';
@@ -36,72 +28,71 @@ function httpRoute(annotations: Record<string, string>): KubeObject {
   };
 }
 
-describe(
-  'portcullis kubernetes: HTTPRoutes, live, with the Gateway API installed',
-  { skip: SKIP_WITHOUT_ADDRESS },
-  () => {
-    let cluster: KubeCluster;
-    let replica: KubePortcullis;
-    let backend: EchoUpstream;
-    const reaches = async (): Promise<boolean> => {
-      const answer = await sendToListener(replica.proxyPort, 'g1.example.com', '/');
-      return answer.status === 200 && answer.body.includes('"id":"web-g"');
-    };
+describe('portcullis kubernetes: HTTPRoutes, live, with the Gateway API installed', () => {
+  let cluster: KubeCluster;
+  let replica: KubePortcullis;
+  let testHost: NetnsHost;
+  let backend: NetnsEcho;
+  const reaches = async (): Promise<boolean> => {
+    const answer = await sendToListener(replica.proxyPort, 'g1.example.com', '/');
+    return answer.status === 200 && answer.body.includes('"id":"web-g"');
+  };
 
-    before(async () => {
-      const address = LOCAL_ADDRESS ?? '';
-      backend = await startEchoUpstream({ id: 'web-g', host: address });
-      cluster = await startKubeCluster();
-      await applySettings(cluster.admin);
-      await applyGatewayApiCrds(cluster.admin);
-      await cluster.admin.apply({
-        apiVersion: GATEWAY_API,
-        kind: 'GatewayClass',
-        metadata: { name: 'portcullis' },
-        spec: { controllerName: 'portcullis.dev/gateway-controller' },
-      });
-      await cluster.admin.apply({
-        apiVersion: GATEWAY_API,
-        kind: 'Gateway',
-        metadata: { name: 'edge', namespace: NS },
-        spec: {
-          gatewayClassName: 'portcullis',
-          listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: '*.example.com' }],
-        },
-      });
-      await cluster.admin.apply(webService(backend.port));
-      await cluster.admin.apply(endpointSlice('web-1', backend.port, [address]));
-      await cluster.admin.apply(httpRoute({ 'portcullis.dev/allow_public_unauthenticated_access': 'true' }));
-      replica = await spawnKubePortcullis({
-        kubeconfigPath: cluster.kubeconfigPath,
-        identity: 'replica-g',
-        args: ['--lease-seconds', '3'],
-        ready: 'ready: Envoy is serving routes',
-      });
+  before(async () => {
+    testHost = await startNetnsHost();
+    const address = testHost.address;
+    backend = await testHost.startEcho('web-g');
+    cluster = await startKubeCluster();
+    await applySettings(cluster.admin);
+    await applyGatewayApiCrds(cluster.admin);
+    await cluster.admin.apply({
+      apiVersion: GATEWAY_API,
+      kind: 'GatewayClass',
+      metadata: { name: 'portcullis' },
+      spec: { controllerName: 'portcullis.dev/gateway-controller' },
     });
-    after(async () => {
-      await replica?.stop('SIGKILL');
-      await cluster?.stop();
-      await backend?.stop();
+    await cluster.admin.apply({
+      apiVersion: GATEWAY_API,
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: NS },
+      spec: {
+        gatewayClassName: 'portcullis',
+        listeners: [{ name: 'http', port: 80, protocol: 'HTTP', hostname: '*.example.com' }],
+      },
     });
+    await cluster.admin.apply(webService(backend.port));
+    await cluster.admin.apply(endpointSlice('web-1', backend.port, [address]));
+    await cluster.admin.apply(httpRoute({ 'portcullis.dev/allow_public_unauthenticated_access': 'true' }));
+    replica = await spawnKubePortcullis({
+      kubeconfigPath: cluster.kubeconfigPath,
+      identity: 'replica-g',
+      args: ['--lease-seconds', '3'],
+      ready: 'ready: Envoy is serving routes',
+    });
+  });
+  after(async () => {
+    await replica?.stop('SIGKILL');
+    await cluster?.stop();
+    await backend?.stop();
+    await testHost?.stop();
+  });
 
-    it('an HTTPRoute on our Gateway reaches its backend', async () => {
-      await waitFor(reaches, { what: 'g1 to reach the backend', timeoutMs: 20_000 });
-      assert.doesNotMatch(replica.output(), /Gateway API CRDs are not installed/);
-    });
+  it('an HTTPRoute on our Gateway reaches its backend', async () => {
+    await waitFor(reaches, { what: 'g1 to reach the backend', timeoutMs: 20_000 });
+    assert.doesNotMatch(replica.output(), /Gateway API CRDs are not installed/);
+  });
 
-    it('a bad annotation on the HTTPRoute: an Event on it; the last good route keeps serving', async () => {
-      await cluster.admin.apply(
-        httpRoute({
-          'portcullis.dev/allow_public_unauthenticated_access': 'true',
-          'portcullis.dev/timeout': 'soon',
-        }),
-      );
-      const event = await waitForEvent(cluster.admin, 'HTTPRoute', 'r1', 'RouteRefused');
-      assert.equal(event['type'], 'Warning');
-      assert.match(String(event['message']), /HTTPRoute default\/r1: annotation portcullis\.dev\/timeout/);
-      assert.equal((event['involvedObject'] as { apiVersion?: string }).apiVersion, GATEWAY_API);
-      assert.ok(await reaches(), 'the last good route keeps serving');
-    });
-  },
-);
+  it('a bad annotation on the HTTPRoute: an Event on it; the last good route keeps serving', async () => {
+    await cluster.admin.apply(
+      httpRoute({
+        'portcullis.dev/allow_public_unauthenticated_access': 'true',
+        'portcullis.dev/timeout': 'soon',
+      }),
+    );
+    const event = await waitForEvent(cluster.admin, 'HTTPRoute', 'r1', 'RouteRefused');
+    assert.equal(event['type'], 'Warning');
+    assert.match(String(event['message']), /HTTPRoute default\/r1: annotation portcullis\.dev\/timeout/);
+    assert.equal((event['involvedObject'] as { apiVersion?: string }).apiVersion, GATEWAY_API);
+    assert.ok(await reaches(), 'the last good route keeps serving');
+  });
+});

@@ -3,7 +3,6 @@
  * Service `web` and its EndpointSlices, and a lookup of Portcullis's Events about an object.
  */
 import { randomBytes } from 'node:crypto';
-import { networkInterfaces } from 'node:os';
 import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
 import type { KubeClient, KubeObject, KubeRef } from './kube-client.js';
 import { applyCrds, readYamlObjects } from './kube-crds.js';
@@ -13,19 +12,6 @@ import { waitFor } from './wait.js';
 export const NS = 'default';
 /** A value of the IdP client secret the tests check never leaks into Events. */
 export const IDP_CLIENT_SECRET = `idp-secret-${randomBytes(8).toString('hex')}`;
-
-/**
- * The API server refuses loopback (and link-local) EndpointSlice addresses, so the upstreams
- * listen on this machine's own first non-internal IPv4 address (only there; traffic to it never
- * leaves the host). Undefined when there is none: the suites skip, saying why.
- */
-export const LOCAL_ADDRESS = Object.values(networkInterfaces())
-  .flat()
-  .find((address) => address !== undefined && address.family === 'IPv4' && !address.internal)?.address;
-
-/** Why a live route suite is skipped, or false. */
-export const SKIP_WITHOUT_ADDRESS =
-  LOCAL_ADDRESS === undefined ? 'no non-loopback IPv4 address for EndpointSlices' : false;
 
 function secret(name: string, data: Record<string, string>): KubeObject {
   return {
