@@ -22,6 +22,7 @@ interface KubernetesFlags {
   readonly namespace: string | undefined;
   readonly 'lease-name': string;
   readonly 'lease-seconds': number;
+  readonly 'publish-address': string | undefined;
   readonly ads: 'delta' | 'sotw';
   readonly 'without-envoy': boolean;
 }
@@ -33,7 +34,7 @@ interface KubernetesFlags {
 export const kubernetesCommand: CommandModule<object, KubernetesFlags> = {
   command: 'kubernetes',
   describe:
-    'run Portcullis from the cluster: settings from the Portcullis object `global` (CRD portcullises.portcullis.dev, deploy/kubernetes/crd.yaml) and the Secrets it names, status written back (routes from Ingress: coming; the route list is empty for now)',
+    'run Portcullis from the cluster: settings from the Portcullis object `global` (CRD portcullises.portcullis.dev, deploy/kubernetes/crd.yaml) and the Secrets it names, status written back; routes from Ingresses of an IngressClass with controller portcullis.dev/ingress-controller (and HTTPRoutes when the Gateway API CRDs are installed), backends followed through EndpointSlices',
   builder: (y) =>
     y
       .option('kubeconfig', {
@@ -55,6 +56,11 @@ export const kubernetesCommand: CommandModule<object, KubernetesFlags> = {
         default: 15,
         describe: 'how long the Lease holds without renewal before another replica takes over',
       })
+      .option('publish-address', {
+        type: 'string',
+        describe:
+          'the address (IP or host name) written to status.loadBalancer.ingress of our Ingresses (default: POD_IP; neither: not written)',
+      })
       .options(SERVING_OPTIONS) as unknown as Argv<KubernetesFlags>,
   handler: async (args) => {
     if (args.config !== undefined) {
@@ -70,11 +76,15 @@ export const kubernetesCommand: CommandModule<object, KubernetesFlags> = {
         '--lease-seconds must be a whole number of seconds, at least 1',
       );
     }
+    if (args['publish-address']?.trim() === '') {
+      throw new PortcullisError('CONFIG_INVALID', '--publish-address must be an IP address or a host name');
+    }
     await runKubernetesCommand({
       ...(args.kubeconfig === undefined ? {} : { kubeconfig: args.kubeconfig }),
       ...(args.namespace === undefined ? {} : { namespace: args.namespace }),
       leaseName: args['lease-name'],
       leaseSeconds,
+      ...(args['publish-address'] === undefined ? {} : { publishAddress: args['publish-address'] }),
       ads: args.ads,
       withoutEnvoy: args['without-envoy'],
     });
@@ -87,6 +97,7 @@ async function runKubernetesCommand(options: {
   namespace?: string;
   leaseName: string;
   leaseSeconds: number;
+  publishAddress?: string;
   ads: 'delta' | 'sotw';
   withoutEnvoy: boolean;
 }): Promise<void> {

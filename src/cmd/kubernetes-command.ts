@@ -29,6 +29,8 @@ export interface KubernetesOptions {
   /** The Lease that picks the replica writing status (in `namespace`). */
   readonly leaseName?: string;
   readonly leaseSeconds?: number;
+  /** The address written to Ingress status (default: the POD_IP environment variable). */
+  readonly publishAddress?: string;
   /** A failure after start that leaves nothing to serve (the services could not start). */
   readonly onFatal: (err: unknown) => void;
 }
@@ -51,8 +53,9 @@ export const KUBERNETES_SOURCE = `kubernetes: ${SETTINGS_OBJECT_TEXT}`;
  * source. The first valid settings start the same services `portcullis --config` starts (the
  * supervised Envoy, or a sidecar's ADS); every later change is a reload of the running loop.
  * Invalid settings at start are reported in status and waited out, not fatal: nothing serves
- * until a valid object arrives. Routes from Ingress and HTTPRoute are not read yet: the route list
- * is empty.
+ * until a valid object arrives. Routes come from Ingresses of our IngressClasses and, when the
+ * Gateway API is installed, HTTPRoutes (SettingsSource); the Lease holder writes the address
+ * Portcullis serves on (`publishAddress`, else POD_IP) into their status.
  */
 export async function runKubernetes(options: KubernetesOptions): Promise<KubernetesRunning> {
   const { env, logger } = options;
@@ -61,6 +64,7 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
   const namespace = ownNamespace(options.namespace);
   const identity = replicaIdentity(env);
   const leaseName = options.leaseName ?? 'portcullis-status';
+  const publishAddress = options.publishAddress ?? nonEmpty(env['POD_IP']);
   let running: Running | undefined;
   let stopped = false;
   const apply = async (pushed: SourceDocument): Promise<BuildOutcome> => {
@@ -100,6 +104,7 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
     logger,
     apply,
     isLeader: () => elector.isLeader(),
+    ...(publishAddress === undefined ? {} : { publishAddress }),
   });
   const elector = new LeaseElector({
     api: kubeConfig.makeApiClient(CoordinationV1Api),
@@ -117,8 +122,10 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
       namespace,
       lease: `${namespace}/${leaseName}`,
       identity,
+      publishAddress:
+        publishAddress ?? '(none: Ingress status is not written; set --publish-address or POD_IP)',
     },
-    `watching ${SETTINGS_OBJECT_TEXT} (${SETTINGS_CRD_NAME}) and the Secrets it names; routes from Ingress: coming`,
+    `watching ${SETTINGS_OBJECT_TEXT} (${SETTINGS_CRD_NAME}) and the Secrets it names, Ingresses of our IngressClasses, their Services and EndpointSlices`,
   );
   const stop = async (stopOptions: { graceMs?: number } = {}): Promise<void> => {
     stopped = true;
@@ -134,4 +141,9 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
     throw err;
   }
   return { source, elector, running: () => running, stop };
+}
+
+/** `value` unless it is missing or empty (an unset fieldRef gives an empty variable). */
+function nonEmpty(value: string | undefined): string | undefined {
+  return value === undefined || value === '' ? undefined : value;
 }

@@ -1,13 +1,19 @@
 /**
  * What the watcher has seen of the cluster, and the config it asks for: the inputs of one build
  * as plain data, so turning them into a document is a pure function the watcher calls on every
- * change. Routes' objects (Ingress, HTTPRoute, Services, EndpointSlices) join `ClusterState` as
- * more fields, read by more pure functions here; the watcher only fills the state.
+ * change: the settings document, with the routes of Ingresses and HTTPRoutes (route-source.ts)
+ * after its own. The watcher only fills the state.
  */
 import type { Problem } from '../shared/errors.js';
 import { SETTINGS_KIND, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_GROUP } from './crd-schema.js';
 import { settingsDocument, type SettingsDocument } from './settings-document.js';
 import { secretText, type SecretData, type SecretName } from './secret-refs.js';
+import type { ObjectProblem, ObjectRef } from './object-problems.js';
+import type { DocumentOrigins } from './route-provenance.js';
+import { kubernetesRoutes, withKubernetesRoutes, type RouteSourceInput } from './route-source.js';
+
+/** The route source's objects as the watcher last listed them (Secrets come from `secrets`). */
+export type RouteObjects = Omit<RouteSourceInput, 'secrets'>;
 
 /** The part of an object's metadata the watcher reads. */
 export interface ObjectMeta {
@@ -41,6 +47,8 @@ export interface ClusterState {
   readonly secrets: ReadonlyMap<string, SecretObject | undefined>;
   /** Where references without a namespace look. */
   readonly namespace: string;
+  /** The route source's objects; undefined: no routes are read. */
+  readonly routes?: RouteObjects;
 }
 
 /** The config the cluster asks for: a document to build, or why there is none. */
@@ -51,10 +59,16 @@ export interface DesiredConfig {
   readonly document: Record<string, unknown> | undefined;
   /** Problems with the objects themselves (at `spec.<field>`): the document must not be built. */
   readonly problems: readonly Problem[];
-  /** Every Secret the settings name (what the watcher follows). */
+  /** Every Secret the settings and the routes name (what the watcher follows). */
   readonly secrets: readonly SecretName[];
   /** validate's problems with the document, named by field (SettingsDocument.fieldProblems). */
   readonly fieldProblems: (problems: readonly Problem[]) => Problem[];
+  /** Problems in route objects (a bad annotation, a missing Service or Secret): not built. */
+  readonly routeProblems: readonly ObjectProblem[];
+  /** Paths left out by rule (an older object serves them); the build goes on. */
+  readonly skipped: readonly ObjectProblem[];
+  /** Where each route and certificate of `document` comes from (attributeProblems). */
+  readonly origins: DocumentOrigins | undefined;
 }
 
 /** The settings object's full name in messages: `Portcullis global` (portcullises.portcullis.dev). */
@@ -88,21 +102,67 @@ export function desiredConfig(state: ClusterState): DesiredConfig {
       ],
       secrets: [],
       fieldProblems: (problems) => [...problems],
+      routeProblems: [],
+      skipped: [],
+      origins: undefined,
     };
   }
+  const readSecret = (name: SecretName): SecretData | undefined => {
+    const secret = state.secrets.get(secretText(name));
+    return secret === undefined ? undefined : secretData(secret);
+  };
   const read: SettingsDocument = settingsDocument({
     spec: settings.spec,
     namespace: state.namespace,
-    readSecret: (name) => {
-      const secret = state.secrets.get(secretText(name));
-      return secret === undefined ? undefined : secretData(secret);
-    },
+    readSecret,
   });
-  return {
+  const desired = {
     generation: settings.metadata?.generation,
     document: read.document,
     problems: read.problems,
     secrets: read.secrets,
     fieldProblems: read.fieldProblems,
+    routeProblems: [],
+    skipped: [],
+    origins: undefined,
+  };
+  if (state.routes === undefined || read.document === undefined) return desired;
+  // The routes' TLS Secrets are the ones they ask for: each read is also a Secret to follow.
+  const routeSecrets = new Map<string, SecretName>();
+  const routes = kubernetesRoutes({
+    ...state.routes,
+    secrets: (name) => {
+      routeSecrets.set(secretText(name), { namespace: name.namespace, name: name.name });
+      return readSecret(name);
+    },
+  });
+  const merged = withKubernetesRoutes(read.document, routes);
+  return {
+    ...desired,
+    document: merged.document,
+    secrets: [...read.secrets, ...routeSecrets.values()],
+    routeProblems: routes.problems,
+    skipped: routes.skipped,
+    origins: merged.origins,
+  };
+}
+
+/**
+ * `routes` without the objects `refs` name (their Ingresses, Gateways, HTTPRoutes): what a replica
+ * that serves nothing yet builds when some objects have problems, so one bad Ingress in the
+ * cluster cannot keep every route of a new or restarted replica down. Once serving, a problem
+ * keeps the last good config instead, as a file reload does.
+ */
+export function withoutRouteObjects(routes: RouteObjects, refs: readonly ObjectRef[]): RouteObjects {
+  const names = new Set(refs.map((ref) => `${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`));
+  const keep =
+    (kind: string) =>
+    ({ metadata }: { readonly metadata: { readonly name: string; readonly namespace?: string } }): boolean =>
+      !names.has(`${kind}\u0000${metadata.namespace ?? ''}\u0000${metadata.name}`);
+  return {
+    ...routes,
+    ingresses: routes.ingresses.filter(keep('Ingress')),
+    gateways: routes.gateways.filter(keep('Gateway')),
+    httpRoutes: routes.httpRoutes.filter(keep('HTTPRoute')),
   };
 }

@@ -43,8 +43,11 @@ export interface EchoUpstream {
 export async function startEchoUpstream(options: {
   readonly id: string;
   readonly port?: number;
+  /** The loopback address to listen on (default 127.0.0.1; Linux answers all of 127.0.0.0/8). */
+  readonly host?: string;
 }): Promise<EchoUpstream> {
   const { id } = options;
+  const host = options.host ?? '127.0.0.1';
   let status = 200;
   let requests = 0;
   let healthChecks = 0;
@@ -74,7 +77,7 @@ export async function startEchoUpstream(options: {
   const listen = (port: number): Promise<number> =>
     new Promise((resolve, reject) => {
       server.once('error', reject);
-      server.listen(port, '127.0.0.1', () => {
+      server.listen(port, host, () => {
         server.off('error', reject);
         resolve((server.address() as AddressInfo).port);
       });
@@ -83,7 +86,7 @@ export async function startEchoUpstream(options: {
   return {
     id,
     port,
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${host}:${port}`,
     get requests() {
       return requests;
     },

@@ -1,4 +1,10 @@
-import { CoreV1Api, CustomObjectsApi, type KubeConfig, type KubernetesObject } from '@kubernetes/client-node';
+import {
+  CoreV1Api,
+  CustomObjectsApi,
+  NetworkingV1Api,
+  type KubeConfig,
+  type KubernetesObject,
+} from '@kubernetes/client-node';
 import type { Problem } from '../../shared/errors.js';
 import { formatProblem } from '../../shared/errors.js';
 import type { Logger } from '../../shared/logger.js';
@@ -7,6 +13,7 @@ import { parseConfig } from '../../config/parse-config.js';
 import { SETTINGS_GROUP, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_VERSION } from '../crd-schema.js';
 import {
   desiredConfig,
+  withoutRouteObjects,
   SETTINGS_OBJECT_TEXT,
   type ClusterState,
   type DesiredConfig,
@@ -18,6 +25,11 @@ import { Debouncer, type DebounceTimes } from '../debounce.js';
 import { FollowedList } from './followed-list.js';
 import { SecretWatch } from './secret-watch.js';
 import { StatusWriter } from './status-writer.js';
+import { RouteLists } from './route-lists.js';
+import { RouteEvents } from './route-events.js';
+import { IngressStatus } from './ingress-status.js';
+import { attributeProblems } from '../route-source.js';
+import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 
 /** A document and the environment it is read with, as the reload loop takes it. */
 export interface SourceDocument {
@@ -46,6 +58,10 @@ export interface SettingsSourceOptions {
   readonly isLeader: () => boolean;
   readonly debounce?: DebounceTimes;
   readonly resyncMs?: number;
+  /** Whether routes are read from Ingresses and HTTPRoutes (default true). */
+  readonly routes?: boolean;
+  /** The address written to our Ingresses' status (undefined: status is not written). */
+  readonly publishAddress?: string;
 }
 
 /** The settings object's collection, narrowed to the one object read. */
@@ -66,6 +82,9 @@ export class SettingsSource {
   private readonly settings: FollowedList<KubernetesObject>;
   private readonly secrets: SecretWatch;
   private readonly status: StatusWriter;
+  private readonly routes: RouteLists | undefined;
+  private readonly routeEvents: RouteEvents;
+  private readonly ingressStatus: IngressStatus | undefined;
   private readonly debouncer: Debouncer;
   /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
   private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
@@ -104,6 +123,20 @@ export class SettingsSource {
       ...resync,
     });
     this.status = new StatusWriter({ custom, core, identity: options.identity, logger: options.logger });
+    this.routes =
+      options.routes === false
+        ? undefined
+        : new RouteLists({ kubeConfig: options.kubeConfig, logger: options.logger, onChange, ...resync });
+    this.routeEvents = new RouteEvents({ core, identity: options.identity, logger: options.logger });
+    this.ingressStatus =
+      options.publishAddress === undefined
+        ? undefined
+        : new IngressStatus({
+            networking: options.kubeConfig.makeApiClient(NetworkingV1Api),
+            address: options.publishAddress,
+            identity: options.identity,
+            logger: options.logger,
+          });
     this.debouncer = new Debouncer(
       () => this.evaluate(),
       options.debounce ?? { quietMs: 200, maxWaitMs: 2000 },
@@ -115,7 +148,7 @@ export class SettingsSource {
    * Returns the first outcome (a missing or refused object is not an error here: it waits).
    */
   async start(): Promise<void> {
-    await this.settings.start();
+    await Promise.all([this.settings.start(), this.routes?.start()]);
     await this.evaluate();
   }
 
@@ -133,6 +166,7 @@ export class SettingsSource {
     this.debouncer.close();
     await this.debouncer.idle();
     await this.settings.stop();
+    await this.routes?.stop();
     await this.secrets.stop();
   }
 
@@ -145,7 +179,7 @@ export class SettingsSource {
 
   /** One pass: read the state, build when it asks for something new, report the verdict. */
   private async pass(): Promise<void> {
-    if (!this.settings.synced()) return;
+    if (!this.settings.synced() || (this.routes !== undefined && !this.routes.synced())) return;
     const object = this.settings.objects()[0] as SettingsObject | undefined;
     // The Secrets to follow come from the object; once followed (listed), read it again.
     await this.secrets.follow(desiredConfig(this.state(object)).secrets);
@@ -154,8 +188,30 @@ export class SettingsSource {
       this.options.logger.warn({ secrets: unknown }, 'waiting for Secrets that could not be read');
       return;
     }
-    const desired = desiredConfig(this.state(object));
-    const problems = desired.document === undefined ? desired.problems : await this.outcome(desired);
+    let state = this.state(object);
+    let desired = desiredConfig(state);
+    const routeProblems: ObjectProblem[] = [];
+    let problems =
+      desired.document === undefined ? desired.problems : await this.outcome(desired, routeProblems);
+    // Nothing serves yet: serve every other object rather than nothing (withoutRouteObjects). A
+    // retry may find problems only validate sees, so at most a few rounds.
+    for (
+      let round = 0;
+      round < 3 && !this.serving && routeProblems.length > 0 && problems.length === 0;
+      round++
+    ) {
+      if (state.routes === undefined) break;
+      state = {
+        ...state,
+        routes: withoutRouteObjects(
+          state.routes,
+          routeProblems.map((p) => p.object),
+        ),
+      };
+      desired = desiredConfig(state);
+      problems = await this.outcome(desired, routeProblems);
+    }
+    await this.reportRoutes(routeProblems, desired.skipped);
     this.verdict = { generation: desired.generation, problems, serving: this.serving };
     if (problems.length > 0) {
       this.options.logger.error(
@@ -170,13 +226,21 @@ export class SettingsSource {
     if (object !== undefined && this.options.isLeader()) await this.status.write(object, this.verdict);
   }
 
-  /** The problems of `desired`: its own (then not built) or its build's, named by field. */
-  private async outcome(desired: DesiredConfig): Promise<readonly Problem[]> {
+  /**
+   * The settings' problems of `desired`: its own (then not built) or its build's, named by field.
+   * Problems in route objects (found before the build, or validate's attributed to an object) go
+   * to `routeProblems`; with any, nothing is published and the last good config keeps serving.
+   */
+  private async outcome(desired: DesiredConfig, routeProblems: ObjectProblem[]): Promise<readonly Problem[]> {
     const document = desired.document ?? {};
     if (desired.problems.length > 0) {
       // Not built (a value is missing), but validated here so status lists every problem at once.
       const parsed = parseConfig({ document, env: this.options.env, readText: refuseFileRead });
       return [...desired.problems, ...desired.fieldProblems(parsed.problems)];
+    }
+    if (desired.routeProblems.length > 0) {
+      routeProblems.push(...desired.routeProblems);
+      return [];
     }
     const key = canonicalJson(document);
     let outcome = this.built?.key === key ? this.built.outcome : undefined;
@@ -185,10 +249,40 @@ export class SettingsSource {
       this.built = { key, outcome };
     }
     if (outcome.ok) this.serving = true;
-    return outcome.ok ? [] : desired.fieldProblems(outcome.problems);
+    if (outcome.ok) return [];
+    if (desired.origins === undefined) return desired.fieldProblems(outcome.problems);
+    const attributed = attributeProblems(outcome.problems, desired.origins);
+    routeProblems.push(...attributed.objects);
+    return desired.fieldProblems(attributed.global);
+  }
+
+  /** Logs the route objects' problems and, from the Lease holder, writes them as Events. */
+  private async reportRoutes(
+    problems: readonly ObjectProblem[],
+    skipped: readonly ObjectProblem[],
+  ): Promise<void> {
+    if (this.routes === undefined) return;
+    const all = [...problems, ...skipped];
+    if (problems.length > 0) {
+      this.options.logger.error(
+        { problems: problems.map(formatObjectProblem) },
+        `routes refused; ${this.serving ? 'the last good config keeps serving' : 'nothing is served yet'}`,
+      );
+    }
+    if (skipped.length > 0)
+      this.options.logger.warn({ problems: skipped.map(formatObjectProblem) }, 'route paths left out');
+    if (!this.options.isLeader()) return;
+    const objects = this.routes.objects();
+    await this.routeEvents.report(all, objects, this.serving);
+    if (this.serving) await this.ingressStatus?.write(objects.ingressClasses, objects.ingresses);
   }
 
   private state(object: SettingsObject | undefined): ClusterState {
-    return { settings: object, secrets: this.secrets.current().secrets, namespace: this.options.namespace };
+    return {
+      settings: object,
+      secrets: this.secrets.current().secrets,
+      namespace: this.options.namespace,
+      ...(this.routes === undefined ? {} : { routes: this.routes.objects() }),
+    };
   }
 }

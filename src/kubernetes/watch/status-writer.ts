@@ -4,6 +4,7 @@ import { SETTINGS_GROUP, SETTINGS_KIND, SETTINGS_PLURAL, SETTINGS_VERSION } from
 import type { SettingsObject } from '../cluster-state.js';
 import { problemLines, sameStatus, settingsStatus, type SettingsVerdict } from '../settings-status.js';
 import { describeKubeError } from './kube-errors.js';
+import { createWarningEvent } from './warning-event.js';
 
 /** What StatusWriter needs. */
 export interface StatusWriterOptions {
@@ -16,9 +17,6 @@ export interface StatusWriterOptions {
 
 /** Events about a cluster-scoped object live in `default` (the API server refuses other namespaces). */
 const EVENT_NAMESPACE = 'default';
-
-/** Longest Event message the API server takes. */
-const EVENT_MESSAGE_LIMIT = 1024;
 
 /**
  * Writes a build's outcome to the Portcullis object: its status through the status subresource
@@ -62,32 +60,19 @@ export class StatusWriter {
   }
 
   private async event(object: SettingsObject, verdict: SettingsVerdict): Promise<void> {
-    const now = new Date();
-    const message = `settings refused${verdict.serving ? ' (the last good settings keep serving)' : ''}: ${problemLines(verdict.problems).join('; ')}`;
-    await this.options.core.createNamespacedEvent({
+    const { name, uid, resourceVersion } = object.metadata ?? {};
+    await createWarningEvent(this.options.core, {
       namespace: EVENT_NAMESPACE,
-      body: {
-        metadata: { generateName: `${object.metadata?.name ?? 'portcullis'}.`, namespace: EVENT_NAMESPACE },
-        involvedObject: {
-          apiVersion: `${SETTINGS_GROUP}/${SETTINGS_VERSION}`,
-          kind: SETTINGS_KIND,
-          ...(object.metadata?.name === undefined ? {} : { name: object.metadata.name }),
-          ...(object.metadata?.uid === undefined ? {} : { uid: object.metadata.uid }),
-          ...(object.metadata?.resourceVersion === undefined
-            ? {}
-            : { resourceVersion: object.metadata.resourceVersion }),
-        },
-        reason: 'InvalidSettings',
-        type: 'Warning',
-        message:
-          message.length <= EVENT_MESSAGE_LIMIT ? message : `${message.slice(0, EVENT_MESSAGE_LIMIT - 1)}…`,
-        source: { component: 'portcullis' },
-        reportingComponent: 'portcullis.dev/portcullis',
-        reportingInstance: this.options.identity.slice(0, 128),
-        firstTimestamp: now,
-        lastTimestamp: now,
-        count: 1,
+      involvedObject: {
+        apiVersion: `${SETTINGS_GROUP}/${SETTINGS_VERSION}`,
+        kind: SETTINGS_KIND,
+        ...(name === undefined ? {} : { name }),
+        ...(uid === undefined ? {} : { uid }),
+        ...(resourceVersion === undefined ? {} : { resourceVersion }),
       },
+      reason: 'InvalidSettings',
+      message: `settings refused${verdict.serving ? ' (the last good settings keep serving)' : ''}: ${problemLines(verdict.problems).join('; ')}`,
+      identity: this.options.identity,
     });
   }
 }

@@ -144,7 +144,7 @@ test("the Deployment's ports, probes, env, Services, PDB and scrape annotations 
     (container.env ?? [])
       .filter((entry) => entry.valueFrom?.fieldRef !== undefined)
       .map((entry) => entry.name),
-    ['POD_NAME', 'POD_NAMESPACE'],
+    ['POD_NAME', 'POD_NAMESPACE', 'POD_IP'],
   );
   assert.equal((deployment['spec'] as { replicas: number }).replicas, 2);
   assert.ok(container.resources?.requests?.['memory'] && container.resources.limits?.['memory']);
