@@ -1,6 +1,7 @@
 // The echo upstream of a network-namespace test host (netns-host.ts), run inside that namespace by
 // `ip netns exec`: answers every request with JSON {id, method, path, url, headers}, as
 // upstreams.ts's echo does, and prints `port <n>` once it listens. Arguments: <id> <address>.
+import { Buffer } from 'node:buffer';
 import { createServer } from 'node:http';
 
 const [id, address] = process.argv.slice(2);
