@@ -11,6 +11,8 @@
  *   churn         every kind of live change under load at 1,000 and 10,000 routes (300 changes): failed requests, rename to serving
  *   sessions      sessions in Redis vs in memory: throughput ratio; sign-out across two instances (needs wrk, redis-server)
  *   tcp           a TCP route through `portcullis tcp` vs a direct connection: 100 MiB throughput ratio, set-up time
+ *   kubernetes    1,000 Ingresses through `portcullis kubernetes` vs the same routes in a config file: apply to
+ *                 serving, an annotation change to serving (needs .tools/kubernetes: `npm run setup:kubernetes`)
  *
  * Options:
  *   --only=<names>    a comma-separated subset of the suites above
@@ -40,6 +42,7 @@ import {
 } from './lib/report.js';
 import { authzSuite } from './suites/authz.js';
 import { churnSuite } from './suites/churn.js';
+import { kubernetesSuite } from './suites/kubernetes.js';
 import { coldStartSuite } from './suites/cold-start.js';
 import { memorySuite } from './suites/memory.js';
 import { rebuildLatencySuite } from './suites/rebuild-latency.js';
@@ -60,6 +63,7 @@ const SUITES: Readonly<Record<string, (context: Context) => Promise<SuiteResult>
   churn: churnSuite,
   sessions: sessionsSuite,
   tcp: tcpSuite,
+  kubernetes: kubernetesSuite,
 };
 
 async function main(): Promise<void> {

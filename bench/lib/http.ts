@@ -89,9 +89,24 @@ export async function statusOf(port: number, host: string, options: GetOptions =
  * GETs `host` every `intervalMs` (a fresh connection each time) until it answers 200; resolves
  * with `performance.now()` of that answer, rejects after `timeoutMs`.
  */
-export async function pollUntil200(
+export function pollUntil200(
   port: number,
   host: string,
+  options: { readonly intervalMs: number; readonly timeoutMs: number },
+): Promise<number> {
+  return pollUntilStatus(port, host, (status) => status === 200, '200', options);
+}
+
+/**
+ * GETs `host` every `intervalMs` (a fresh connection each time) until its status satisfies
+ * `accept` (described as `wanted` in the error); resolves with `performance.now()` of that answer,
+ * rejects after `timeoutMs` naming the statuses seen.
+ */
+export async function pollUntilStatus(
+  port: number,
+  host: string,
+  accept: (status: number) => boolean,
+  wanted: string,
   options: { readonly intervalMs: number; readonly timeoutMs: number },
 ): Promise<number> {
   const deadline = performance.now() + options.timeoutMs;
@@ -99,11 +114,11 @@ export async function pollUntil200(
   for (;;) {
     const status = await statusOf(port, host);
     const at = performance.now();
-    if (status === 200) return at;
+    if (accept(status)) return at;
     seen.set(status, (seen.get(status) ?? 0) + 1);
     if (at > deadline)
       throw new Error(
-        `${host} did not answer 200 in ${options.timeoutMs} ms (statuses ${[...seen].join(' ')})`,
+        `${host} did not answer ${wanted} in ${options.timeoutMs} ms (statuses ${[...seen].join(' ')})`,
       );
     await new Promise((resolve) => setTimeout(resolve, options.intervalMs));
   }
