@@ -194,11 +194,12 @@ async function fileSide(context: Context, count: number): Promise<Side> {
   };
 }
 
-/** Milliseconds from handing all routes to `side` to every route serving. */
-async function applyAllMs(side: Side, count: number): Promise<number> {
+/** Milliseconds from starting to hand all routes to `side` to the last handed over, and to every route serving. */
+async function applyAllMs(side: Side, count: number): Promise<{ handedOver: number; serving: number }> {
   const started = performance.now();
   await side.applyAll();
-  return (await allServing(side.process, side.ports, count, side.name)) - started;
+  const handedOver = performance.now() - started;
+  return { handedOver, serving: (await allServing(side.process, side.ports, count, side.name)) - started };
 }
 
 /** Milliseconds from handing over "route `index` needs a user" to its first 302/401 (polled every 2 ms). */
@@ -250,13 +251,13 @@ export async function kubernetesSuite(context: Context): Promise<SuiteResult> {
   const sides: Side[] = [];
   const times = { kubernetes: [] as number[], file: [] as number[] };
   const ratios: number[] = [];
-  const bulk = { kubernetes: 0, file: 0 };
+  const bulk = { kubernetes: { handedOver: 0, serving: 0 }, file: { handedOver: 0, serving: 0 } };
   try {
     sides.push(await kubeSide(context, cluster, count), await fileSide(context, count));
     for (const side of sides) {
       bulk[side.name] = await applyAllMs(side, count);
       context.progress(
-        `${side.name}: ${count} routes applied -> all serving in ${bulk[side.name].toFixed(0)} ms`,
+        `${side.name}: ${count} routes handed over in ${bulk[side.name].handedOver.toFixed(0)} ms, all serving in ${bulk[side.name].serving.toFixed(0)} ms`,
       );
     }
     for (let change = 0; change <= changes; change++) {
@@ -285,10 +286,10 @@ export async function kubernetesSuite(context: Context): Promise<SuiteResult> {
       {
         what: `kubernetes: ${count} Ingresses applied -> every route serving`,
         budget: 'report',
-        value: round(bulk.kubernetes),
+        value: round(bulk.kubernetes.serving),
         unit: 'ms',
         pass: null,
-        detail: `the same ${count} routes in a config file: ${round(bulk.file)} ms (${round(bulk.kubernetes / bulk.file)}x); includes ${count} API requests`,
+        detail: `the last of ${count} applies answered after ${round(bulk.kubernetes.handedOver)} ms; the same ${count} routes in a config file (renamed into place): ${round(bulk.file.serving)} ms (${round(bulk.kubernetes.serving / bulk.file.serving)}x)`,
       },
       {
         what: `kubernetes: annotation change on 1 of ${count} Ingresses -> serving`,
