@@ -22,8 +22,20 @@ function secret(name: string, data: Record<string, string>): KubeObject {
   };
 }
 
-/** The settings CRD and a valid `global` object (insecure server) with its Secrets. */
-export async function applySettings(client: KubeClient): Promise<void> {
+/**
+ * The settings CRD and a valid `global` object (insecure server) with its Secrets. By default the
+ * IdP is unreachable (routes that need no sign-in); a sign-in test gives a running IdP, its client
+ * and an authenticate URL on the listener's port.
+ */
+export async function applySettings(
+  client: KubeClient,
+  signIn: { idpUrl: string; clientId: string; clientSecret: string; authenticateUrl: string } = {
+    idpUrl: 'http://127.0.0.1:9/',
+    clientId: 'portcullis',
+    clientSecret: IDP_CLIENT_SECRET,
+    authenticateUrl: 'https://authenticate.example.com',
+  },
+): Promise<void> {
   await applyCrds(client, readYamlObjects(CRD_PATH));
   await client.apply(
     secret('core', {
@@ -31,15 +43,15 @@ export async function applySettings(client: KubeClient): Promise<void> {
       cookie_secret: randomBytes(32).toString('base64'),
     }),
   );
-  await client.apply(secret('idp', { client_id: 'portcullis', client_secret: IDP_CLIENT_SECRET }));
+  await client.apply(secret('idp', { client_id: signIn.clientId, client_secret: signIn.clientSecret }));
   await client.apply({
     apiVersion: 'portcullis.dev/v1alpha1',
     kind: 'Portcullis',
     metadata: { name: 'global' },
     spec: {
       insecureServer: true,
-      authenticate: { url: 'https://authenticate.example.com' },
-      identityProvider: { url: 'http://127.0.0.1:9/', secret: { name: 'idp' } },
+      authenticate: { url: signIn.authenticateUrl },
+      identityProvider: { url: signIn.idpUrl, secret: { name: 'idp' } },
       secrets: { name: 'core' },
     },
   });
