@@ -11,10 +11,16 @@ import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { HANDOFF_PATH, SIGN_IN_PATH } from '../../src/contract/endpoints.js';
 import { completeLogin } from '../support/idp-login.js';
-import type { KubeObject, KubeRef } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
-import { applySettings, endpointSlice, NS, webService } from '../support/kube-route-objects.js';
+import {
+  applySettings,
+  endpointSlice,
+  ingress,
+  ingressClass,
+  ingressRef,
+  webService,
+} from '../support/kube-route-objects.js';
 import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
 import { freePort } from '../support/ports.js';
 import { EnvoyClient } from '../support/sign-in-envoy.js';
@@ -24,20 +30,6 @@ import { waitFor } from '../support/wait.js';
 const CLIENT = { clientId: 'portcullis-kube-signin', clientSecret: 'kube-signin-secret' };
 const ALLOWED_USERS = 'portcullis.dev/allowed_users';
 const PASS_IDENTITY = 'portcullis.dev/pass_identity_headers';
-
-function ingress(name: string, host: string, annotations: Record<string, string>): KubeObject {
-  const path = {
-    path: '/',
-    pathType: 'Prefix',
-    backend: { service: { name: 'web', port: { name: 'http' } } },
-  };
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
-    metadata: { name, namespace: NS, annotations } as KubeRef['metadata'],
-    spec: { ingressClassName: 'portcullis', rules: [{ host, http: { paths: [path] } }] },
-  };
-}
 
 describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server and Envoy)', () => {
   let testHost: NetnsHost;
@@ -70,12 +62,7 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
       ...CLIENT,
       authenticateUrl: origin('authenticate'),
     });
-    await cluster.admin.apply({
-      apiVersion: 'networking.k8s.io/v1',
-      kind: 'IngressClass',
-      metadata: { name: 'portcullis' },
-      spec: { controller: 'portcullis.dev/ingress-controller' },
-    });
+    await cluster.admin.apply(ingressClass('portcullis', 'portcullis.dev/ingress-controller'));
     await cluster.admin.apply(webService(backend.port));
     await cluster.admin.apply(endpointSlice('web-1', backend.port, [testHost.address]));
     await cluster.admin.apply(ingress('app', `app.localhost`, admitted.annotations));
@@ -175,11 +162,7 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
         what: 'the load to reach the second endpoint',
         timeoutMs: 20_000,
       });
-      await cluster.admin.delete({
-        apiVersion: 'networking.k8s.io/v1',
-        kind: 'Ingress',
-        metadata: { name: 'staff', namespace: NS },
-      });
+      await cluster.admin.delete(ingressRef('staff'));
       await waitFor(async () => (await client.get(`${origin('staff')}/`)).status === 404, {
         what: 'the deleted Ingress to answer 404',
         timeoutMs: 20_000,

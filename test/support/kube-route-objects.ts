@@ -1,6 +1,7 @@
 /**
  * Objects the live route tests apply (namespace `default`): valid settings with their Secrets, the
- * Service `web` and its EndpointSlices, and a lookup of Portcullis's Events about an object.
+ * Service `web` and its EndpointSlices, an IngressClass and Ingresses routing to `web`, and a lookup
+ * of Portcullis's Events about an object.
  */
 import { randomBytes } from 'node:crypto';
 import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
@@ -80,6 +81,52 @@ export function endpointSlice(name: string, port: number, addresses: readonly st
     addressType: 'IPv4',
     ports: [{ name: 'http', port, protocol: 'TCP' }],
     endpoints: addresses.map((address) => ({ addresses: [address], conditions: { ready: true } })),
+  };
+}
+
+/** An IngressClass `name` whose controller is `controller`. */
+export function ingressClass(name: string, controller: string): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name },
+    spec: { controller },
+  };
+}
+
+/** A reference to Ingress `name` in NS (to get, wait for or delete it). */
+export function ingressRef(name: string): KubeRef {
+  return { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: NS } };
+}
+
+/** Ingress `name` of class `className`: every path of `host` to Service `web`, port `http`. */
+export function ingress(
+  name: string,
+  host: string,
+  annotations: Record<string, string>,
+  className = 'portcullis',
+): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: NS, annotations } as KubeRef['metadata'],
+    spec: {
+      ingressClassName: className,
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: 'web', port: { name: 'http' } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
   };
 }
 
