@@ -7,13 +7,15 @@
 // Ingress while the last good routes keep serving; an Ingress of another class is ignored.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KubeObject, KubeRef } from '../support/kube-client.js';
+import type { KubeObject } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import {
   applySettings,
   endpointSlice,
   IDP_CLIENT_SECRET,
-  NS,
+  ingress,
+  ingressClass,
+  ingressRef,
   waitForEvent,
   webService,
 } from '../support/kube-route-objects.js';
@@ -24,49 +26,6 @@ import { waitFor } from '../support/wait.js';
 
 const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
 const ANY_USER = 'portcullis.dev/allow_any_authenticated_user';
-
-function ingressClass(name: string, controller: string): KubeObject {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'IngressClass',
-    metadata: { name },
-    spec: { controller },
-  };
-}
-
-function ingressRef(name: string): KubeRef {
-  return { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: NS } };
-}
-
-function ingress(
-  name: string,
-  host: string,
-  annotations: Record<string, string>,
-  className = 'portcullis',
-): KubeObject {
-  return {
-    apiVersion: 'networking.k8s.io/v1',
-    kind: 'Ingress',
-    metadata: { name, namespace: NS, annotations } as KubeRef['metadata'],
-    spec: {
-      ingressClassName: className,
-      rules: [
-        {
-          host,
-          http: {
-            paths: [
-              {
-                path: '/',
-                pathType: 'Prefix',
-                backend: { service: { name: 'web', port: { name: 'http' } } },
-              },
-            ],
-          },
-        },
-      ],
-    },
-  };
-}
 
 /** The route names and cluster names of Envoy's dynamic route configurations. */
 async function routeShape(

@@ -30,8 +30,11 @@ export async function spawnKubePortcullis(options: {
   readonly identity: string;
   readonly args?: readonly string[];
   readonly ready: string;
+  /** Envoy's listener port, when the settings must name it (an authenticate URL); default: a free one. */
+  readonly proxyPort?: number;
 }): Promise<KubePortcullis> {
-  const [proxyPort, grpcPort, adminPort] = [await freePort(), await freePortPair(), await freePort()];
+  const proxyPort = options.proxyPort ?? (await freePort());
+  const [grpcPort, adminPort] = [await freePortPair(), await freePort()];
   const replica = await spawnService(options.identity, '', {
     args: kubernetesArgs(options.kubeconfigPath, options.args ?? []),
     ready: options.ready,

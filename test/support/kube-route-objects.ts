@@ -1,6 +1,7 @@
 /**
  * Objects the live route tests apply (namespace `default`): valid settings with their Secrets, the
- * Service `web` and its EndpointSlices, and a lookup of Portcullis's Events about an object.
+ * Service `web` and its EndpointSlices, an IngressClass and Ingresses routing to `web`, and a lookup
+ * of Portcullis's Events about an object.
  */
 import { randomBytes } from 'node:crypto';
 import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
@@ -22,8 +23,20 @@ function secret(name: string, data: Record<string, string>): KubeObject {
   };
 }
 
-/** The settings CRD and a valid `global` object (insecure server) with its Secrets. */
-export async function applySettings(client: KubeClient): Promise<void> {
+/**
+ * The settings CRD and a valid `global` object (insecure server) with its Secrets. By default the
+ * IdP is unreachable (routes that need no sign-in); a sign-in test gives a running IdP, its client
+ * and an authenticate URL on the listener's port.
+ */
+export async function applySettings(
+  client: KubeClient,
+  signIn: { idpUrl: string; clientId: string; clientSecret: string; authenticateUrl: string } = {
+    idpUrl: 'http://127.0.0.1:9/',
+    clientId: 'portcullis',
+    clientSecret: IDP_CLIENT_SECRET,
+    authenticateUrl: 'https://authenticate.example.com',
+  },
+): Promise<void> {
   await applyCrds(client, readYamlObjects(CRD_PATH));
   await client.apply(
     secret('core', {
@@ -31,15 +44,15 @@ export async function applySettings(client: KubeClient): Promise<void> {
       cookie_secret: randomBytes(32).toString('base64'),
     }),
   );
-  await client.apply(secret('idp', { client_id: 'portcullis', client_secret: IDP_CLIENT_SECRET }));
+  await client.apply(secret('idp', { client_id: signIn.clientId, client_secret: signIn.clientSecret }));
   await client.apply({
     apiVersion: 'portcullis.dev/v1alpha1',
     kind: 'Portcullis',
     metadata: { name: 'global' },
     spec: {
       insecureServer: true,
-      authenticate: { url: 'https://authenticate.example.com' },
-      identityProvider: { url: 'http://127.0.0.1:9/', secret: { name: 'idp' } },
+      authenticate: { url: signIn.authenticateUrl },
+      identityProvider: { url: signIn.idpUrl, secret: { name: 'idp' } },
       secrets: { name: 'core' },
     },
   });
@@ -68,6 +81,52 @@ export function endpointSlice(name: string, port: number, addresses: readonly st
     addressType: 'IPv4',
     ports: [{ name: 'http', port, protocol: 'TCP' }],
     endpoints: addresses.map((address) => ({ addresses: [address], conditions: { ready: true } })),
+  };
+}
+
+/** An IngressClass `name` whose controller is `controller`. */
+export function ingressClass(name: string, controller: string): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'IngressClass',
+    metadata: { name },
+    spec: { controller },
+  };
+}
+
+/** A reference to Ingress `name` in NS (to get, wait for or delete it). */
+export function ingressRef(name: string): KubeRef {
+  return { apiVersion: 'networking.k8s.io/v1', kind: 'Ingress', metadata: { name, namespace: NS } };
+}
+
+/** Ingress `name` of class `className`: every path of `host` to Service `web`, port `http`. */
+export function ingress(
+  name: string,
+  host: string,
+  annotations: Record<string, string>,
+  className = 'portcullis',
+): KubeObject {
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'Ingress',
+    metadata: { name, namespace: NS, annotations } as KubeRef['metadata'],
+    spec: {
+      ingressClassName: className,
+      rules: [
+        {
+          host,
+          http: {
+            paths: [
+              {
+                path: '/',
+                pathType: 'Prefix',
+                backend: { service: { name: 'web', port: { name: 'http' } } },
+              },
+            ],
+          },
+        },
+      ],
+    },
   };
 }
 
