@@ -139,7 +139,9 @@ export class SettingsSource {
           });
     this.debouncer = new Debouncer(
       () => this.evaluate(),
-      options.debounce ?? { quietMs: 200, maxWaitMs: 2000 },
+      // 50 ms of quiet still makes one build of a `kubectl apply` burst (its events arrive
+      // milliseconds apart) while a lone change waits little longer than a file rename does.
+      options.debounce ?? { quietMs: 50, maxWaitMs: 2000 },
     );
   }
 
