@@ -1,7 +1,8 @@
 // `portcullis kubernetes` is alive before its settings exist: with METRICS_ADDRESS set, /healthz
 // answers 200 and /readyz 503 (naming the object it waits for) from start, against a real etcd +
 // kube-apiserver; once a valid `global` object arrives the services take over that listener and
-// /readyz turns 200 when Envoy has acknowledged the config.
+// /readyz turns 200 when Envoy has acknowledged the config. A spec field the environment
+// overrides with another value is named in one warning.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
@@ -30,6 +31,8 @@ const GLOBAL: KubeObject = {
   metadata: { name: 'global' },
   spec: {
     insecureServer: true,
+    // The replica's ADDRESS variable names another: it wins, with a warning.
+    address: ':8443',
     authenticate: { url: 'https://authenticate.example.com' },
     identityProvider: { url: 'http://127.0.0.1:9/', secret: { name: 'idp' } },
     secrets: { name: 'core' },
@@ -92,5 +95,8 @@ describe('portcullis kubernetes: health before the settings exist', () => {
     assert.match(output, /health listening on METRICS_ADDRESS before the settings/);
     assert.doesNotMatch(output, /metrics_address is overridden/, 'the environment names the same address');
     assert.doesNotMatch(output, /made-at-test-time/);
+    const overridden = output.match(/the environment variable ADDRESS overrides spec\.address/g) ?? [];
+    assert.equal(overridden.length, 1, 'one warning for the overridden field');
+    assert.doesNotMatch(output, /METRICS_ADDRESS overrides/);
   });
 });

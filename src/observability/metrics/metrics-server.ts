@@ -128,11 +128,7 @@ async function listen(server: Server, host: string, port: number): Promise<void>
   });
 }
 
-async function handle(
-  options: Answering,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
+async function handle(options: Answering, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const path = new URL(request.url ?? '/', 'http://metrics').pathname;
   if (path !== '/metrics' && path !== '/healthz' && path !== '/readyz') {
     send(response, 404, 'text/plain', 'not found: try /metrics, /healthz or /readyz\n');
