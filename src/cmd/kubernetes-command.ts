@@ -3,6 +3,7 @@ import { errorMessage, ValidationError } from '../shared/errors.js';
 import type { Logger } from '../shared/logger.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
 import { SETTINGS_CRD_NAME, SETTINGS_OBJECT_TEXT } from '../kubernetes/cluster-state.js';
+import { SETTINGS_KIND, SETTINGS_OBJECT_NAME } from '../kubernetes/crd-schema.js';
 import {
   checkSettingsApi,
   loadKubeConfig,
@@ -15,6 +16,11 @@ import {
   type BuildOutcome,
   type SourceDocument,
 } from '../kubernetes/watch/settings-source.js';
+import {
+  startWaitingMetricsServer,
+  type WaitingMetricsServer,
+} from '../observability/metrics/metrics-server.js';
+import { splitHostPort } from '../shared/address.js';
 import { startServices, type Running } from './start.js';
 import { announceReady } from './announce.js';
 
@@ -56,8 +62,44 @@ export const KUBERNETES_SOURCE = `kubernetes: ${SETTINGS_OBJECT_TEXT}`;
  * until a valid object arrives. Routes come from Ingresses of our IngressClasses and, when the
  * Gateway API is installed, HTTPRoutes (SettingsSource); the Lease holder writes the address
  * Portcullis serves on (`publishAddress`, else POD_IP) into their status.
+ * With METRICS_ADDRESS set, its health endpoints listen there from start, before any settings
+ * (a pod waiting for its object stays alive but not ready; see startWaitingMetricsServer), and
+ * the services serve metrics there once they start.
  */
 export async function runKubernetes(options: KubernetesOptions): Promise<KubernetesRunning> {
+  const { env, logger } = options;
+  const earlyMetrics = await startHealth(env, logger);
+  try {
+    return await runWithHealth(options, earlyMetrics);
+  } catch (err) {
+    await earlyMetrics?.close();
+    throw err;
+  }
+}
+
+/** What `/readyz` says until a valid settings object started the services. */
+export const WAITING_FOR_SETTINGS = `waiting for a valid ${SETTINGS_KIND} object '${SETTINGS_OBJECT_NAME}'`;
+
+/** The health endpoints on METRICS_ADDRESS while the settings are awaited (undefined when unset). */
+async function startHealth(
+  env: KubernetesOptions['env'],
+  logger: Logger,
+): Promise<WaitingMetricsServer | undefined> {
+  const address = nonEmpty(env['METRICS_ADDRESS']);
+  if (address === undefined) return undefined;
+  const { host, port } = splitHostPort(address);
+  const server = await startWaitingMetricsServer({ host, port, waitingFor: WAITING_FOR_SETTINGS });
+  logger.info(
+    { metrics_address: address, port: server.port },
+    `health listening on METRICS_ADDRESS before the settings: /healthz answers 200, /readyz 503 until a valid ${SETTINGS_OBJECT_TEXT}`,
+  );
+  return server;
+}
+
+async function runWithHealth(
+  options: KubernetesOptions,
+  earlyMetrics: WaitingMetricsServer | undefined,
+): Promise<KubernetesRunning> {
   const { env, logger } = options;
   const kubeConfig = loadKubeConfig(options.kubeconfig, env);
   await checkSettingsApi(kubeConfig);
@@ -82,6 +124,7 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
         logger,
         ...(options.adsApiType === undefined ? {} : { adsApiType: options.adsApiType }),
         ...(options.withoutEnvoy === undefined ? {} : { withoutEnvoy: options.withoutEnvoy }),
+        ...(earlyMetrics === undefined ? {} : { earlyMetrics }),
       });
     } catch (err) {
       if (err instanceof ValidationError) return { ok: false, problems: err.problems };
@@ -132,6 +175,7 @@ export async function runKubernetes(options: KubernetesOptions): Promise<Kuberne
     await source.stop();
     await elector.stop();
     await running?.stop(stopOptions);
+    await earlyMetrics?.close();
   };
   try {
     await elector.start();

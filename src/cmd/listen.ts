@@ -7,6 +7,7 @@ import type { EnvoySupervisor } from '../envoy/supervisor.js';
 import type { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
 import { Readiness } from '../observability/metrics/readiness.js';
 import { serveMetrics } from '../observability/metrics/serve.js';
+import type { WaitingMetricsServer } from '../observability/metrics/metrics-server.js';
 import { envoyLogLevel, logLevelSubscriber } from '../observability/log-levels.js';
 import { templatedHeaderNames } from '../ir/header-templates.js';
 import type { ServiceParts } from './services.js';
@@ -22,6 +23,7 @@ interface ListenOptions {
   readonly logger: LevelledLogger;
   readonly adsApiType?: AdsApiType;
   readonly withoutEnvoy?: boolean;
+  readonly earlyMetrics?: WaitingMetricsServer;
 }
 
 /** What the services started with, and what listening needs besides. */
@@ -132,6 +134,7 @@ export async function listenAndSupervise(
     proxy: parts.proxy,
     envoyAdminUrl: () => supervisor?.adminUrl,
     logger: log,
+    ...(options.earlyMetrics === undefined ? {} : { early: options.earlyMetrics }),
   });
   if (metricsServer !== undefined) closers.push(() => metricsServer.close());
   return { grpcPort, supervisor };

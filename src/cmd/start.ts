@@ -22,6 +22,7 @@ import { openSessionStack, type SessionStack } from '../databroker/stack.js';
 import type { EnvoySupervisor } from '../envoy/supervisor.js';
 import type { AdsApiType } from '../envoy/bootstrap.js';
 import { PortcullisMetrics } from '../observability/metrics/portcullis-metrics.js';
+import type { WaitingMetricsServer } from '../observability/metrics/metrics-server.js';
 import { PortcullisTracing } from '../observability/tracing/tracing.js';
 import { servicePartsOf, type ServiceParts } from './services.js';
 import {
@@ -50,6 +51,11 @@ export interface StartOptions {
   readonly adsApiType?: AdsApiType;
   /** Start no Envoy (sidecar mode: an Envoy started separately connects over ADS). */
   readonly withoutEnvoy?: boolean;
+  /**
+   * A metrics server already listening (`portcullis kubernetes`, up while it waits for its
+   * settings): the services serve metrics and readiness there instead of on `metrics_address`.
+   */
+  readonly earlyMetrics?: WaitingMetricsServer;
   /** How long an in-place config write must stay unchanged before it is loaded (Reloader's `settleMs`). */
   readonly reloadSettleMs?: number;
   /** Deadline of each identity-provider call (default 10 s); tests of a slow IdP shorten it. */

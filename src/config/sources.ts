@@ -111,7 +111,11 @@ function pickRaw(
     : { value: option.default, path: option.key, source: 'default', syntax: 'text' };
 }
 
-function sameValue(a: unknown, b: unknown): boolean {
+/**
+ * Whether two spellings of one option hold the same value: a text (from the environment) as the
+ * JSON it parses to, so `8080` and 8080 are the same and `a` and `b` are not.
+ */
+export function sameValue(a: unknown, b: unknown): boolean {
   const normalise = (value: unknown): string => {
     if (typeof value !== 'string') return canonicalJson(value);
     try {

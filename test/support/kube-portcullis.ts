@@ -32,6 +32,8 @@ export async function spawnKubePortcullis(options: {
   readonly ready: string;
   /** Envoy's listener port, when the settings must name it (an authenticate URL); default: a free one. */
   readonly proxyPort?: number;
+  /** More environment (METRICS_ADDRESS, ...). */
+  readonly env?: Readonly<Record<string, string>>;
 }): Promise<KubePortcullis> {
   const proxyPort = options.proxyPort ?? (await freePort());
   const [grpcPort, adminPort] = [await freePortPair(), await freePort()];
@@ -44,6 +46,7 @@ export async function spawnKubePortcullis(options: {
       ADDRESS: `127.0.0.1:${proxyPort}`,
       GRPC_ADDRESS: `127.0.0.1:${grpcPort}`,
       ENVOY_ADMIN_ADDRESS: `127.0.0.1:${adminPort}`,
+      ...options.env,
     },
   });
   return { ...replica, identity: options.identity, proxyPort, adminUrl: `http://127.0.0.1:${adminPort}` };

@@ -20,6 +20,7 @@ import {
   type SettingsObject,
 } from '../cluster-state.js';
 import { refuseFileRead } from '../settings-document.js';
+import { envOverrides, overrideMessage } from '../env-overrides.js';
 import type { SettingsVerdict } from '../settings-status.js';
 import { Debouncer, type DebounceTimes } from '../debounce.js';
 import { FollowedList } from './followed-list.js';
@@ -91,6 +92,8 @@ export class SettingsSource {
   private verdict: SettingsVerdict | undefined;
   /** Whether some config is in force (a refused change then keeps it). */
   private serving = false;
+  /** The environment overrides last warned of: each is logged once, not at every rebuild. */
+  private warnedOverrides = new Set<string>();
   /** The passes, one after another (the first runs from `start`, later ones from the debouncer). */
   private passes: Promise<void> = Promise.resolve();
 
@@ -244,6 +247,7 @@ export class SettingsSource {
       routeProblems.push(...desired.routeProblems);
       return [];
     }
+    this.warnOverrides(document);
     const key = canonicalJson(document);
     let outcome = this.built?.key === key ? this.built.outcome : undefined;
     if (outcome === undefined) {
@@ -256,6 +260,24 @@ export class SettingsSource {
     const attributed = attributeProblems(outcome.problems, desired.origins);
     routeProblems.push(...attributed.objects);
     return desired.fieldProblems(attributed.global);
+  }
+
+  /**
+   * Logs a warning for each option the environment sets over the object's field to another value
+   * (envOverrides), once while it lasts. Log only: the status schema has no warnings to put it in.
+   */
+  private warnOverrides(document: Readonly<Record<string, unknown>>): void {
+    const now = new Set<string>();
+    for (const override of envOverrides(document, this.options.env)) {
+      const message = overrideMessage(override);
+      now.add(message);
+      if (this.warnedOverrides.has(message)) continue;
+      this.options.logger.warn(
+        { option: override.option, env: override.envVar, field: override.field },
+        message,
+      );
+    }
+    this.warnedOverrides = now;
   }
 
   /** Logs the route objects' problems and, from the Lease holder, writes them as Events. */

@@ -14,11 +14,8 @@ export const ENVOY_STATS_TIMEOUT_MS = 1000;
 /** The realm `/metrics` names in its 401 (`WWW-Authenticate`). */
 export const METRICS_REALM = 'portcullis metrics';
 
-/** Options of `startMetricsServer`. */
-export interface MetricsServerOptions {
-  /** `metrics_address`, as `host` and `port` (0 picks a free port). */
-  readonly host: string;
-  readonly port: number;
+/** What `/metrics` and `/readyz` answer from once the services run. */
+export interface MetricsSources {
   readonly metrics: PortcullisMetrics;
   readonly readiness: Readiness;
   /** The base URL of Envoy's admin to append stats from, or undefined when this process has none. */
@@ -28,12 +25,28 @@ export interface MetricsServerOptions {
   readonly envoyStatsTimeoutMs?: number;
 }
 
+/** Options of `startMetricsServer`. */
+export interface MetricsServerOptions extends MetricsSources {
+  /** `metrics_address`, as `host` and `port` (0 picks a free port). */
+  readonly host: string;
+  readonly port: number;
+}
+
 /** A listening metrics server. */
 export interface MetricsServer {
   readonly host: string;
   readonly port: number;
   close(): Promise<void>;
 }
+
+/** A metrics server started before the services it reports on (see startWaitingMetricsServer). */
+export interface WaitingMetricsServer extends MetricsServer {
+  /** From now on `/metrics` and `/readyz` answer from `sources` (the services started). */
+  serve(sources: MetricsSources): void;
+}
+
+/** What the server answers from: the services' sources, or the reason it still waits for them. */
+type Answering = MetricsSources | { readonly waitingFor: string };
 
 /**
  * Serves, on `metrics_address` (node:http):
@@ -48,22 +61,56 @@ export interface MetricsServer {
  * Resolves once listening; a taken or invalid address rejects with METRICS_BIND_FAILED naming it.
  */
 export async function startMetricsServer(options: MetricsServerOptions): Promise<MetricsServer> {
+  const { server } = await startAnswering(options.host, options.port, options);
+  return server;
+}
+
+/**
+ * The same server, started before the services exist (`portcullis kubernetes` waiting for its
+ * settings object), so a liveness probe passes while it waits: `/healthz` 200, `/readyz` 503 with
+ * `checks.settings` saying `waitingFor`, `/metrics` 503 (nothing to report, and no credentials to
+ * check it against yet). `serve` hands it the services' sources once they start; from then on it
+ * answers as startMetricsServer's does.
+ */
+export async function startWaitingMetricsServer(options: {
+  readonly host: string;
+  readonly port: number;
+  readonly waitingFor: string;
+}): Promise<WaitingMetricsServer> {
+  const { server, answerFrom } = await startAnswering(options.host, options.port, {
+    waitingFor: options.waitingFor,
+  });
+  return { ...server, serve: answerFrom };
+}
+
+async function startAnswering(
+  host: string,
+  listenPort: number,
+  first: Answering,
+): Promise<{ server: MetricsServer; answerFrom: (sources: MetricsSources) => void }> {
+  let answering = first;
   const server = createServer((request, response) => {
-    handle(options, request, response).catch((err: unknown) => {
+    handle(answering, request, response).catch((err: unknown) => {
       if (!response.headersSent) send(response, 500, 'text/plain', `metrics: ${errorMessage(err)}\n`);
       else response.destroy();
     });
   });
-  await listen(server, options.host, options.port);
+  await listen(server, host, listenPort);
   const { port } = server.address() as AddressInfo;
   return {
-    host: options.host,
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    server: {
+      host,
+      port,
+      // Closing twice (the services' stop, then the command's) resolves too.
+      close: () =>
+        new Promise<void>((resolve) => {
+          server.closeAllConnections();
+          server.close(() => resolve());
+        }),
+    },
+    answerFrom: (sources) => {
+      answering = sources;
+    },
   };
 }
 
@@ -81,11 +128,7 @@ async function listen(server: Server, host: string, port: number): Promise<void>
   });
 }
 
-async function handle(
-  options: MetricsServerOptions,
-  request: IncomingMessage,
-  response: ServerResponse,
-): Promise<void> {
+async function handle(options: Answering, request: IncomingMessage, response: ServerResponse): Promise<void> {
   const path = new URL(request.url ?? '/', 'http://metrics').pathname;
   if (path !== '/metrics' && path !== '/healthz' && path !== '/readyz') {
     send(response, 404, 'text/plain', 'not found: try /metrics, /healthz or /readyz\n');
@@ -98,6 +141,13 @@ async function handle(
   }
   if (path === '/healthz') {
     send(response, 200, 'text/plain', 'ok\n');
+    return;
+  }
+  if ('waitingFor' in options) {
+    if (path === '/readyz') {
+      const report = { ready: false, checks: { settings: options.waitingFor } };
+      send(response, 503, 'application/json', `${JSON.stringify(report)}\n`);
+    } else send(response, 503, 'text/plain', `${options.waitingFor}\n`);
     return;
   }
   if (path === '/readyz') {
@@ -115,7 +165,7 @@ async function handle(
 }
 
 /** Our series, then Envoy's stats when its admin answers in time. */
-async function scrape(options: MetricsServerOptions): Promise<string> {
+async function scrape(options: MetricsSources): Promise<string> {
   const envoy = await envoyStats(options);
   options.metrics.envoyStatsUp(envoy !== undefined);
   const ours = await options.metrics.registry.metrics();
@@ -123,7 +173,7 @@ async function scrape(options: MetricsServerOptions): Promise<string> {
 }
 
 /** Envoy's `/stats/prometheus` text, or undefined when there is no admin or it did not answer 200. */
-async function envoyStats(options: MetricsServerOptions): Promise<string | undefined> {
+async function envoyStats(options: MetricsSources): Promise<string | undefined> {
   const url = options.envoyAdminUrl();
   if (url === undefined) return undefined;
   try {

@@ -3,7 +3,12 @@ import type { Secret } from '../../shared/secret.js';
 import { adminUrlFromAddress } from '../../envoy/admin.js';
 import type { Logger } from '../../shared/logger.js';
 import { splitHostPort } from '../../shared/address.js';
-import { startMetricsServer, type MetricsServer } from './metrics-server.js';
+import {
+  startMetricsServer,
+  type MetricsServer,
+  type MetricsSources,
+  type WaitingMetricsServer,
+} from './metrics-server.js';
 import type { PortcullisMetrics } from './portcullis-metrics.js';
 import type { Readiness } from './readiness.js';
 
@@ -14,6 +19,9 @@ import type { Readiness } from './readiness.js';
  * ring at each scrape, so a reload changes it. Envoy's stats come from `envoyAdminUrl()` when it gives
  * one (the supervised Envoy), else from `envoy_admin_address` where this process serves xDS (a
  * sidecar whose admin listens there). Rejects with METRICS_BIND_FAILED when the address is taken.
+ * Given `early` (a server already listening while the process waited for its settings), it serves
+ * there instead of binding: that address stays, and a `metrics_address` naming another (or none)
+ * is logged as overridden.
  */
 export async function serveMetrics(options: {
   /** The first build's observability settings. */
@@ -28,22 +36,37 @@ export async function serveMetrics(options: {
   readonly proxy: boolean;
   readonly envoyAdminUrl: () => string | undefined;
   readonly logger: Logger;
+  /** A server listening since before the settings existed (`portcullis kubernetes`). */
+  readonly early?: WaitingMetricsServer;
 }): Promise<MetricsServer | undefined> {
-  const { observability, metrics, logger } = options;
-  if (observability.metricsAddress === undefined) return undefined;
-  const { host, port } = splitHostPort(observability.metricsAddress);
+  const { observability, metrics, logger, early } = options;
+  if (observability.metricsAddress === undefined && early === undefined) return undefined;
   metrics.collectProcessMetrics();
   const configuredAdmin = options.proxy
     ? adminUrlFromAddress(loopbackFor(options.envoyAdminAddress))
     : undefined;
-  const server = await startMetricsServer({
-    host,
-    port,
+  const sources: MetricsSources = {
     metrics,
     readiness: options.readiness,
     envoyAdminUrl: () => (options.proxy ? (options.envoyAdminUrl() ?? configuredAdmin) : undefined),
     basicAuth: options.basicAuth,
-  });
+  };
+  let server: MetricsServer;
+  if (early === undefined) {
+    const { host, port } = splitHostPort(observability.metricsAddress as string);
+    server = await startMetricsServer({ host, port, ...sources });
+  } else {
+    early.serve(sources);
+    server = early;
+    const startedOn = `${early.host.includes(':') ? `[${early.host}]` : early.host}:${early.port}`;
+    if (!sameAddress(observability.metricsAddress, early)) {
+      logger.warn(
+        { metrics_address: observability.metricsAddress ?? '(unset)', listening_on: startedOn },
+        `metrics_address is overridden: the metrics listener started on ${startedOn} before the settings existed and stays there`,
+      );
+    }
+  }
+  const { host } = server;
   const reachable = host === '0.0.0.0' ? '127.0.0.1' : host;
   const shown = `http://${reachable.includes(':') ? `[${reachable}]` : reachable}:${server.port}`;
   logger.info(
@@ -57,4 +80,11 @@ export async function serveMetrics(options: {
 function loopbackFor(address: string): string {
   const { host, port } = splitHostPort(address);
   return host === '' || host === '0.0.0.0' || host === '::' ? `127.0.0.1:${port}` : address;
+}
+
+/** Whether `address` (`metrics_address`) names where `server` listens (port 0 matches any port). */
+function sameAddress(address: string | undefined, server: MetricsServer): boolean {
+  if (address === undefined) return false;
+  const { host, port } = splitHostPort(address);
+  return host === server.host && (port === 0 || port === server.port);
 }

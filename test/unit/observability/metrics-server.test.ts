@@ -8,7 +8,11 @@ import type { AddressInfo } from 'node:net';
 import { after, before, test } from 'node:test';
 import { Secret } from '../../../src/shared/secret.js';
 import { PortcullisError } from '../../../src/shared/errors.js';
-import { startMetricsServer, type MetricsServer } from '../../../src/observability/metrics/metrics-server.js';
+import {
+  startMetricsServer,
+  startWaitingMetricsServer,
+  type MetricsServer,
+} from '../../../src/observability/metrics/metrics-server.js';
 import { PortcullisMetrics } from '../../../src/observability/metrics/portcullis-metrics.js';
 import { Readiness } from '../../../src/observability/metrics/readiness.js';
 import { LISTENER_TYPE, ROUTE_CONFIGURATION_TYPE } from '../../../src/proto/type-urls.js';
@@ -167,4 +171,36 @@ test('a taken metrics_address is METRICS_BIND_FAILED naming it', async () => {
       err.code === 'METRICS_BIND_FAILED' &&
       err.message.includes(`metrics_address 127.0.0.1:${server.port}`),
   );
+});
+
+test('a waiting server: /healthz 200, /readyz 503 naming what it waits for, /metrics 503; then it serves the sources handed to it', async () => {
+  const waiting = await startWaitingMetricsServer({
+    host: '127.0.0.1',
+    port: 0,
+    waitingFor: 'waiting for the settings',
+  });
+  try {
+    assert.equal((await get(waiting.port, '/healthz')).status, 200);
+    const ready = await get(waiting.port, '/readyz');
+    assert.equal(ready.status, 503);
+    assert.deepEqual(JSON.parse(ready.body), {
+      ready: false,
+      checks: { settings: 'waiting for the settings' },
+    });
+    const early = await get(waiting.port, '/metrics');
+    assert.equal(early.status, 503);
+    assert.equal(early.body, 'waiting for the settings\n');
+    assert.equal((await get(waiting.port, '/other')).status, 404);
+    waiting.serve({
+      metrics,
+      readiness: new Readiness({ envoy: false }),
+      envoyAdminUrl: () => undefined,
+      basicAuth: () => new Secret('user:pass'),
+    });
+    assert.equal((await get(waiting.port, '/readyz')).status, 200);
+    assert.equal((await get(waiting.port, '/metrics')).status, 401, 'the handed basic auth applies');
+  } finally {
+    await waiting.close();
+    await waiting.close();
+  }
 });
