@@ -1,4 +1,3 @@
-import { decodeJwt } from 'jose';
 import type { IRHeaderPart } from '../../ir/types.js';
 import type { OAuthTokens, Session } from '../../session/session.js';
 import { claimValues } from '../policy/claims.js';
@@ -86,19 +85,10 @@ function usableToken(
 ): string | MissingToken {
   const token = kind === 'access_token' ? tokens?.accessToken : tokens?.idToken;
   if (token === undefined || token === '') return { token: kind, why: 'absent' };
-  const expiresAt = kind === 'access_token' ? session.tokens?.accessTokenExpiresAt : idTokenExpiry(token);
-  if (expiresAt === null) return { token: kind, why: 'absent' };
+  // Both expiries are recorded in the clear beside the sealed tokens when they are stored.
+  const expiresAt =
+    kind === 'access_token' ? session.tokens?.accessTokenExpiresAt : session.tokens?.idTokenExpiresAt;
   return expiresAt !== undefined && expiresAt <= now ? { token: kind, why: 'expired' } : token;
-}
-
-/** The ID token's `exp` in ms (undefined: none), or null when it is not a JWT. */
-function idTokenExpiry(token: string): number | undefined | null {
-  try {
-    const exp = decodeJwt(token).exp;
-    return exp === undefined ? undefined : exp * 1000;
-  } catch {
-    return null;
-  }
 }
 
 /** How many sessions' opened tokens a cache holds before it drops the oldest. */

@@ -5,7 +5,7 @@
 // opened tokens are cached per session until the store replaces or drops it.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { SignJWT } from 'jose';
+import { decodeJwt, SignJWT } from 'jose';
 import type { AuthorizeRequest, Decision } from '../../../src/authorize/decision.js';
 import { SessionTokenCache } from '../../../src/authorize/identity/token-headers.js';
 import { AuthorizeService } from '../../../src/authorize/service.js';
@@ -100,7 +100,9 @@ async function session(
             refreshToken: 'rt',
             idToken: tokens.idToken,
             accessTokenExpiresAt: tokens.accessTokenExpiresAt ?? NOW + 3_600_000,
-            idTokenExpiresAt: undefined,
+            // As sign-in records it: the ID token's exp, in ms.
+            idTokenExpiresAt:
+              tokens.idToken === undefined ? undefined : (decodeJwt(tokens.idToken).exp ?? 0) * 1000,
           }),
         }),
   };
