@@ -3,14 +3,16 @@
 // settings object (its client secret in a Secret), and an echo backend on a network-namespace test
 // host (netns-host.ts). Alice signs in without a browser (idp-login.ts's completeLogin); an Ingress
 // admitting her sends her request to the backend with an assertion that verifies against the route
-// host's JWKS, one whose policy excludes her answers 403. Then, under a bounded load of her signed-in
-// requests, an annotation change that leaves access alone, a second endpoint and the deletion of
-// another Ingress each take effect with no failed request.
+// host's JWKS, one whose policy excludes her answers 403. Then, under a bounded concurrent load of
+// her signed-in requests, an annotation change that leaves access alone, a second endpoint, the
+// first one turning terminating (a rolling restart) and the deletion of another Ingress each take
+// effect with no failed request.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { HANDOFF_PATH, SIGN_IN_PATH } from '../../src/contract/endpoints.js';
 import { completeLogin } from '../support/idp-login.js';
+import type { KubeObject } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
 import {
@@ -129,20 +131,25 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
     assert.ok(!denied.body.includes('"id":"web-a"'), denied.body);
   });
 
-  it('under signed-in load: an annotation change, a second endpoint and a deleted Ingress fail no request', async (t) => {
-    // A bounded loop of alice's requests to the admitted route, one at a time, until the changes are done.
+  it('under concurrent signed-in load: an annotation change, scaling up and down and a deleted Ingress fail no request', async (t) => {
+    // Bounded loops of alice's requests to the admitted route, WORKERS at once, until the changes are done.
+    const WORKERS = 4;
     let done = false;
     const failures: string[] = [];
-    const seen = new Set<string>();
+    const answered: string[] = [];
     let sent = 0;
-    const load = (async () => {
-      for (; sent < 3_000 && !done; sent++) {
+    const worker = async (): Promise<void> => {
+      while (sent < 8_000 && !done) {
+        sent++;
         const answer = await client.get(`${origin('app')}/load`).catch((err: Error) => err);
         if (answer instanceof Error) failures.push(answer.message);
         else if (answer.status !== 200) failures.push(`${answer.status} ${answer.body.slice(0, 200)}`);
-        else seen.add((JSON.parse(answer.body) as { id: string }).id);
+        else answered.push((JSON.parse(answer.body) as { id: string }).id);
       }
-    })();
+    };
+    const load = Promise.all(Array.from({ length: WORKERS }, worker));
+    const recentlyOnly = (id: string, count: number): boolean =>
+      answered.length >= count && answered.slice(-count).every((seen) => seen === id);
     try {
       await waitFor(async () => sent >= 50, { what: 'the load to start', timeoutMs: 20_000 });
       // An annotation that leaves access alone; a 7s timeout shows in Envoy's route config.
@@ -156,10 +163,23 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
           ).includes('"7s"'),
         { what: 'the timeout annotation to reach Envoy', timeoutMs: 20_000 },
       );
+      // Scale up: a second EndpointSlice of the Service.
       second = await testHost.startEcho('web-b');
       await cluster.admin.apply(endpointSlice('web-2', second.port, [testHost.address]));
-      await waitFor(async () => seen.has('web-b'), {
+      await waitFor(async () => answered.includes('web-b'), {
         what: 'the load to reach the second endpoint',
+        timeoutMs: 20_000,
+      });
+      // Scale down as a rolling restart does: the first endpoint turns terminating (not ready, still
+      // serving what it has) and takes no new request.
+      const draining = endpointSlice('web-1', backend.port, [testHost.address]) as KubeObject & {
+        endpoints: { conditions: Record<string, boolean> }[];
+      };
+      for (const endpoint of draining.endpoints)
+        endpoint.conditions = { ready: false, serving: true, terminating: true };
+      await cluster.admin.apply(draining);
+      await waitFor(async () => recentlyOnly('web-b', 100), {
+        what: 'the load to leave the terminating endpoint',
         timeoutMs: 20_000,
       });
       await cluster.admin.delete(ingressRef('staff'));
@@ -168,7 +188,7 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
         timeoutMs: 20_000,
       });
       const mark = sent;
-      await waitFor(async () => sent >= mark + 50, {
+      await waitFor(async () => sent >= mark + 100, {
         what: 'more load after the last change',
         timeoutMs: 20_000,
       });
@@ -176,9 +196,15 @@ describe('portcullis kubernetes: sign-in on Ingress routes (real IdP, API server
       done = true;
       await load;
     }
-    t.diagnostic(`${sent} requests, ${failures.length} failed, endpoints ${[...seen].join(',')}`);
-    assert.deepEqual(failures, [], `${failures.length} of ${sent} requests failed`);
-    assert.ok(sent >= 100, `only ${sent} requests were sent`);
-    assert.ok(seen.has('web-a') && seen.has('web-b'), [...seen].join(','));
+    const counts = answered.reduce<Record<string, number>>(
+      (sofar, id) => ({ ...sofar, [id]: (sofar[id] ?? 0) + 1 }),
+      {},
+    );
+    t.diagnostic(
+      `${sent} requests by ${WORKERS} workers, ${failures.length} failed, answered by ${JSON.stringify(counts)}`,
+    );
+    assert.deepEqual(failures.slice(0, 10), [], `${failures.length} of ${sent} requests failed`);
+    assert.ok(sent >= 200, `only ${sent} requests were sent`);
+    assert.ok((counts['web-a'] ?? 0) > 0 && (counts['web-b'] ?? 0) > 0, JSON.stringify(counts));
   });
 });

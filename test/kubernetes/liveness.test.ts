@@ -2,15 +2,19 @@
 // answers 200 and /readyz 503 (naming the object it waits for) from start, against a real etcd +
 // kube-apiserver; once a valid `global` object arrives the services take over that listener and
 // /readyz turns 200 when Envoy has acknowledged the config. A spec field the environment
-// overrides with another value is named in one warning.
+// overrides with another value is named in one warning. The Gateway API, installed while it runs,
+// is picked up without a restart: an HTTPRoute then reaches its backend.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { CRD_PATH } from '../../src/kubernetes/crd-file.js';
 import type { KubeObject } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
-import { applyCrds, readYamlObjects } from '../support/kube-crds.js';
+import { applyCrds, applyGatewayApiCrds, readYamlObjects } from '../support/kube-crds.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
+import { endpointSlice, NS, webService } from '../support/kube-route-objects.js';
+import { sendToListener } from '../support/listener-request.js';
+import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
 import { freePort } from '../support/ports.js';
 import { waitFor } from '../support/wait.js';
 
@@ -42,6 +46,8 @@ const GLOBAL: KubeObject = {
 describe('portcullis kubernetes: health before the settings exist', () => {
   let cluster: KubeCluster;
   let replica: KubePortcullis | undefined;
+  let testHost: NetnsHost | undefined;
+  let backend: NetnsEcho | undefined;
 
   before(async () => {
     cluster = await startKubeCluster();
@@ -57,6 +63,8 @@ describe('portcullis kubernetes: health before the settings exist', () => {
   after(async () => {
     await replica?.stop('SIGKILL');
     await cluster?.stop();
+    await backend?.stop();
+    await testHost?.stop();
   });
 
   it('/healthz 200 and /readyz 503 while no object exists; /readyz 200 once a valid one started the services', async () => {
@@ -98,5 +106,59 @@ describe('portcullis kubernetes: health before the settings exist', () => {
     const overridden = output.match(/the environment variable ADDRESS overrides spec\.address/g) ?? [];
     assert.equal(overridden.length, 1, 'one warning for the overridden field');
     assert.doesNotMatch(output, /METRICS_ADDRESS overrides/);
+  });
+
+  it('the Gateway API installed while it runs is read without a restart: an HTTPRoute reaches its backend', async () => {
+    assert.ok(replica !== undefined, 'the replica of the first test runs');
+    const running = replica;
+    assert.match(
+      running.output(),
+      /Gateway API CRDs are not installed: routes come from Ingress only until they are/,
+    );
+    testHost = await startNetnsHost();
+    backend = await testHost.startEcho('web-later');
+    await cluster.admin.apply(webService(backend.port));
+    await cluster.admin.apply(endpointSlice('web-1', backend.port, [testHost.address]));
+    await applyGatewayApiCrds(cluster.admin);
+    const gatewayApi = 'gateway.networking.k8s.io/v1';
+    await cluster.admin.apply({
+      apiVersion: gatewayApi,
+      kind: 'GatewayClass',
+      metadata: { name: 'portcullis' },
+      spec: { controllerName: 'portcullis.dev/gateway-controller' },
+    });
+    await cluster.admin.apply({
+      apiVersion: gatewayApi,
+      kind: 'Gateway',
+      metadata: { name: 'edge', namespace: NS },
+      spec: { gatewayClassName: 'portcullis', listeners: [{ name: 'http', port: 80, protocol: 'HTTP' }] },
+    });
+    await cluster.admin.apply({
+      apiVersion: gatewayApi,
+      kind: 'HTTPRoute',
+      metadata: {
+        name: 'later',
+        namespace: NS,
+        annotations: { 'portcullis.dev/allow_public_unauthenticated_access': 'true' },
+      } as KubeObject['metadata'],
+      spec: {
+        parentRefs: [{ name: 'edge' }],
+        hostnames: ['later.example.com'],
+        rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+      },
+    });
+    await waitFor(
+      async () => {
+        const answer = await sendToListener(running.proxyPort, 'later.example.com', '/');
+        return answer.status === 200 && answer.body.includes('"id":"web-later"');
+      },
+      { what: 'the HTTPRoute to reach its backend', timeoutMs: 30_000, intervalMs: 200 },
+    ).catch((err: unknown) => {
+      throw new Error(`${String(err)}\n${running.output().slice(-4000)}`);
+    });
+    assert.match(
+      running.output(),
+      /the Gateway API CRDs are installed: reading GatewayClasses, Gateways and HTTPRoutes/,
+    );
   });
 });

@@ -61,6 +61,9 @@ const ALLOWED: readonly Access[] = [
   ...each('discovery.k8s.io', ['endpointslices'], ['list', 'watch']),
   ...each(GW, ['gatewayclasses', 'gateways', 'httproutes'], ['list', 'watch']),
   ...each(GW, ['gatewayclasses/status', 'gateways/status', 'httproutes/status'], ['update', 'patch']),
+  ...each('apiextensions.k8s.io', ['customresourcedefinitions'], ['list', 'watch'], {
+    names: ['httproutes.gateway.networking.k8s.io'],
+  }),
   ...each(CORE, ['events'], ['create', 'patch']),
   ...each('events.k8s.io', ['events'], ['create', 'patch']),
   ...each(CORE, ['secrets'], ['get', 'list', 'watch'], {
@@ -92,6 +95,13 @@ const DENIED: readonly Access[] = [
   { group: LEASES, resource: 'leases', verb: 'update', namespace: 'portcullis', name: 'other' },
   { group: LEASES, resource: 'leases', verb: 'delete', namespace: 'portcullis', name: 'portcullis-status' },
   { group: LEASES, resource: 'leases', verb: 'create', namespace: 'default' },
+  { group: 'apiextensions.k8s.io', resource: 'customresourcedefinitions', verb: 'list' },
+  {
+    group: 'apiextensions.k8s.io',
+    resource: 'customresourcedefinitions',
+    verb: 'get',
+    name: 'httproutes.gateway.networking.k8s.io',
+  },
   { group: CORE, resource: 'configmaps', verb: 'list' },
   { group: CORE, resource: 'pods', verb: 'list' },
   { group: CORE, resource: 'namespaces', verb: 'list' },
@@ -320,6 +330,13 @@ describe('deploy/kubernetes on a real API server', () => {
     assert.equal((await patch(`${global}/status`, { status: { observedGeneration: 1 } })).status, 200);
     assert.equal((await patch(global, { spec: { logLevel: 'debug' } })).status, 403);
     assert.equal((await client.request('GET', '/apis/networking.k8s.io/v1/ingresses')).status, 200);
+
+    // The HTTPRoute CRD, watched by name while the Gateway API is missing; no other CRD.
+    const crds = '/apis/apiextensions.k8s.io/v1/customresourcedefinitions';
+    const byName = `${crds}?fieldSelector=metadata.name%3Dhttproutes.gateway.networking.k8s.io`;
+    assert.equal((await client.request('GET', byName)).status, 200);
+    assert.equal((await client.request('GET', `${byName}&watch=1&timeoutSeconds=1`)).status, 200);
+    assert.equal((await client.request('GET', crds)).status, 403, 'listing every CRD is refused');
     assert.equal(
       (await client.request('DELETE', '/apis/networking.k8s.io/v1/namespaces/shop/ingresses/shop')).status,
       403,

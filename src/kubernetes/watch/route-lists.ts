@@ -1,4 +1,5 @@
 import {
+  ApiextensionsV1Api,
   CoreV1Api,
   CustomObjectsApi,
   DiscoveryV1Api,
@@ -25,17 +26,34 @@ export interface RouteListsOptions {
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const GATEWAY_VERSION = 'v1';
 
+/** The CRD whose arrival turns the Gateway API on (the collection Portcullis checks for). */
+const HTTPROUTE_CRD = `httproutes.${GATEWAY_GROUP}`;
+
+/** The collections that exist only with the Gateway API. */
+type GatewayKey = 'gatewayClasses' | 'gateways' | 'httpRoutes';
+
 type Lists = { readonly [K in keyof RouteObjects]: FollowedList<KubernetesObject> | undefined };
+
+/** A CustomResourceDefinition as far as its readiness goes. */
+interface CrdObject extends KubernetesObject {
+  readonly spec?: { readonly versions?: readonly { readonly name?: string; readonly served?: boolean }[] };
+  readonly status?: { readonly conditions?: readonly { readonly type?: string; readonly status?: string }[] };
+}
 
 /**
  * The route source's collections, each one list-and-watch (FollowedList) across every namespace:
  * IngressClasses, Ingresses, Services and EndpointSlices always, and GatewayClasses, Gateways and
- * HTTPRoutes when the Gateway API CRDs are installed (checked once at start; without them the
- * Gateway API is left out, said in one log line, and Ingress works alone). Only the lists live
- * here; turning them into routes is cluster-state.ts's pure work.
+ * HTTPRoutes once the Gateway API CRDs are installed. Without them at start, Ingress works alone
+ * (said in one log line) and the HTTPRoute CRD is watched by name: when it is Established and
+ * serves v1, the Gateway API lists start and a build follows, so installing the Gateway API on a
+ * running cluster needs no restart. Only the lists live here; turning them into routes is
+ * cluster-state.ts's pure work.
  */
 export class RouteLists {
   private lists: Lists | undefined;
+  /** Watches the HTTPRoute CRD while the Gateway API is not installed. */
+  private crdWatch: FollowedList<KubernetesObject> | undefined;
+  private gatewayStarting = false;
 
   constructor(private readonly options: RouteListsOptions) {}
 
@@ -47,31 +65,6 @@ export class RouteLists {
     const discovery = kubeConfig.makeApiClient(DiscoveryV1Api);
     const custom = kubeConfig.makeApiClient(CustomObjectsApi);
     const gateway = await gatewayApiInstalled(custom);
-    if (!gateway)
-      logger.info(
-        { group: GATEWAY_GROUP, version: GATEWAY_VERSION },
-        'the Gateway API CRDs are not installed: routes come from Ingress only (install them and restart to read HTTPRoutes)',
-      );
-    const gatewayList = (plural: string, namespaced: boolean): FollowedList<KubernetesObject> | undefined =>
-      gateway
-        ? this.follow(
-            `/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}/${plural}`,
-            plural,
-            (namespaced
-              ? () =>
-                  custom.listCustomObjectForAllNamespaces({
-                    group: GATEWAY_GROUP,
-                    version: GATEWAY_VERSION,
-                    plural,
-                  })
-              : () =>
-                  custom.listClusterCustomObject({
-                    group: GATEWAY_GROUP,
-                    version: GATEWAY_VERSION,
-                    plural,
-                  })) as ListPromise<KubernetesObject>,
-          )
-        : undefined;
     this.lists = {
       ingressClasses: this.follow('/apis/networking.k8s.io/v1/ingressclasses', 'IngressClasses', () =>
         networking.listIngressClass(),
@@ -83,11 +76,16 @@ export class RouteLists {
       endpointSlices: this.follow('/apis/discovery.k8s.io/v1/endpointslices', 'EndpointSlices', () =>
         discovery.listEndpointSliceForAllNamespaces(),
       ),
-      gatewayClasses: gatewayList('gatewayclasses', false),
-      gateways: gatewayList('gateways', true),
-      httpRoutes: gatewayList('httproutes', true),
+      ...(gateway ? this.gatewayLists(custom) : emptyGatewayLists()),
     };
-    await Promise.all(Object.values(this.lists).map((list) => list?.start()));
+    if (!gateway) {
+      logger.info(
+        { group: GATEWAY_GROUP, version: GATEWAY_VERSION, crd: HTTPROUTE_CRD },
+        'the Gateway API CRDs are not installed: routes come from Ingress only until they are (watching for them)',
+      );
+      this.crdWatch = this.watchGatewayCrd(custom);
+    }
+    await Promise.all([...Object.values(this.lists).map((list) => list?.start()), this.crdWatch?.start()]);
   }
 
   /** Whether every collection has been listed, so `objects()` is the cluster rather than a part of it. */
@@ -112,8 +110,75 @@ export class RouteLists {
 
   async stop(): Promise<void> {
     const lists = this.lists;
+    const crdWatch = this.crdWatch;
     this.lists = undefined;
+    this.crdWatch = undefined;
+    await crdWatch?.stop();
     if (lists !== undefined) await Promise.all(Object.values(lists).map((list) => list?.stop()));
+  }
+
+  /** The Gateway API's three collections (GatewayClasses cluster-wide, the others in every namespace). */
+  private gatewayLists(custom: CustomObjectsApi): Record<GatewayKey, FollowedList<KubernetesObject>> {
+    const list = (plural: string, namespaced: boolean): FollowedList<KubernetesObject> =>
+      this.follow(
+        `/apis/${GATEWAY_GROUP}/${GATEWAY_VERSION}/${plural}`,
+        plural,
+        (namespaced
+          ? () =>
+              custom.listCustomObjectForAllNamespaces({
+                group: GATEWAY_GROUP,
+                version: GATEWAY_VERSION,
+                plural,
+              })
+          : () =>
+              custom.listClusterCustomObject({
+                group: GATEWAY_GROUP,
+                version: GATEWAY_VERSION,
+                plural,
+              })) as ListPromise<KubernetesObject>,
+      );
+    return {
+      gatewayClasses: list('gatewayclasses', false),
+      gateways: list('gateways', true),
+      httpRoutes: list('httproutes', true),
+    };
+  }
+
+  /**
+   * Follows the HTTPRoute CRD by name (RBAC grants list and watch on that one name only) and starts
+   * the Gateway API lists once it is Established and serves v1.
+   */
+  private watchGatewayCrd(custom: CustomObjectsApi): FollowedList<KubernetesObject> {
+    const { kubeConfig, logger } = this.options;
+    const apiextensions = kubeConfig.makeApiClient(ApiextensionsV1Api);
+    const fieldSelector = `metadata.name=${HTTPROUTE_CRD}`;
+    const watch: FollowedList<KubernetesObject> = new FollowedList<KubernetesObject>({
+      kubeConfig,
+      path: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions',
+      fieldSelector,
+      list: (() =>
+        apiextensions.listCustomResourceDefinition({ fieldSelector })) as ListPromise<KubernetesObject>,
+      what: `CustomResourceDefinition ${HTTPROUTE_CRD}`,
+      onChange: () => {
+        if (this.gatewayStarting || this.lists === undefined) return;
+        if (!watch.objects().some((crd) => servesV1(crd as CrdObject))) return;
+        this.gatewayStarting = true;
+        logger.info(
+          { crd: HTTPROUTE_CRD },
+          'the Gateway API CRDs are installed: reading GatewayClasses, Gateways and HTTPRoutes',
+        );
+        const lists = this.gatewayLists(custom);
+        this.lists = { ...this.lists, ...lists };
+        this.crdWatch = undefined;
+        void watch.stop();
+        void Promise.all(Object.values(lists).map((list) => list.start())).then(() =>
+          this.options.onChange(),
+        );
+      },
+      logger,
+      ...(this.options.resyncMs === undefined ? {} : { resyncMs: this.options.resyncMs }),
+    });
+    return watch;
   }
 
   private follow(
@@ -132,6 +197,21 @@ export class RouteLists {
       ...(resyncMs === undefined ? {} : { resyncMs }),
     });
   }
+}
+
+function emptyGatewayLists(): Record<GatewayKey, undefined> {
+  return { gatewayClasses: undefined, gateways: undefined, httpRoutes: undefined };
+}
+
+/** Whether a CRD is Established and serves version v1. */
+function servesV1(crd: CrdObject): boolean {
+  const established = (crd.status?.conditions ?? []).some(
+    (condition) => condition.type === 'Established' && condition.status === 'True',
+  );
+  return (
+    established &&
+    (crd.spec?.versions ?? []).some((version) => version.name === GATEWAY_VERSION && version.served === true)
+  );
 }
 
 /**
