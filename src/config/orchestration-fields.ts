@@ -4,6 +4,7 @@
  * and the mapping of validate's key paths back to fields. The rule: the row's `field` when it
  * has one (grouped names such as `identityProvider.url`, or the Secret the value comes from),
  * else the camelCase of the key. Secret options never take an inline value: they name a Secret.
+ * `identity_providers` is a map of named providers, each given by the global provider's fields.
  * Options that make no sense in an orchestrated setting are left out, each with its reason.
  */
 import { GLOBAL_OPTIONS, type OptionSpec } from './option-table.js';
@@ -18,6 +19,11 @@ export type OrchestrationField =
    * otherwise the reference may name another key (`{name, key}`).
    */
   | { readonly form: 'secret'; readonly path: string; readonly key: string; readonly shared: boolean }
+  /**
+   * `spec.<path>` is a map from a provider name to that provider's settings, given as the
+   * fields of the global provider's options (`identityProvider.url` -> `url`), Secrets included.
+   */
+  | { readonly form: 'provider_map'; readonly path: string }
   /**
    * Not a field; `reason` says why and what to use instead, and `instead` is the field that
    * gives its value, if one does (`certificates` for `certificate_file`).
@@ -62,10 +68,6 @@ export const LEFT_OUT_OF_KUBERNETES: Readonly<Record<string, LeftOut>> = {
   certificate_key: { reason: FROM_TLS_SECRETS, instead: 'certificates' },
   routes: { reason: FROM_INGRESS },
   policy: { reason: FROM_INGRESS },
-  identity_providers: {
-    reason:
-      'not a field yet: each named provider needs its own client Secret reference, which the settings resource does not model; routes on the settings resource use the `identityProvider` fields',
-  },
 };
 
 /** `idp_provider_url` -> `idpProviderUrl`. */
@@ -102,6 +104,11 @@ export function orchestrationField(option: OptionSpec): OrchestrationField {
       instead: field.path,
     };
   }
+  if (kind.type === 'identity_providers')
+    return {
+      form: 'provider_map',
+      path: typeof option.field === 'string' ? option.field : camelCase(option.key),
+    };
   const field = option.field;
   if (typeof field === 'object')
     return { form: 'secret', path: field.secret, key: field.key, shared: sharersOf(field.secret) > 1 };
@@ -115,6 +122,8 @@ export function fieldText(option: OptionSpec): string {
   switch (field.form) {
     case 'value':
       return `\`${field.path}\``;
+    case 'provider_map':
+      return `\`${field.path}\` (a map: provider name -> the fields of \`identityProvider\`)`;
     case 'secret':
       return `\`${field.path}\` (Secret key \`${field.key}\`)`;
     case 'left_out':

@@ -18,8 +18,11 @@ import type { Secret } from '../shared/secret.js';
 /** A provider name: short, lower case, safe in logs, URLs and the reference. */
 const PROVIDER_NAME = /^[a-z][a-z0-9_-]{0,62}$/;
 
-/** An entry's keys, each read as the global option it mirrors. */
-const ENTRY_KEYS: Readonly<Record<string, string>> = {
+/**
+ * An entry's keys, each read as the global option it mirrors. Exported so the Kubernetes settings
+ * resource gives each entry the fields of those options (kubernetes/spec-fields.ts).
+ */
+export const ENTRY_KEYS: Readonly<Record<string, string>> = {
   provider: 'idp_provider',
   provider_url: 'idp_provider_url',
   client_id: 'idp_client_id',
@@ -101,17 +104,14 @@ function readEntry(
   const values = readValues(reader, path, entry, readText);
   const settings = checkProviderSettings(reader, values);
   checkProviderSafety(reader, values);
-  const missing = [
-    ...(entry.provider === undefined && entry.provider_url === undefined
-      ? ['provider_url (or provider)']
-      : []),
-    ...(entry.client_id === undefined ? ['client_id'] : []),
-    ...(entry.client_secret === undefined && entry[SECRET_FILE_KEY] === undefined
-      ? ['client_secret (or client_secret_file)']
-      : []),
-  ];
-  if (missing.length > 0)
-    reader.problem(path, `needs ${missing.join(', ')}: a named provider is complete on its own`);
+  // One problem per missing key, at its path, so a caller that already reported why a value is
+  // missing (the Kubernetes settings resource: a Secret not found) can drop the repeat.
+  const complete = 'a named provider is complete on its own';
+  if (entry.provider === undefined && entry.provider_url === undefined)
+    reader.problem(`${path}.provider_url`, `is required (or provider): ${complete}`);
+  if (entry.client_id === undefined) reader.problem(`${path}.client_id`, `is required: ${complete}`);
+  if (entry.client_secret === undefined && entry[SECRET_FILE_KEY] === undefined)
+    reader.problem(`${path}.client_secret`, `is required (or ${SECRET_FILE_KEY}): ${complete}`);
   const provider = settings.idp_provider;
   const clientId = values.get<string>('idp_client_id');
   const clientSecret = values.get<Secret<string>>('idp_client_secret');

@@ -143,7 +143,40 @@ function fieldSchema(field: SpecField): Schema {
         `Names a Secret whose every entry is one more entry of \`${renameOptionKeys(field.option.key, '')}\`, for values that are credentials.`,
         false,
       );
+    case 'provider_map':
+      return providerMapSchema(field);
   }
+}
+
+/**
+ * `identityProviders`: a map (any provider name) of objects with the fields of `like`, each
+ * described as its namesake there. Names are checked by validate (the API server cannot check a
+ * map's keys without CEL), and its message reaches status.
+ */
+function providerMapSchema(field: Extract<SpecField, { form: 'provider_map' }>): Schema {
+  const properties = Object.fromEntries(
+    field.entry.map((inner) => {
+      const schema = fieldSchema(inner);
+      const namesake = `As \`${field.like}.${inner.path}\`, for this provider.`;
+      return [inner.path, { ...schema, description: `${namesake} ${String(schema.description)}` }];
+    }),
+  );
+  const required = field.entry.flatMap((inner) =>
+    inner.form === 'shared_secret'
+      ? [`\`${inner.path}\` (keys ${inner.keys.map((entry) => `\`${entry.key}\``).join(' and ')})`]
+      : inner.form === 'secret_key'
+        ? [`\`${inner.path}\` (key \`${inner.key}\`)`]
+        : [],
+  );
+  return {
+    type: 'object',
+    description: `Named identity providers that routes choose with the annotation \`portcullis.dev/identity_provider: <name>\`; other routes use \`${field.like}\` (named \`default\`). Each name (a lower-case letter, then lower-case letters, digits, \`-\` or \`_\`; not \`default\`) maps to the fields of \`${field.like}\`, read and checked as theirs; ${required.join(', ')} is required, and \`provider\` or \`url\`. A session from one provider never counts on a route of another.`,
+    additionalProperties: {
+      type: 'object',
+      description: `One provider: the fields of \`${field.like}\`.`,
+      properties,
+    },
+  };
 }
 
 /** The spec's schema: fields nested by their dotted paths. */

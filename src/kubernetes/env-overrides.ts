@@ -32,7 +32,7 @@ export function envOverrides(
   const overrides: EnvOverride[] = [];
   for (const field of specFields()) {
     const entries: { option: OptionSpec; secretKey?: string }[] =
-      field.form === 'value'
+      field.form === 'value' || field.form === 'provider_map'
         ? [{ option: field.option }]
         : field.form === 'secret_key'
           ? [{ option: field.option, secretKey: field.key }]

@@ -14,7 +14,7 @@ import { GLOBAL_OPTIONS, type OptionSpec } from '../config/option-table.js';
 export function fieldWords(option: OptionSpec): string | undefined {
   const field = orchestrationField(option);
   if (field.form === 'left_out') return undefined;
-  return field.form === 'value' ? field.path : `${field.path} (key ${field.key})`;
+  return field.form === 'secret' ? `${field.path} (key ${field.key})` : field.path;
 }
 
 /**

@@ -5,13 +5,15 @@
  * Secret or key, an unknown field) name the field (`spec.identityProvider.secret`) and the
  * Secret (`ns/name`); `toField` turns validate's problems about the document (`idp_provider`)
  * into the same terms (`spec.identityProvider.provider`), so status names what the user wrote.
+ * `identityProviders` (named providers, each with the `identityProvider` fields and its own
+ * client Secret) becomes `identity_providers`, mapped back the same way.
  * Secret values never appear in a problem.
  */
 import type { Problem } from '../shared/errors.js';
 import { closestKey, isPlainObject } from '../config/value-readers.js';
 import { below, fieldProblem, type Origin } from './settings-problems.js';
 import { SecretReads, secretText, type ReadSecret, type SecretName } from './secret-refs.js';
-import { specFields, TLS_CERT_KEY, TLS_KEY_KEY, type SpecField } from './spec-fields.js';
+import { entryKeyOf, specFields, TLS_CERT_KEY, TLS_KEY_KEY, type SpecField } from './spec-fields.js';
 
 /** What settingsDocument reads. */
 export interface SettingsInput {
@@ -123,6 +125,8 @@ interface Output {
   readonly origins: Map<string, Origin>;
   /** Options whose Secret could not be read (the problem is already reported). */
   readonly unread: Set<string>;
+  /** Every key of a shared Secret is required (a named provider's client), not only some. */
+  readonly sharedKeysRequired?: boolean;
 }
 
 function readField(reads: SecretReads, field: SpecField, value: unknown, out: Output): void {
@@ -154,7 +158,7 @@ function readField(reads: SecretReads, field: SpecField, value: unknown, out: Ou
           continue;
         }
         const before = reads.problems.length;
-        const text = reads.value(at, ref, data, key, false);
+        const text = reads.value(at, ref, data, key, out.sharedKeysRequired === true);
         if (reads.problems.length > before) out.unread.add(option.key);
         if (text === undefined) continue;
         out.document[option.key] = text;
@@ -165,7 +169,66 @@ function readField(reads: SecretReads, field: SpecField, value: unknown, out: Ou
     case 'secret_map':
       readSecretMap(reads, field, value, out);
       return;
+    case 'provider_map':
+      readProviders(reads, field, value, out);
+      return;
   }
+}
+
+/**
+ * `identityProviders` -> `identity_providers`: each provider's fields read as the global
+ * provider's are (into the options they give), then renamed to the entry's keys, with their
+ * origins and unread options under `identity_providers.<name>.`. A provider's client is
+ * required (a named provider is complete on its own), so a missing `secret` or key is named
+ * here and validate's "is required" for it is dropped. Provider names are validate's to check.
+ */
+function readProviders(
+  reads: SecretReads,
+  field: Extract<SpecField, { form: 'provider_map' }>,
+  value: unknown,
+  out: Output,
+): void {
+  const at = `spec.${field.path}`;
+  if (!isPlainObject(value)) {
+    reads.problem(at, 'must be a map of provider name to its settings');
+    return;
+  }
+  const names: NameTree = new Map(field.entry.map((inner) => [inner.path, null]));
+  const providers: Record<string, unknown> = {};
+  for (const [name, entry] of Object.entries(value)) {
+    const entryAt = `${at}.${name}`;
+    if (!isPlainObject(entry)) {
+      reads.problem(entryAt, `must be a map of ${[...names.keys()].join(', ')}`);
+      continue;
+    }
+    checkNames(reads, entry, names, entryAt);
+    const own: Output = { document: {}, origins: new Map(), unread: new Set(), sharedKeysRequired: true };
+    for (const inner of field.entry) {
+      const path = `${field.path}.${name}.${inner.path}`;
+      if (entry[inner.path] !== undefined) {
+        readField(reads, { ...inner, path }, entry[inner.path], own);
+      } else if (inner.form === 'shared_secret' || inner.form === 'secret_key') {
+        const keys = inner.form === 'shared_secret' ? inner.keys : [{ option: inner.option, key: inner.key }];
+        reads.problem(
+          `spec.${path}`,
+          `is required: the Secret with this provider's ${keys.map((one) => one.key).join(' and ')}`,
+        );
+        for (const one of keys) own.unread.add(one.option.key);
+      }
+    }
+    const prefix = `${field.option.key}.${name}`;
+    const rename = (key: string): string => {
+      const dot = key.indexOf('.');
+      const option = dot < 0 ? key : key.slice(0, dot);
+      return `${prefix}.${entryKeyOf(option) ?? option}${dot < 0 ? '' : key.slice(dot)}`;
+    };
+    providers[name] = Object.fromEntries(
+      Object.entries(own.document).map(([key, text]) => [entryKeyOf(key) ?? key, text]),
+    );
+    for (const [key, origin] of own.origins) out.origins.set(rename(key), origin);
+    for (const key of own.unread) out.unread.add(rename(key));
+  }
+  out.document[field.option.key] = providers;
 }
 
 /** Adds each entry of the named Secret to the map option; a name set in both places is refused. */

@@ -8,6 +8,7 @@ import type { Problem } from '../shared/errors.js';
 import { orchestrationField } from '../config/orchestration-fields.js';
 import { GLOBAL_OPTIONS } from '../config/option-table.js';
 import { renameOptionKeys } from './field-names.js';
+import { entryPlace, specFields, type SpecField } from './spec-fields.js';
 
 /** Where one document path's value came from, when not the field's own value. */
 export interface Origin {
@@ -49,11 +50,59 @@ function locate(path: string, origins: ReadonlyMap<string, Origin>): { path: str
   switch (field.form) {
     case 'value':
       return { path: `spec.${field.path}${path.slice(key.length)}` };
+    case 'provider_map':
+      return entryLocation(path.slice(key.length), providerMap(field.path));
     case 'secret':
       return { path: `spec.${field.path}`, note: `key ${field.key}` };
     case 'left_out':
       return { path: field.instead === undefined ? path : `spec.${field.instead}` };
   }
+}
+
+/** The provider-map spec field at `path` (`identityProviders`). */
+function providerMap(path: string): Extract<SpecField, { form: 'provider_map' }> {
+  const field = specFields().find((candidate) => candidate.path === path);
+  if (field?.form !== 'provider_map') throw new Error(`${path} is not a provider map`);
+  return field;
+}
+
+/** `.<name>.<entry key><rest>` of a provider entry's path, as the entry's field. */
+const ENTRY_PATH = /^\.([^.[\]]+)(?:\.([a-z_]+))?(.*)$/s;
+
+/**
+ * The spec path of a path inside `identity_providers` (`rest` after the key): the entry key
+ * becomes its field in the provider (`.corp.provider_url` -> `spec.identityProviders.corp.url`),
+ * and a value read from a Secret names the Secret field and its data key.
+ */
+function entryLocation(
+  rest: string,
+  field: Extract<SpecField, { form: 'provider_map' }>,
+): { path: string; note?: string } {
+  const match = ENTRY_PATH.exec(rest);
+  const [, name, entryKey, tail] = match ?? [];
+  if (name === undefined) return { path: `spec.${field.path}${rest}` };
+  const entry = `spec.${field.path}.${name}`;
+  if (entryKey === undefined) return { path: `${entry}${tail ?? ''}` };
+  const place = entryPlace(field, entryKey);
+  if (place === undefined) return { path: `${entry}.${entryKey}${tail ?? ''}` };
+  if (place.key !== undefined) return { path: `${entry}.${place.path}`, note: `key ${place.key}` };
+  return { path: `${entry}.${place.path}${tail ?? ''}` };
+}
+
+/**
+ * `text` with each provider entry's key path (`identity_providers.corp.provider`, as validate's
+ * messages name an entry's other keys) written as its field (`spec.identityProviders.corp.provider`).
+ */
+function renameEntryPaths(text: string): string {
+  const option = GLOBAL_OPTIONS.find((candidate) => candidate.kind.type === 'identity_providers');
+  const field = option === undefined ? undefined : orchestrationField(option);
+  if (option === undefined || field?.form !== 'provider_map') return text;
+  const map = providerMap(field.path);
+  const pattern = new RegExp(`(?<![A-Za-z0-9_.])${option.key}\\.([a-z][a-z0-9_-]*)\\.([a-z_]+)`, 'g');
+  return text.replace(pattern, (_whole, name: string, entryKey: string) => {
+    const place = entryLocation(`.${name}.${entryKey}`, map);
+    return place.note === undefined ? place.path : `${place.path} (${place.note})`;
+  });
 }
 
 /**
@@ -63,6 +112,6 @@ function locate(path: string, origins: ReadonlyMap<string, Origin>): { path: str
  */
 export function fieldProblem(problem: Problem, origins: ReadonlyMap<string, Origin>): Problem {
   const place = locate(problem.path, origins);
-  const message = renameOptionKeys(problem.message, 'spec.');
+  const message = renameOptionKeys(renameEntryPaths(problem.message), 'spec.');
   return { path: place.path, message: place.note === undefined ? message : `${message} (${place.note})` };
 }

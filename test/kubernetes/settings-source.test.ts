@@ -33,6 +33,9 @@ const LEASE: KubeRef = {
 const ENVOY_READY = 'ready: Envoy is serving routes';
 /** Secret values made at test time; no status, Event or log line may contain them. */
 const CLIENT_SECRET = `client-secret-${randomBytes(12).toString('hex')}`;
+const CORP_SECRET = `corp-secret-${randomBytes(12).toString('hex')}`;
+const PARTNER_SECRET = `partner-secret-${randomBytes(12).toString('hex')}`;
+const PARTNER_HINT = `hint-${randomBytes(6).toString('hex')}@partner.example`;
 const SHARED_SECRET = randomBytes(32).toString('base64');
 
 function secret(name: string, data: Record<string, string>): KubeObject {
@@ -246,6 +249,79 @@ describe('portcullis kubernetes: the settings resource on a real API server', ()
       GLOBAL,
       (o) => condition(o, 'Valid')?.status === 'True',
       'status to notice the re-created Secret',
+    );
+  });
+
+  it('identityProviders: two named providers are stored unpruned and valid; a deleted client Secret is named in status', async () => {
+    const first = replicas[0] as KubePortcullis;
+    await cluster.admin.apply(secret('corp-idp', { client_id: 'corp', client_secret: CORP_SECRET }));
+    await cluster.admin.apply(
+      secret('partner-idp', { client_id: 'partner', client_secret: `${PARTNER_SECRET}\n` }),
+    );
+    await cluster.admin.apply(secret('partner-params', { login_hint: PARTNER_HINT }));
+    const spec = {
+      ...VALID_SPEC,
+      authenticate: { url: 'https://auth-idps.example.com' },
+      identityProviders: {
+        corp: {
+          provider: 'okta',
+          url: 'http://127.0.0.1:9/corp',
+          secret: { name: 'corp-idp' },
+          scopes: ['openid', 'email', 'groups'],
+          trustUnverifiedEmail: true,
+        },
+        partner: {
+          url: 'http://127.0.0.1:9/partner',
+          secret: { name: 'partner-idp', namespace: 'default' },
+          requestParams: { prompt: 'login' },
+          requestParamsSecret: { name: 'partner-params' },
+        },
+      },
+    };
+    const stored = await cluster.admin.apply(settings(spec));
+    assert.deepEqual(stored['spec'], spec, 'the CRD schema keeps every identityProviders field');
+    const valid = await cluster.admin.waitFor(
+      GLOBAL,
+      (o) => statusOf(o).observedGeneration === generationOf(o) && condition(o, 'Valid')?.status === 'True',
+      'status Valid=True with two named providers',
+    );
+    assert.deepEqual(statusOf(valid).errors, []);
+    assert.deepEqual(valid['spec'], spec);
+    await waitFor(async () => (await envoyConfig(first.adminUrl)).includes('auth-idps.example.com'), {
+      what: 'Envoy to get the settings with two named providers',
+      timeoutMs: 20_000,
+    });
+
+    const partnerSecret: KubeRef = {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'partner-idp', namespace: 'default' },
+    };
+    await cluster.admin.delete(partnerSecret);
+    const refused = await cluster.admin.waitFor(
+      GLOBAL,
+      (o) => condition(o, 'Valid')?.status === 'False',
+      "status to notice the deleted provider's Secret",
+    );
+    assert.deepEqual(statusOf(refused).errors, [
+      { field: 'spec.identityProviders.partner.secret', message: 'Secret default/partner-idp not found' },
+    ]);
+    assert.equal(condition(refused, 'Ready')?.status, 'False');
+    assert.equal(condition(refused, 'Ready')?.reason, 'ChangeRefused');
+    // The last good config keeps serving.
+    assert.match(await envoyConfig(first.adminUrl), /auth-idps\.example\.com/);
+    for (const text of [JSON.stringify(refused), first.output()]) {
+      for (const value of [CORP_SECRET, PARTNER_SECRET, PARTNER_HINT, CLIENT_SECRET])
+        assert.ok(!text.includes(value), 'no secret value leaks into status or the log');
+    }
+
+    await cluster.admin.apply(
+      secret('partner-idp', { client_id: 'partner', client_secret: `${PARTNER_SECRET}\n` }),
+    );
+    await cluster.admin.waitFor(
+      GLOBAL,
+      (o) => condition(o, 'Valid')?.status === 'True' && condition(o, 'Ready')?.status === 'True',
+      "status to notice the provider's re-created Secret",
     );
   });
 

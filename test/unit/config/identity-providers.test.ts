@@ -138,12 +138,13 @@ test('an entry needs a provider and a client; client_secret_file reads the secre
   const entry = (value: Record<string, unknown>, files: Record<string, string> = {}): string[] =>
     problems(twoProviders({ identity_providers: { partner: value } }), {}, files);
   assert.deepEqual(entry({ provider_url: PARTNER.provider_url }), [
-    'identity_providers.partner: needs client_id, client_secret (or client_secret_file): a named provider is complete on its own',
+    'identity_providers.partner.client_id: is required: a named provider is complete on its own',
+    'identity_providers.partner.client_secret: is required (or client_secret_file): a named provider is complete on its own',
   ]);
   assertProblem(
     entry({ client_id: 'c', client_secret: 's' }),
-    'identity_providers.partner',
-    'needs provider_url (or provider)',
+    'identity_providers.partner.provider_url',
+    'is required (or provider)',
   );
   const { client_secret: _secret, ...withoutSecret } = PARTNER;
   const config = valid(

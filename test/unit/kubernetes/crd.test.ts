@@ -27,6 +27,8 @@ function walk(node: Node, path: string, visit: (node: Node, path: string) => voi
   for (const [name, child] of Object.entries(node.properties ?? {})) walk(child, `${path}.${name}`, visit);
   const items = node.items as Node | undefined;
   if (items !== undefined) walk(items, `${path}[]`, visit);
+  const entries = node.additionalProperties as Node | undefined;
+  if (typeof entries === 'object' && entries.properties !== undefined) walk(entries, `${path}.<name>`, visit);
 }
 
 test('deploy/kubernetes/crd.yaml is generated from the option table (run npm run docs)', async () => {
@@ -94,18 +96,57 @@ test('the fields the spec and the issue name exist, with the Secret keys they pr
 });
 
 test('secret options are only ever Secret references in the schema, never a string', () => {
-  const secretPaths = specFields().filter((field) => field.form !== 'value');
-  assert.ok(secretPaths.length >= 5);
-  for (const field of secretPaths) {
-    const node = nodeAt(field.path);
-    assert.equal(node?.type, 'object', field.path);
-    assert.deepEqual(node?.required, ['name'], field.path);
-    assert.equal(node?.additionalProperties, undefined, `${field.path} must not take arbitrary keys`);
+  const providers = specFields().find((field) => field.form === 'provider_map');
+  assert.ok(providers?.form === 'provider_map');
+  const entry = (nodeAt(providers.path)?.additionalProperties as Node).properties ?? {};
+  const secretPaths = [
+    ...specFields()
+      .filter((field) => field.form !== 'value' && field.form !== 'provider_map')
+      .map((field) => ({ path: field.path, node: nodeAt(field.path) })),
+    ...providers.entry
+      .filter((field) => field.form !== 'value')
+      .map((field) => ({ path: `${providers.path}.<name>.${field.path}`, node: entry[field.path] })),
+  ];
+  assert.ok(secretPaths.length >= 7);
+  for (const { path, node } of secretPaths) {
+    assert.equal(node?.type, 'object', path);
+    assert.deepEqual(node?.required, ['name'], path);
+    assert.equal(node?.additionalProperties, undefined, `${path} must not take arbitrary keys`);
   }
   for (const option of GLOBAL_OPTIONS.filter((candidate) => candidate.secret)) {
     const field = orchestrationField(option);
     assert.notEqual(field.form, 'value', `${option.key} is secret but would be written inline`);
   }
+});
+
+test('identityProviders: a map of name to the fields of identityProvider, Secrets as references', () => {
+  const byKey = GLOBAL_OPTIONS.find((option) => option.key === 'identity_providers');
+  assert.ok(byKey);
+  assert.deepEqual(orchestrationField(byKey), { form: 'provider_map', path: 'identityProviders' });
+  const map = nodeAt('identityProviders');
+  assert.equal(map?.type, 'object');
+  assert.equal(map?.properties, undefined, 'any provider name is a key');
+  const entry = map?.additionalProperties as Node;
+  assert.equal(entry.type, 'object');
+  const global = nodeAt('identityProvider')?.properties ?? {};
+  assert.deepEqual(Object.keys(entry.properties ?? {}).sort(), Object.keys(global).sort());
+  assert.deepEqual(Object.keys(entry.properties ?? {}).sort(), [
+    'provider',
+    'requestParams',
+    'requestParamsSecret',
+    'scopes',
+    'secret',
+    'trustUnverifiedEmail',
+    'url',
+  ]);
+  for (const [name, node] of Object.entries(entry.properties ?? {})) {
+    const { description, ...shape } = node;
+    const { description: _globalDescription, ...globalShape } = global[name] as Node;
+    assert.deepEqual(shape, globalShape, `${name} has the schema of identityProvider.${name}`);
+    assert.ok(String(description).startsWith(`As \`identityProvider.${name}\`, for this provider. `), name);
+  }
+  assert.match(String(map?.description), /portcullis\.dev\/identity_provider/);
+  assert.match(String(map?.description), /`secret` \(keys `client_id` and `client_secret`\) is required/);
 });
 
 test('every pattern is RE2 (the API server compiles it) and every default satisfies its schema', () => {

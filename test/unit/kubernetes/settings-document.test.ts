@@ -241,3 +241,202 @@ test('a spec that is not a map, and a group that is not a map, are problems not 
     lines.join('\n'),
   );
 });
+
+const CORP_SECRET = `corp-secret-${randomBytes(8).toString('hex')}`;
+const PARTNER_SECRET = `partner-secret-${randomBytes(8).toString('hex')}`;
+const PROVIDERS_STORE = {
+  ...STORE,
+  'portcullis/corp-idp': { client_id: 'corp-client', client_secret: `${CORP_SECRET}\n` },
+  'partners/partner-idp': { client_id: 'partner-client', client_secret: PARTNER_SECRET },
+  'portcullis/partner-params': { login_hint: 'guest@partner.example' },
+};
+
+/** Two named providers beside the global one; `change` replaces fields of either. */
+function twoProviders(change: { corp?: object; partner?: object } = {}): Record<string, unknown> {
+  return spec({
+    identityProviders: {
+      corp: {
+        provider: 'okta',
+        url: 'https://corp.okta.example.com',
+        secret: { name: 'corp-idp' },
+        scopes: ['openid', 'email'],
+        trustUnverifiedEmail: true,
+        ...change.corp,
+      },
+      partner: {
+        url: 'https://login.partner.example/realms/p',
+        secret: { name: 'partner-idp', namespace: 'partners' },
+        requestParams: { prompt: 'login' },
+        requestParamsSecret: { name: 'partner-params' },
+        ...change.partner,
+      },
+    },
+  });
+}
+
+test('identityProviders: two providers and their Secrets become identity_providers, Secrets followed', () => {
+  const { settings, parsed, lines } = check(twoProviders(), PROVIDERS_STORE);
+  assert.deepEqual(lines, []);
+  assert.deepEqual(settings.document.identity_providers, {
+    corp: {
+      provider: 'okta',
+      provider_url: 'https://corp.okta.example.com',
+      client_id: 'corp-client',
+      client_secret: CORP_SECRET,
+      scopes: ['openid', 'email'],
+      trust_unverified_email: true,
+    },
+    partner: {
+      provider_url: 'https://login.partner.example/realms/p',
+      client_id: 'partner-client',
+      client_secret: PARTNER_SECRET,
+      request_params: { prompt: 'login', login_hint: 'guest@partner.example' },
+    },
+  });
+  const names = settings.secrets.map(({ namespace, name }) => `${namespace}/${name}`);
+  for (const name of ['portcullis/corp-idp', 'partners/partner-idp', 'portcullis/partner-params'])
+    assert.ok(names.includes(name), `${name} is followed: ${names.join(', ')}`);
+  const providers = parsed.config?.identity_providers;
+  assert.equal(providers?.corp?.provider, 'okta');
+  assert.equal(providers?.corp?.client_secret.reveal(), CORP_SECRET);
+  assert.equal(providers?.partner?.provider, 'oidc');
+  assert.equal(providers?.partner?.client_id, 'partner-client');
+  assert.equal(parsed.config?.idp_client_id, 'portcullis', 'the global provider is unchanged');
+});
+
+test('identityProviders: a missing Secret, key or field, and bad values, name spec.identityProviders.<name>.<field>', () => {
+  const missingSecret = check(twoProviders({ partner: { secret: { name: 'gone' } } }), PROVIDERS_STORE);
+  assert.deepEqual(missingSecret.lines, [
+    'spec.identityProviders.partner.secret: Secret portcullis/gone not found',
+  ]);
+  assert.ok(
+    missingSecret.settings.secrets.some(({ name }) => name === 'gone'),
+    'a missing Secret is still followed, so creating it is noticed',
+  );
+
+  const store = { ...PROVIDERS_STORE, 'portcullis/corp-idp': { client_id: 'corp-client' } };
+  assert.deepEqual(check(twoProviders(), store).lines, [
+    'spec.identityProviders.corp.secret: Secret portcullis/corp-idp has no key client_secret',
+  ]);
+
+  const noSecretField = check(
+    spec({
+      identityProviders: {
+        corp: { provider: 'okta', url: 'https://corp.okta.example.com' },
+      },
+    }),
+    PROVIDERS_STORE,
+  );
+  assert.deepEqual(noSecretField.lines, [
+    "spec.identityProviders.corp.secret: is required: the Secret with this provider's client_id and client_secret",
+  ]);
+
+  const bad = check(
+    twoProviders({
+      corp: { provider: 'oktaa', url: undefined, scopes: [42] },
+      partner: { url: 'ftp://x', requestParams: { scope: 'x' }, trustUnverifiedEmail: 'yes' },
+    }),
+    PROVIDERS_STORE,
+  );
+  const at = (field: string) => bad.lines.filter((line) => line.startsWith(`${field}: `));
+  assert.match(
+    at('spec.identityProviders.corp.provider')[0] ?? '',
+    /"oktaa" is not one of .*did you mean okta/,
+  );
+  assert.equal(at('spec.identityProviders.corp.scopes').length, 1, bad.lines.join('\n'));
+  assert.equal(at('spec.identityProviders.partner.url').length, 1, bad.lines.join('\n'));
+  assert.equal(at('spec.identityProviders.partner.trustUnverifiedEmail').length, 1, bad.lines.join('\n'));
+  assert.match(
+    at('spec.identityProviders.partner.requestParams.scope')[0] ?? '',
+    /use spec\.identityProviders\.partner\.scopes for the scopes/,
+    'entry keys in messages are fields too',
+  );
+  assert.ok(
+    bad.lines.every((line) => line.startsWith('spec.identityProviders.')),
+    `every problem names a provider field:\n${bad.lines.join('\n')}`,
+  );
+  assert.ok(!bad.lines.some((line) => /identity_providers|provider_url|client_secret_file/.test(line)));
+
+  const noUrl = check(twoProviders({ partner: { url: undefined } }), PROVIDERS_STORE);
+  assert.deepEqual(noUrl.lines, [
+    'spec.identityProviders.partner.url: is required (or provider): a named provider is complete on its own',
+  ]);
+});
+
+test('identityProviders: a duplicate request param names the Secret; unknown fields and bad shapes are problems', () => {
+  const store = { ...PROVIDERS_STORE, 'portcullis/partner-params': { prompt: 'consent', client_id: 'x' } };
+  const { lines } = check(twoProviders(), store);
+  assert.ok(
+    lines.includes(
+      'spec.identityProviders.partner.requestParamsSecret: key prompt of Secret portcullis/partner-params is also set inline; keep one',
+    ),
+    lines.join('\n'),
+  );
+  const flow = lines.find((line) =>
+    line.startsWith('spec.identityProviders.partner.requestParamsSecret: is set by the sign-in flow'),
+  );
+  assert.ok(flow?.endsWith('(key client_id of Secret portcullis/partner-params)'), lines.join('\n'));
+
+  const shapes = check(
+    spec({
+      identityProviders: {
+        corp: { ...(twoProviders().identityProviders as { corp: object }).corp, scops: ['x'] },
+        other: 'text',
+        inline: { provider: 'google', secret: CORP_SECRET },
+      },
+    }),
+    PROVIDERS_STORE,
+  );
+  assert.ok(
+    shapes.lines.includes('spec.identityProviders.corp.scops: unknown field (did you mean scopes?)'),
+    shapes.lines.join('\n'),
+  );
+  assert.ok(
+    shapes.lines.some((line) => line.startsWith('spec.identityProviders.other: must be a map of provider')),
+    shapes.lines.join('\n'),
+  );
+  assert.ok(
+    shapes.lines.includes(
+      'spec.identityProviders.inline.secret: must name a Secret as {name, namespace}; secret values are never written in the Portcullis object',
+    ),
+    shapes.lines.join('\n'),
+  );
+  assert.deepEqual(check(spec({ identityProviders: ['corp'] })).lines, [
+    'spec.identityProviders: must be a map of provider name to its settings',
+  ]);
+});
+
+test('identityProviders: the name default is refused, at its field, naming the identityProvider fields', () => {
+  const corp = (twoProviders().identityProviders as { corp: object }).corp;
+  const { lines } = check(spec({ identityProviders: { default: corp, Bad: corp } }), PROVIDERS_STORE);
+  const reserved = lines.find((line) => line.startsWith('spec.identityProviders.default: is reserved'));
+  assert.ok(reserved, lines.join('\n'));
+  assert.match(reserved, /spec\.identityProvider\.provider, spec\.identityProvider\.url/);
+  assert.ok(
+    lines.some((line) => line.startsWith('spec.identityProviders.Bad: "Bad" is not a provider name')),
+    lines.join('\n'),
+  );
+});
+
+test('identityProviders: Secret values never appear in a problem', () => {
+  const badId = `bad id ${randomBytes(6).toString('hex')}`;
+  const store = {
+    ...PROVIDERS_STORE,
+    'portcullis/corp-idp': { client_id: ` `, client_secret: CORP_SECRET },
+    'partners/partner-idp': { client_id: badId, client_secret: PARTNER_SECRET },
+    'portcullis/partner-params': { redirect_uri: PARTNER_SECRET },
+  };
+  const { lines } = check(twoProviders({ corp: { url: 'not a url' } }), store);
+  assert.ok(lines.length >= 2, lines.join('\n'));
+  assert.ok(
+    lines.includes(
+      'spec.identityProviders.corp.secret: key client_id of Secret portcullis/corp-idp is empty',
+    ),
+    lines.join('\n'),
+  );
+  for (const value of [CORP_SECRET, PARTNER_SECRET, CLIENT_SECRET, SHARED_SECRET])
+    assert.ok(
+      !lines.some((line) => line.includes(value)),
+      `a problem echoes a Secret value:\n${lines.join('\n')}`,
+    );
+});
