@@ -13,9 +13,11 @@
  *   `ResolvedRefs` (InvalidCertificateRef / RefNotPermitted for its certificateRefs,
  *   InvalidRouteKinds for allowedRoutes.kinds other than HTTPRoute) and `Programmed`.
  * - HTTPRoute: its parents entries for our Gateways (httproute-status.ts).
- * Programmed is read from this pass: with per-object isolation every object without problems of
- * its own is in the build that serves; a Gateway whose change is refused says so (Invalid) while
- * its last good version keeps serving. Every condition carries the object's generation and keeps
+ * Programmed is read from this pass: True when some config serves and the Gateway has no problem
+ * of its own; a Gateway whose change is refused says so (Invalid) while its last good version keeps
+ * serving. While a problem in another object keeps a whole change out, a new Gateway can read
+ * Programmed before its routes serve; once each object without problems is built on its own
+ * (per-object isolation), this is exact. Every condition carries the object's generation and keeps
  * its lastTransitionTime while its status holds (gateway-conditions.ts). Messages are the
  * problems' text (formatObjectProblem), which names fields and never a Secret's contents.
  */

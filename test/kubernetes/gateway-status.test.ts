@@ -5,7 +5,8 @@
 // Accepted, the Gateway Accepted and Programmed with the publish address and the listener's
 // attached route, the HTTPRoute's parents entry; a bad annotation is Accepted False naming it while
 // the old route keeps serving; a missing backend Service is ResolvedRefs False BackendNotFound; a
-// second replica (not the holder) writes no status.
+// listener's missing certificate Secret is ResolvedRefs False InvalidCertificateRef; a second
+// replica (not the holder) writes no status.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeObject, KubeRef } from '../support/kube-client.js';
@@ -251,6 +252,42 @@ describe('portcullis kubernetes: Gateway API status and an HTTPS Gateway listene
       /spec\.rules\[0\]\.backendRefs\[0\]: Service default\/nope does not exist/,
     );
     assert.ok(await reaches(), 'the last good route keeps serving');
+  });
+
+  it('a listener whose certificate Secret is missing: ResolvedRefs False InvalidCertificateRef, not Programmed', async () => {
+    const broken: KubeRef = { ...GATEWAY, metadata: { name: 'broken', namespace: NS } };
+    await cluster.admin.apply({
+      ...broken,
+      spec: {
+        gatewayClassName: 'portcullis',
+        listeners: [
+          {
+            name: 'https',
+            port: 443,
+            protocol: 'HTTPS',
+            hostname: 'b.example.com',
+            tls: { certificateRefs: [{ name: 'absent' }] },
+          },
+        ],
+      },
+    });
+    const gateway = await cluster.admin.waitFor(
+      broken,
+      (o) => holds(o, statusOf<GatewayStatus>(o).listeners?.[0]?.conditions, 'ResolvedRefs', 'False'),
+      'the broken Gateway listener to be ResolvedRefs False',
+      20_000,
+    );
+    const status = statusOf<GatewayStatus>(gateway);
+    const listener = status.listeners?.[0];
+    assert.equal(find(listener?.conditions, 'ResolvedRefs')?.reason, 'InvalidCertificateRef');
+    assert.match(
+      find(listener?.conditions, 'ResolvedRefs')?.message ?? '',
+      /^Gateway default\/broken: spec\.listeners\[0\]\.tls\.certificateRefs\[0\]: Secret default\/absent does not exist/,
+    );
+    assert.equal(find(listener?.conditions, 'Programmed')?.reason, 'Invalid');
+    assert.equal(find(status.conditions, 'Programmed')?.status, 'False');
+    assert.ok(await reaches(), 'the last good config keeps serving');
+    await cluster.admin.delete(broken);
   });
 
   it('only the Lease holder writes status; the other replica saw the same routes', async () => {
