@@ -26,7 +26,8 @@ function secret(name: string, data: Record<string, string>): KubeObject {
 /**
  * The settings CRD and a valid `global` object (insecure server) with its Secrets. By default the
  * IdP is unreachable (routes that need no sign-in); a sign-in test gives a running IdP, its client
- * and an authenticate URL on the listener's port.
+ * and an authenticate URL on the listener's port. `spec` fields override the defaults
+ * (`{ insecureServer: false }` serves TLS with the routes' certificates).
  */
 export async function applySettings(
   client: KubeClient,
@@ -36,6 +37,7 @@ export async function applySettings(
     clientSecret: IDP_CLIENT_SECRET,
     authenticateUrl: 'https://authenticate.example.com',
   },
+  spec: Readonly<Record<string, unknown>> = {},
 ): Promise<void> {
   await applyCrds(client, readYamlObjects(CRD_PATH));
   await client.apply(
@@ -54,6 +56,7 @@ export async function applySettings(
       authenticate: { url: signIn.authenticateUrl },
       identityProvider: { url: signIn.idpUrl, secret: { name: 'idp' } },
       secrets: { name: 'core' },
+      ...spec,
     },
   });
 }

@@ -29,6 +29,7 @@ import { StatusWriter } from './status-writer.js';
 import { RouteLists } from './route-lists.js';
 import { RouteEvents } from './route-events.js';
 import { IngressStatus } from './ingress-status.js';
+import { GatewayStatusWriter } from './gateway-status-writer.js';
 import { attributeProblems } from '../route-source.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 
@@ -86,6 +87,7 @@ export class SettingsSource {
   private readonly routes: RouteLists | undefined;
   private readonly routeEvents: RouteEvents;
   private readonly ingressStatus: IngressStatus | undefined;
+  private readonly gatewayStatus: GatewayStatusWriter;
   private readonly debouncer: Debouncer;
   /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
   private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
@@ -140,6 +142,12 @@ export class SettingsSource {
             identity: options.identity,
             logger: options.logger,
           });
+    this.gatewayStatus = new GatewayStatusWriter({
+      custom,
+      address: options.publishAddress,
+      identity: options.identity,
+      logger: options.logger,
+    });
     this.debouncer = new Debouncer(
       () => this.evaluate(),
       // 50 ms of quiet still makes one build of a `kubectl apply` burst (its events arrive
@@ -280,7 +288,10 @@ export class SettingsSource {
     this.warnedOverrides = now;
   }
 
-  /** Logs the route objects' problems and, from the Lease holder, writes them as Events. */
+  /**
+   * Logs the route objects' problems and, from the Lease holder, writes them as Events, the
+   * publish address into our Ingresses' status, and the Gateway API status (GatewayStatusWriter).
+   */
   private async reportRoutes(
     problems: readonly ObjectProblem[],
     skipped: readonly ObjectProblem[],
@@ -299,6 +310,7 @@ export class SettingsSource {
     const objects = this.routes.objects();
     await this.routeEvents.report(all, objects, this.serving);
     if (this.serving) await this.ingressStatus?.write(objects.ingressClasses, objects.ingresses);
+    await this.gatewayStatus.write(objects, problems, skipped, this.serving);
   }
 
   private state(object: SettingsObject | undefined): ClusterState {
