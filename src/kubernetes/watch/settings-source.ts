@@ -80,6 +80,9 @@ export interface SettingsSourceOptions {
  */
 const MAX_ROUNDS = 4;
 
+/** How many refused documents a source remembers (see `SettingsSource.refused`). */
+const REFUSED_KEPT = 8;
+
 /** The settings object's collection, narrowed to the one object read. */
 const SETTINGS_PATH = `/apis/${SETTINGS_GROUP}/${SETTINGS_VERSION}/${SETTINGS_PLURAL}`;
 const SETTINGS_SELECTOR = `metadata.name=${SETTINGS_OBJECT_NAME}`;
@@ -106,6 +109,12 @@ export class SettingsSource {
   private readonly debouncer: Debouncer;
   /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
   private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
+  /**
+   * Documents lately refused (canonical JSON) and their outcomes, a few at most: while an object
+   * stays bad, every pass builds its refused document first and then the one with the object
+   * replaced; remembering the refusal spares the reload loop building it again each time.
+   */
+  private readonly refused = new Map<string, BuildOutcome>();
   private verdict: SettingsVerdict | undefined;
   /** Whether some config is in force (a refused change then keeps it). */
   private serving = false;
@@ -294,10 +303,11 @@ export class SettingsSource {
     }
     this.warnOverrides(document);
     const key = canonicalJson(document);
-    let outcome = this.built?.key === key ? this.built.outcome : undefined;
+    let outcome = this.built?.key === key ? this.built.outcome : this.refused.get(key);
     if (outcome === undefined) {
       outcome = await this.options.apply({ document, env: this.options.env });
       this.built = { key, outcome };
+      if (!outcome.ok) this.rememberRefused(key, outcome);
     }
     if (outcome.ok) this.serving = true;
     if (outcome.ok) return { problems: [], ok: true };
@@ -306,6 +316,16 @@ export class SettingsSource {
     const attributed = attributeProblems(outcome.problems, desired.origins);
     routeProblems.push(...attributed.objects);
     return { problems: desired.fieldProblems(attributed.global), ok: false };
+  }
+
+  /** Remembers a refused document's outcome, forgetting the oldest past REFUSED_KEPT. */
+  private rememberRefused(key: string, outcome: BuildOutcome): void {
+    this.refused.delete(key);
+    this.refused.set(key, outcome);
+    for (const oldest of this.refused.keys()) {
+      if (this.refused.size <= REFUSED_KEPT) break;
+      this.refused.delete(oldest);
+    }
   }
 
   /**
