@@ -8,7 +8,7 @@ import type { Problem } from '../shared/errors.js';
 import { SETTINGS_KIND, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_GROUP } from './crd-schema.js';
 import { settingsDocument, type SettingsDocument } from './settings-document.js';
 import { secretText, type SecretData, type SecretName } from './secret-refs.js';
-import type { ObjectProblem, ObjectRef } from './object-problems.js';
+import type { ObjectProblem } from './object-problems.js';
 import type { DocumentOrigins } from './route-provenance.js';
 import { kubernetesRoutes, withKubernetesRoutes, type RouteSourceInput } from './route-source.js';
 
@@ -63,7 +63,11 @@ export interface DesiredConfig {
   readonly secrets: readonly SecretName[];
   /** validate's problems with the document, named by field (SettingsDocument.fieldProblems). */
   readonly fieldProblems: (problems: readonly Problem[]) => Problem[];
-  /** Problems in route objects (a bad annotation, a missing Service or Secret): not built. */
+  /**
+   * Problems in route objects (a bad annotation, a missing Service or Secret): not built as is;
+   * the watcher replaces each such object by its last accepted version or leaves it out
+   * (last-accepted.ts) and asks again.
+   */
   readonly routeProblems: readonly ObjectProblem[];
   /** Paths left out by rule (an older object serves them); the build goes on. */
   readonly skipped: readonly ObjectProblem[];
@@ -144,25 +148,5 @@ export function desiredConfig(state: ClusterState): DesiredConfig {
     routeProblems: routes.problems,
     skipped: routes.skipped,
     origins: merged.origins,
-  };
-}
-
-/**
- * `routes` without the objects `refs` name (their Ingresses, Gateways, HTTPRoutes): what a replica
- * that serves nothing yet builds when some objects have problems, so one bad Ingress in the
- * cluster cannot keep every route of a new or restarted replica down. Once serving, a problem
- * keeps the last good config instead, as a file reload does.
- */
-export function withoutRouteObjects(routes: RouteObjects, refs: readonly ObjectRef[]): RouteObjects {
-  const names = new Set(refs.map((ref) => `${ref.kind}\u0000${ref.namespace ?? ''}\u0000${ref.name}`));
-  const keep =
-    (kind: string) =>
-    ({ metadata }: { readonly metadata: { readonly name: string; readonly namespace?: string } }): boolean =>
-      !names.has(`${kind}\u0000${metadata.namespace ?? ''}\u0000${metadata.name}`);
-  return {
-    ...routes,
-    ingresses: routes.ingresses.filter(keep('Ingress')),
-    gateways: routes.gateways.filter(keep('Gateway')),
-    httpRoutes: routes.httpRoutes.filter(keep('HTTPRoute')),
   };
 }

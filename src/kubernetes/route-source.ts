@@ -5,8 +5,9 @@
  * parseConfig's and translate's problems map back to the object (route-provenance.ts).
  *
  * `problems` mean the objects as they stand cannot be served as their authors wrote them (a bad
- * annotation, a missing Secret or Service): the caller must not publish this build and keeps the
- * last good config, naming each object in its status. `skipped` are paths left out by rule (a newer
+ * annotation, a missing Secret or Service): the caller must not publish this build; it replaces
+ * each object named by its last accepted version or leaves it out (last-accepted.ts), naming each
+ * object in an Event. `skipped` are paths left out by rule (a newer
  * object claiming a path an older one serves): the build goes on and the object's status says so.
  */
 import type { Problem } from '../shared/errors.js';

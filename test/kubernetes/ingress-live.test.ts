@@ -3,11 +3,13 @@
 // test host in a network namespace of the test's own (netns-host.ts: the API server refuses loopback
 // EndpointSlice addresses), and Ingresses with policy annotations. A public route reaches the backend, a route
 // needing a user does not; an annotation change, a second endpoint (routes and clusters keep their
-// names) and a deleted Ingress take effect live; a bad policy annotation is an Event on that
-// Ingress while the last good routes keep serving; an Ingress of another class is ignored.
+// names) and a deleted Ingress take effect live; an Ingress of another class is ignored. A bad
+// Ingress holds no other back (per-object isolation, last-accepted.ts): a bad change is an Event on
+// that Ingress while its last good version keeps serving and other Ingresses' changes serve; an
+// Ingress bad from its creation is left out; a deleted TLS Secret is stood in for by its last data.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { KubeObject } from '../support/kube-client.js';
+import type { KubeClient, KubeObject } from '../support/kube-client.js';
 import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
 import {
   applySettings,
@@ -16,12 +18,14 @@ import {
   ingress,
   ingressClass,
   ingressRef,
+  NS,
   waitForEvent,
   webService,
 } from '../support/kube-route-objects.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
 import { sendToListener } from '../support/listener-request.js';
 import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
+import { generateTestCertificate } from '../support/test-certs.js';
 import { waitFor } from '../support/wait.js';
 
 const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
@@ -47,6 +51,49 @@ async function routeShape(
       ...new Set(routes.flatMap((r) => (r.route?.cluster === undefined ? [] : [r.route.cluster]))),
     ].sort(),
     version: dump.configs.map((c) => c.version_info ?? '').join(','),
+  };
+}
+
+/** Waits (20 s) for a RouteRefused Event on Ingress `name` whose message matches `pattern`. */
+function waitForRefusal(client: KubeClient, name: string, pattern: RegExp): Promise<string> {
+  return waitFor(
+    async () => {
+      const events = await client.list({ apiVersion: 'v1', kind: 'Event', namespace: NS });
+      return events
+        .filter((event) => {
+          const about = event['involvedObject'] as { kind?: string; name?: string };
+          return about.kind === 'Ingress' && about.name === name && event['reason'] === 'RouteRefused';
+        })
+        .map((event) => String(event['message']))
+        .find((message) => pattern.test(message));
+    },
+    { what: `a RouteRefused Event on Ingress ${name} matching ${pattern}`, timeoutMs: 20_000 },
+  );
+}
+
+/** Ingress `name` for `host` (see `ingress`) terminating TLS with Secret `secretName`. */
+function tlsIngress(
+  name: string,
+  host: string,
+  annotations: Record<string, string>,
+  secretName: string,
+): KubeObject {
+  const plain = ingress(name, host, annotations);
+  return { ...plain, spec: { ...(plain['spec'] as object), tls: [{ hosts: [host], secretName }] } };
+}
+
+/** A kubernetes.io/tls Secret `name` in NS with a certificate for `host` made for this run. */
+function tlsSecret(name: string, host: string): KubeObject {
+  const made = generateTestCertificate(host);
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace: NS },
+    type: 'kubernetes.io/tls',
+    data: {
+      'tls.crt': Buffer.from(made.certPem).toString('base64'),
+      'tls.key': Buffer.from(made.keyPem).toString('base64'),
+    },
   };
 }
 
@@ -107,14 +154,27 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     assert.match(replica.output(), /the Gateway API CRDs are not installed/);
   });
 
-  it('an Ingress refused at start is left out of the first build, with an Event; deleting it unblocks changes', async () => {
+  it('an Ingress refused at start is left out of the first build, with an Event; it blocks no change; fixing it serves it', async () => {
     assert.equal((await get('bad.example.com')).status, 404);
-    const event = await waitForEvent(cluster.admin, 'Ingress', 'bad', 'RouteRefused');
-    assert.match(String(event['message']), /annotation portcullis\.dev\/timeout/);
-    await cluster.admin.delete(ingressRef('bad'));
+    const message = await waitForRefusal(cluster.admin, 'bad', /annotation portcullis\.dev\/timeout/);
+    assert.match(message, /left out: it never built/);
+    // Still bad: another Ingress's creation serves all the same.
     await cluster.admin.apply(ingress('h4', 'h4.example.com', { [PUBLIC]: 'true' }));
     await waitFor(() => reaches('h4.example.com'), { what: 'h4 to be served', timeoutMs: 20_000 });
+    assert.equal((await get('bad.example.com')).status, 404, 'bad: still left out');
+    await cluster.admin.apply(
+      ingress('bad', 'bad.example.com', { [PUBLIC]: 'true', 'portcullis.dev/timeout': '5s' }),
+    );
+    await waitFor(() => reaches('bad.example.com'), {
+      what: 'the fixed Ingress to be served',
+      timeoutMs: 20_000,
+    });
+    await cluster.admin.delete(ingressRef('bad'));
     await cluster.admin.delete(ingressRef('h4'));
+    await waitFor(async () => (await get('h4.example.com')).status === 404, {
+      what: 'h4 to answer 404',
+      timeoutMs: 20_000,
+    });
   });
 
   it("the Lease holder writes the address it serves on into our Ingresses' status only", async () => {
@@ -163,7 +223,7 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     assert.equal(after.version, before.version, 'the route configuration was not pushed again');
   });
 
-  it('a bad policy annotation: an Event on that Ingress; the last good routes keep serving', async () => {
+  it("a bad policy annotation: an Event on that Ingress; its last good version keeps serving; another Ingress's change serves; the fix serves", async () => {
     await cluster.admin.apply(
       ingress('h1', 'h1.example.com', {
         [PUBLIC]: 'true',
@@ -174,11 +234,61 @@ describe('portcullis kubernetes: routes from Ingress, live, on a real API server
     assert.equal(event['type'], 'Warning');
     assert.match(String(event['message']), /Ingress default\/h1/);
     assert.match(String(event['message']), /policy/);
+    assert.match(String(event['message']), /its last good version keeps serving/);
     assert.ok(!JSON.stringify(event).includes(IDP_CLIENT_SECRET));
     assert.ok(await reaches('h1.example.com'), 'the last good h1 route keeps serving');
-    assert.match(replica.output(), /routes refused; the last good config keeps serving/);
+    assert.match(replica.output(), /Ingress default\/h1: .*policy.*; its last good version keeps serving/);
+    // While h1 is refused, h2's change (public now) takes effect.
     assert.notEqual((await get('h2.example.com')).status, 200);
+    await cluster.admin.apply(ingress('h2', 'h2.example.com', { [PUBLIC]: 'true' }));
+    await waitFor(() => reaches('h2.example.com'), { what: "h2's change to serve", timeoutMs: 20_000 });
+    assert.ok(await reaches('h1.example.com'), 'h1: its last good version still serves');
+    // Fixing h1 (to need a user) serves the fix.
+    await cluster.admin.apply(ingress('h1', 'h1.example.com', { [ANY_USER]: 'true' }));
+    await waitFor(async () => !(await reaches('h1.example.com')), {
+      what: "h1's fix to serve",
+      timeoutMs: 20_000,
+    });
     await cluster.admin.apply(ingress('h1', 'h1.example.com', { [PUBLIC]: 'true' }));
+    await cluster.admin.apply(ingress('h2', 'h2.example.com', { [ANY_USER]: 'true' }));
+    await waitFor(async () => (await reaches('h1.example.com')) && !(await reaches('h2.example.com')), {
+      what: 'h1 public and h2 needing a user again',
+      timeoutMs: 20_000,
+    });
+  });
+
+  it('an Ingress bad from its creation is left out while other Ingresses keep changing', async () => {
+    await cluster.admin.apply(
+      ingress('late', 'late.example.com', { [PUBLIC]: 'true', 'portcullis.dev/timeout': 'never' }),
+    );
+    const message = await waitForRefusal(cluster.admin, 'late', /annotation portcullis\.dev\/timeout/);
+    assert.match(message, /left out: it never built/);
+    await cluster.admin.apply(ingress('h5', 'h5.example.com', { [PUBLIC]: 'true' }));
+    await waitFor(() => reaches('h5.example.com'), { what: 'h5 to be served', timeoutMs: 20_000 });
+    assert.equal((await get('late.example.com')).status, 404, 'late: left out');
+    await cluster.admin.delete(ingressRef('late'));
+    await cluster.admin.delete(ingressRef('h5'));
+  });
+
+  it("a deleted TLS Secret: an Event; the Ingress keeps serving with the Secret's last data while others change", async () => {
+    await cluster.admin.apply(tlsSecret('t1-tls', 't1.example.com'));
+    await cluster.admin.apply(tlsIngress('t1', 't1.example.com', { [PUBLIC]: 'true' }, 't1-tls'));
+    await waitFor(() => reaches('t1.example.com'), { what: 't1 to be served', timeoutMs: 20_000 });
+    await cluster.admin.delete({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 't1-tls', namespace: NS },
+    });
+    const message = await waitForRefusal(cluster.admin, 't1', /Secret default\/t1-tls does not exist/);
+    assert.match(message, /its last good version keeps serving/);
+    assert.ok(await reaches('t1.example.com'), 't1 keeps serving');
+    // A later build (another Ingress's change) keeps the stand-in.
+    await cluster.admin.apply(ingress('h6', 'h6.example.com', { [PUBLIC]: 'true' }));
+    await waitFor(() => reaches('h6.example.com'), { what: 'h6 to be served', timeoutMs: 20_000 });
+    // Envoy has that build now: without the stand-in t1 would be left out (404) by it.
+    assert.ok(await reaches('t1.example.com'), 't1 still serves');
+    await cluster.admin.delete(ingressRef('t1'));
+    await cluster.admin.delete(ingressRef('h6'));
   });
 
   it('deleting an Ingress removes its route', async () => {

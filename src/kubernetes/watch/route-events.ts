@@ -41,7 +41,7 @@ const CLUSTER_EVENT_NAMESPACE = 'default';
 
 /**
  * Reports problems in route objects as a Warning Event (reason `RouteRefused`) on each object, so
- * `kubectl describe ingress` shows why its change does not serve. A problem is reported once
+ * `kubectl describe ingress` shows why its change does not serve and what serves instead. A problem is reported once
  * while it lasts (a resync or another object's change does not repeat it) and again if it comes
  * back after being fixed. Messages name annotations and fields, never Secret values. Only the
  * Lease holder calls it; failures are logged and left to the next change.
@@ -52,16 +52,25 @@ export class RouteEvents {
 
   constructor(private readonly options: RouteEventsOptions) {}
 
-  async report(problems: readonly ObjectProblem[], objects: RouteObjects, serving: boolean): Promise<void> {
+  /**
+   * Reports each of `problems` not reported yet, its message ending in `outcomeOf` it (what serves
+   * in its place: "its last good version keeps serving"); a new outcome is reported again.
+   */
+  async report(
+    problems: readonly ObjectProblem[],
+    objects: RouteObjects,
+    outcomeOf: (problem: ObjectProblem) => string,
+  ): Promise<void> {
     const now = new Set<string>();
     for (const problem of problems) {
       const found = findObject(problem.object, objects);
-      const key = `${found?.resourceVersion ?? ''}\u0000${formatObjectProblem(problem)}`;
+      const outcome = outcomeOf(problem);
+      const key = `${found?.resourceVersion ?? ''}\u0000${formatObjectProblem(problem)}\u0000${outcome}`;
       if (now.has(key)) continue;
       now.add(key);
       if (this.reported.has(key)) continue;
       try {
-        await this.event(problem, found, serving);
+        await this.event(problem, found, outcome);
       } catch (err) {
         this.options.logger.warn(
           { object: describeObject(problem.object), error: describeKubeError(err) },
@@ -76,7 +85,7 @@ export class RouteEvents {
   private async event(
     problem: ObjectProblem,
     found: { readonly uid?: string; readonly resourceVersion?: string } | undefined,
-    serving: boolean,
+    outcome: string,
   ): Promise<void> {
     const { object } = problem;
     await createWarningEvent(this.options.core, {
@@ -90,7 +99,7 @@ export class RouteEvents {
         ...(found?.resourceVersion === undefined ? {} : { resourceVersion: found.resourceVersion }),
       },
       reason: 'RouteRefused',
-      message: `${formatObjectProblem(problem)}; ${serving ? 'the last good routes keep serving' : 'nothing is served yet'}`,
+      message: `${formatObjectProblem(problem)}; ${outcome}`,
       identity: this.options.identity,
     });
   }

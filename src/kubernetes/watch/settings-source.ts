@@ -13,7 +13,6 @@ import { parseConfig } from '../../config/parse-config.js';
 import { SETTINGS_GROUP, SETTINGS_OBJECT_NAME, SETTINGS_PLURAL, SETTINGS_VERSION } from '../crd-schema.js';
 import {
   desiredConfig,
-  withoutRouteObjects,
   SETTINGS_OBJECT_TEXT,
   type ClusterState,
   type DesiredConfig,
@@ -32,6 +31,16 @@ import { IngressStatus } from './ingress-status.js';
 import { GatewayStatusWriter } from './gateway-status-writer.js';
 import { attributeProblems } from '../route-source.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
+import {
+  acceptedObjects,
+  acceptedSecretNames,
+  fateText,
+  liveInputs,
+  refKey,
+  substituteProblemObjects,
+  type AcceptedObjects,
+  type ObjectFate,
+} from '../last-accepted.js';
 
 /** A document and the environment it is read with, as the reload loop takes it. */
 export interface SourceDocument {
@@ -66,6 +75,15 @@ export interface SettingsSourceOptions {
   readonly publishAddress?: string;
 }
 
+/**
+ * Build rounds in one pass: each round with route problems replaces or leaves out the objects
+ * named, and an object goes at most from live to its last accepted version to left out.
+ */
+const MAX_ROUNDS = 4;
+
+/** How many refused documents a source remembers (see `SettingsSource.refused`). */
+const REFUSED_KEPT = 8;
+
 /** The settings object's collection, narrowed to the one object read. */
 const SETTINGS_PATH = `/apis/${SETTINGS_GROUP}/${SETTINGS_VERSION}/${SETTINGS_PLURAL}`;
 const SETTINGS_SELECTOR = `metadata.name=${SETTINGS_OBJECT_NAME}`;
@@ -74,9 +92,11 @@ const SETTINGS_SELECTOR = `metadata.name=${SETTINGS_OBJECT_NAME}`;
  * The settings resource as a config source: lists and watches the Portcullis object `global` and
  * the Secrets it names (SecretWatch: those only), and on every change (debounced: a burst is one
  * build) turns the cluster state into a document (cluster-state.ts, pure) and hands it to the
- * reload loop (`apply`). An object with problems of its own (a missing Secret) is not built: the
- * last good config keeps serving, and its problems plus validate's (run here on the document, for
- * the whole list) are the verdict. Each verdict goes to the object's status and, when refused, an
+ * reload loop (`apply`). A settings object with problems of its own (a missing Secret) is not
+ * built: the last good config keeps serving, and its problems plus validate's (run here on the
+ * document, for the whole list) are the verdict. A route object with problems does not hold the
+ * others back: its last accepted version serves in its place, or it is left out when it has none
+ * (last-accepted.ts), and the problem is logged and written as an Event. Each verdict goes to the object's status and, when refused, an
  * Event, written by the Lease holder only (`isLeader`); a new holder writes the last verdict at
  * once (`leadershipChanged`).
  */
@@ -91,9 +111,17 @@ export class SettingsSource {
   private readonly debouncer: Debouncer;
   /** The last document built (canonical JSON) and its outcome: an unchanged one is not rebuilt. */
   private built: { readonly key: string; readonly outcome: BuildOutcome } | undefined;
+  /**
+   * Documents lately refused (canonical JSON) and their outcomes, a few at most: while an object
+   * stays bad, every pass builds its refused document first and then the one with the object
+   * replaced; remembering the refusal spares the reload loop building it again each time.
+   */
+  private readonly refused = new Map<string, BuildOutcome>();
   private verdict: SettingsVerdict | undefined;
   /** Whether some config is in force (a refused change then keeps it). */
   private serving = false;
+  /** Each route object's version in the last config in force (last-accepted.ts). */
+  private accepted: AcceptedObjects = new Map();
   /** The environment overrides last warned of: each is logged once, not at every rebuild. */
   private warnedOverrides = new Set<string>();
   /** The passes, one after another (the first runs from `start`, later ones from the debouncer). */
@@ -190,12 +218,21 @@ export class SettingsSource {
     return next;
   }
 
-  /** One pass: read the state, build when it asks for something new, report the verdict. */
+  /**
+   * One pass: read the state, build when it asks for something new, report the verdict. Problems
+   * in route objects do not stop the build: each such object is replaced by its last accepted
+   * version or left out (last-accepted.ts) and the rest is built, for a few rounds since a build
+   * may find problems only validate sees. A problem in the settings keeps the last good config.
+   */
   private async pass(): Promise<void> {
     if (!this.settings.synced() || (this.routes !== undefined && !this.routes.synced())) return;
     const object = this.settings.objects()[0] as SettingsObject | undefined;
-    // The Secrets to follow come from the object; once followed (listed), read it again.
-    await this.secrets.follow(desiredConfig(this.state(object)).secrets);
+    // The Secrets to follow come from the object, the routes and the routes' last accepted
+    // versions (which may stand in for them); once followed (listed), read it again.
+    await this.secrets.follow([
+      ...desiredConfig(this.state(object)).secrets,
+      ...acceptedSecretNames(this.accepted),
+    ]);
     const { unknown } = this.secrets.current();
     if (unknown.length > 0) {
       this.options.logger.warn({ secrets: unknown }, 'waiting for Secrets that could not be read');
@@ -203,28 +240,41 @@ export class SettingsSource {
     }
     let state = this.state(object);
     let desired = desiredConfig(state);
+    let inputs = state.routes === undefined ? undefined : liveInputs(state.routes, state.secrets);
     const routeProblems: ObjectProblem[] = [];
-    let problems =
-      desired.document === undefined ? desired.problems : await this.outcome(desired, routeProblems);
-    // Nothing serves yet: serve every other object rather than nothing (withoutRouteObjects). A
-    // retry may find problems only validate sees, so at most a few rounds.
-    for (
-      let round = 0;
-      round < 3 && !this.serving && routeProblems.length > 0 && problems.length === 0;
-      round++
-    ) {
-      if (state.routes === undefined) break;
-      state = {
-        ...state,
-        routes: withoutRouteObjects(
-          state.routes,
-          routeProblems.map((p) => p.object),
-        ),
-      };
+    let found: ObjectProblem[] = [];
+    let built =
+      desired.document === undefined
+        ? { problems: desired.problems, ok: false }
+        : await this.outcome(desired, found);
+    for (let round = 0; round < MAX_ROUNDS && found.length > 0 && built.problems.length === 0; round++) {
+      routeProblems.push(...found);
+      const next =
+        inputs === undefined
+          ? undefined
+          : substituteProblemObjects(
+              inputs,
+              found.map((p) => p.object),
+              this.accepted,
+            );
+      found = [];
+      if (next === undefined) break;
+      inputs = next;
+      state = { ...state, routes: next.routes, secrets: next.secrets };
       desired = desiredConfig(state);
-      problems = await this.outcome(desired, routeProblems);
+      built = await this.outcome(desired, found);
     }
-    await this.reportRoutes(routeProblems, desired.skipped);
+    routeProblems.push(...found);
+    const problems = built.problems;
+    if (built.ok && state.routes !== undefined) this.accepted = acceptedObjects(state.routes, state.secrets);
+    const fates = inputs?.fates ?? new Map<string, ObjectFate>();
+    const kept = this.serving ? 'the last good config keeps serving' : 'nothing is served yet';
+    await this.reportRoutes(routeProblems, desired.skipped, (problem) => {
+      if (!built.ok) return kept;
+      return desired.skipped.includes(problem)
+        ? 'its other paths serve'
+        : fateText(fates.get(refKey(problem.object)));
+    });
     this.verdict = { generation: desired.generation, problems, serving: this.serving };
     if (problems.length > 0) {
       this.options.logger.error(
@@ -240,34 +290,50 @@ export class SettingsSource {
   }
 
   /**
-   * The settings' problems of `desired`: its own (then not built) or its build's, named by field.
-   * Problems in route objects (found before the build, or validate's attributed to an object) go
-   * to `routeProblems`; with any, nothing is published and the last good config keeps serving.
+   * Builds `desired` unless it has problems: the settings' own (then not built) or its build's,
+   * named by field, are `problems`; `ok` says whether it is in force. Problems in route objects
+   * (found before the build, or validate's attributed to an object) go to `routeProblems`: the
+   * caller replaces or leaves out those objects and builds again; nothing is published here.
    */
-  private async outcome(desired: DesiredConfig, routeProblems: ObjectProblem[]): Promise<readonly Problem[]> {
+  private async outcome(
+    desired: DesiredConfig,
+    routeProblems: ObjectProblem[],
+  ): Promise<{ readonly problems: readonly Problem[]; readonly ok: boolean }> {
     const document = desired.document ?? {};
     if (desired.problems.length > 0) {
       // Not built (a value is missing), but validated here so status lists every problem at once.
       const parsed = parseConfig({ document, env: this.options.env, readText: refuseFileRead });
-      return [...desired.problems, ...desired.fieldProblems(parsed.problems)];
+      return { problems: [...desired.problems, ...desired.fieldProblems(parsed.problems)], ok: false };
     }
     if (desired.routeProblems.length > 0) {
       routeProblems.push(...desired.routeProblems);
-      return [];
+      return { problems: [], ok: false };
     }
     this.warnOverrides(document);
     const key = canonicalJson(document);
-    let outcome = this.built?.key === key ? this.built.outcome : undefined;
+    let outcome = this.built?.key === key ? this.built.outcome : this.refused.get(key);
     if (outcome === undefined) {
       outcome = await this.options.apply({ document, env: this.options.env });
       this.built = { key, outcome };
+      if (!outcome.ok) this.rememberRefused(key, outcome);
     }
     if (outcome.ok) this.serving = true;
-    if (outcome.ok) return [];
-    if (desired.origins === undefined) return desired.fieldProblems(outcome.problems);
+    if (outcome.ok) return { problems: [], ok: true };
+    if (desired.origins === undefined)
+      return { problems: desired.fieldProblems(outcome.problems), ok: false };
     const attributed = attributeProblems(outcome.problems, desired.origins);
     routeProblems.push(...attributed.objects);
-    return desired.fieldProblems(attributed.global);
+    return { problems: desired.fieldProblems(attributed.global), ok: false };
+  }
+
+  /** Remembers a refused document's outcome, forgetting the oldest past REFUSED_KEPT. */
+  private rememberRefused(key: string, outcome: BuildOutcome): void {
+    this.refused.delete(key);
+    this.refused.set(key, outcome);
+    for (const oldest of this.refused.keys()) {
+      if (this.refused.size <= REFUSED_KEPT) break;
+      this.refused.delete(oldest);
+    }
   }
 
   /**
@@ -289,26 +355,28 @@ export class SettingsSource {
   }
 
   /**
-   * Logs the route objects' problems and, from the Lease holder, writes them as Events, the
-   * publish address into our Ingresses' status, and the Gateway API status (GatewayStatusWriter).
+   * Logs the route objects' problems and, from the Lease holder, writes them as Events, each with
+   * `outcomeOf` it (what serves in its place), the publish address into our Ingresses' status, and
+   * the Gateway API status (GatewayStatusWriter).
    */
   private async reportRoutes(
     problems: readonly ObjectProblem[],
     skipped: readonly ObjectProblem[],
+    outcomeOf: (problem: ObjectProblem) => string,
   ): Promise<void> {
     if (this.routes === undefined) return;
     const all = [...problems, ...skipped];
     if (problems.length > 0) {
       this.options.logger.error(
-        { problems: problems.map(formatObjectProblem) },
-        `routes refused; ${this.serving ? 'the last good config keeps serving' : 'nothing is served yet'}`,
+        { problems: problems.map((problem) => `${formatObjectProblem(problem)}; ${outcomeOf(problem)}`) },
+        'routes refused',
       );
     }
     if (skipped.length > 0)
       this.options.logger.warn({ problems: skipped.map(formatObjectProblem) }, 'route paths left out');
     if (!this.options.isLeader()) return;
     const objects = this.routes.objects();
-    await this.routeEvents.report(all, objects, this.serving);
+    await this.routeEvents.report(all, objects, outcomeOf);
     if (this.serving) await this.ingressStatus?.write(objects.ingressClasses, objects.ingresses);
     await this.gatewayStatus.write(objects, problems, skipped, this.serving);
   }

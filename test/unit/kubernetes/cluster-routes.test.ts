@@ -5,7 +5,6 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   desiredConfig,
-  withoutRouteObjects,
   type ClusterState,
   type SecretObject,
 } from '../../../src/kubernetes/cluster-state.js';
@@ -81,22 +80,4 @@ test('a bad annotation is a route problem naming the Ingress; a new endpoint cha
     (routes as Record<string, unknown>[]).map(({ to: _to, ...rest }) => rest);
   assert.deepEqual(strip(two.document?.routes), strip(one.document?.routes));
   assert.notDeepEqual(two.document?.routes, one.document?.routes);
-});
-
-test('withoutRouteObjects leaves out exactly the objects named (kind, namespace, name)', () => {
-  const { secrets: _reader, ...routes } = input({
-    ingresses: [
-      ingress('app', [path('/', 'Prefix')]),
-      ingress('bad', [path('/', 'Prefix')], { host: 'bad.example.com' }),
-    ],
-  });
-  const left = withoutRouteObjects(routes, [
-    { kind: 'Ingress', namespace: 'shop', name: 'bad' },
-    { kind: 'HTTPRoute', namespace: 'shop', name: 'app' },
-  ]);
-  assert.deepEqual(
-    left.ingresses.map((i) => i.metadata.name),
-    ['app'],
-  );
-  assert.equal(left.services, routes.services);
 });
