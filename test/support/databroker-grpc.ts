@@ -67,6 +67,9 @@ export function testDatabrokerClient(
     credentials: grpc.credentials.createInsecure(),
     callCredentials: bearerCallCredentials(),
     timeoutMs: 2_000,
+    // Reads get the whole deadline: the first call also connects the channel, which on a loaded
+    // machine can take longer than the production read deadline. Tests of that deadline set it.
+    readTimeoutMs: 2_000,
     logger: silentLogger,
     watchBackoff: { initialMs: 20, maxMs: 200 },
     channelOptions: { 'grpc.max_reconnect_backoff_ms': 200 },
