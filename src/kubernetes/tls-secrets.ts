@@ -4,6 +4,8 @@
  * referenced Secrets are read (through the same injected ReadSecret as the settings resource),
  * and their contents never appear in a problem.
  */
+import { X509Certificate } from 'node:crypto';
+import * as pkijs from 'pkijs';
 import type { ObjectProblem, ObjectRef } from './object-problems.js';
 import type { ReadSecret } from './secret-refs.js';
 import { TLS_CERT_KEY, TLS_KEY_KEY } from './spec-fields.js';
@@ -56,4 +58,33 @@ function pem(bytes: Uint8Array | undefined): string | undefined {
   if (bytes === undefined) return undefined;
   const text = Buffer.from(bytes).toString('utf8');
   return text.includes('-----BEGIN ') ? text : undefined;
+}
+
+/** subjectAltName and commonName. */
+const SAN_OID = '2.5.29.17';
+const CN_OID = '2.5.4.3';
+
+/**
+ * The server names Envoy selects `certPem` by (its first certificate): the DNS SANs, or the subject
+ * common name when it has none; lower-cased, as written (`*.example.com` stays a wildcard). Parsed
+ * with pkijs as src/translate/edge-tls.ts does (kubernetes may not import translate); text that is
+ * no certificate names nothing (parseConfig refuses it with its own message).
+ */
+export function certificateNames(certPem: string): string[] {
+  let cert: pkijs.Certificate;
+  try {
+    cert = pkijs.Certificate.fromBER(new X509Certificate(certPem).raw);
+  } catch {
+    return [];
+  }
+  const san = cert.extensions?.find((ext) => ext.extnID === SAN_OID)?.parsedValue as
+    | pkijs.AltName
+    | undefined;
+  const dns = (san?.altNames ?? [])
+    .filter((name) => name.type === 2)
+    .map((name) => String(name.value).toLowerCase());
+  if (dns.length > 0) return dns;
+  return cert.subject.typesAndValues
+    .filter((attribute) => attribute.type === CN_OID)
+    .map((attribute) => String(attribute.value.valueBlock.value).toLowerCase());
 }
