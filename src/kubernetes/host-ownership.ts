@@ -221,10 +221,20 @@ export function ownedCertificates(
   const certificates: { readonly cert: string; readonly key: string }[] = [];
   const origins: CertificateOrigin[] = [];
   const skipped: ObjectProblem[] = [];
+  // Whether any owned host is closed to a namespace: when none is, its certificates need no reading.
+  const closed = new Map<string, boolean>();
+  const closedTo = (namespace: string): boolean => {
+    const known = closed.get(namespace);
+    if (known !== undefined) return known;
+    const found = [...owners.values()].some((owner) => !mayServe(owner, [namespace]));
+    closed.set(namespace, found);
+    return found;
+  };
   set.certificates.forEach((certificate, index) => {
     const origin = set.origins[index];
     const namespace = origin?.object.namespace ?? '';
-    const foreign = certificateNames(certificate.cert).find((name) => {
+    const names = closedTo(namespace) ? certificateNames(certificate.cert) : [];
+    const foreign = names.find((name) => {
       const owner = owners.get(name);
       return owner !== undefined && !mayServe(owner, [namespace]);
     });

@@ -2,7 +2,8 @@
  * TLS Secrets referenced by an Ingress's `spec.tls` or a Gateway listener's certificateRefs ->
  * listener certificate entries (`{cert, key}` PEM, as the `certificates` option takes them). Only
  * referenced Secrets are read (through the same injected ReadSecret as the settings resource),
- * and their contents never appear in a problem.
+ * and their contents never appear in a problem. certificateNames says which hosts a certificate
+ * answers for, so host ownership (host-ownership.ts) can leave out one naming another namespace's.
  */
 import { X509Certificate } from 'node:crypto';
 import * as pkijs from 'pkijs';
@@ -70,7 +71,21 @@ const CN_OID = '2.5.4.3';
  * with pkijs as src/translate/edge-tls.ts does (kubernetes may not import translate); text that is
  * no certificate names nothing (parseConfig refuses it with its own message).
  */
-export function certificateNames(certPem: string): string[] {
+export function certificateNames(certPem: string): readonly string[] {
+  const known = NAMES_READ.get(certPem);
+  if (known !== undefined) return known;
+  const names = readNames(certPem);
+  // Every build reads every certificate again (about 2 ms each): keep the last ones read.
+  if (NAMES_READ.size >= NAMES_KEPT) NAMES_READ.clear();
+  NAMES_READ.set(certPem, names);
+  return names;
+}
+
+/** Certificate PEM -> its names, for the certificates of recent builds (certificateNames). */
+const NAMES_READ = new Map<string, readonly string[]>();
+const NAMES_KEPT = 4096;
+
+function readNames(certPem: string): readonly string[] {
   let cert: pkijs.Certificate;
   try {
     cert = pkijs.Certificate.fromBER(new X509Certificate(certPem).raw);
