@@ -42,6 +42,16 @@ export const NOT_ANNOTATIONS: Readonly<Record<string, string>> = {
   idp_client_secret: 'a secret: annotations are readable by anyone who can read the object',
 };
 
+/**
+ * `portcullis.dev/*` annotations that are not route options but tell the controller something
+ * about the object (read where that decision is made, never copied into a route), with what each
+ * does. readAnnotations passes over them, so they are neither unknown nor route keys.
+ */
+export const CONTROLLER_ANNOTATIONS: Readonly<Record<string, string>> = {
+  [`${ANNOTATION_PREFIX}allowed_namespaces`]:
+    'on an Ingress or HTTPRoute in the namespace that owns a host: the other namespaces (comma-separated names, or `*`) whose Ingresses and HTTPRoutes may add paths on the hosts it claims (host-ownership.ts)',
+};
+
 /** One annotation: its full name, the route key it sets and how its text is read. */
 export interface AnnotationSpec {
   readonly annotation: string;
@@ -85,7 +95,7 @@ export function readAnnotations(
   const sources: Record<string, string> = {};
   const problems: ObjectProblem[] = [];
   for (const [name, text] of Object.entries(annotations ?? {}).sort(([a], [b]) => (a < b ? -1 : 1))) {
-    if (!name.startsWith(ANNOTATION_PREFIX)) continue;
+    if (!name.startsWith(ANNOTATION_PREFIX) || CONTROLLER_ANNOTATIONS[name] !== undefined) continue;
     const where = annotationWhere(name);
     const spec = BY_NAME.get(name);
     if (spec === undefined) {
@@ -136,7 +146,7 @@ function unknownMessage(name: string): string {
   const key = name.slice(ANNOTATION_PREFIX.length);
   const why = NOT_ANNOTATIONS[key];
   if (why !== undefined) return `${key} is not set by an annotation: ${why}`;
-  const hint = closestKey(name, ANNOTATION_NAMES);
+  const hint = closestKey(name, [...ANNOTATION_NAMES, ...Object.keys(CONTROLLER_ANNOTATIONS)]);
   return `unknown Portcullis annotation${hint === undefined ? '; remove it' : ` (did you mean ${hint}?)`}`;
 }
 

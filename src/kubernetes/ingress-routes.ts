@@ -16,6 +16,8 @@
  *   (service-backends.ts); none ready -> `to: []`, the route answers 503 (destinations.ts).
  * - TLS: each `spec.tls[].secretName` becomes a listener certificate (tls-secrets.ts).
  * - Options: the `portcullis.dev/*` annotations apply to every route of the Ingress (annotations.ts).
+ * - Sharing: `portcullis.dev/allowed_namespaces` names the namespaces that may add paths on the
+ *   Ingress's hosts when its namespace owns them (host-ownership.ts); each candidate carries it.
  */
 import { readAnnotations, type AnnotatedOptions } from './annotations.js';
 import { destinationUrls } from './destinations.js';
@@ -32,6 +34,7 @@ import { resolveServiceBackend, type ServiceIndex } from './service-backends.js'
 import type { ReadSecret } from './secret-refs.js';
 import { addTlsSecret, type CertificateSet } from './tls-secrets.js';
 import { hostProblem } from './hosts.js';
+import { readAllowedNamespaces } from './host-ownership.js';
 
 /** The IngressClass `spec.controller` value that makes a class Portcullis's. */
 export const INGRESS_CONTROLLER = 'portcullis.dev/ingress-controller';
@@ -83,6 +86,8 @@ interface IngressContext {
   readonly object: ObjectRef;
   readonly namespace: string;
   readonly annotated: AnnotatedOptions;
+  /** What `portcullis.dev/allowed_namespaces` names (none when unset). */
+  readonly sharesHostWith: readonly string[];
   readonly input: IngressInput;
   readonly problems: ObjectProblem[];
 }
@@ -95,8 +100,10 @@ function translateIngress(
   const object = refOf('Ingress', ingress.metadata);
   const namespace = ingress.metadata.namespace ?? 'default';
   const annotated = readAnnotations(object, ingress.metadata.annotations);
-  const problems: ObjectProblem[] = [...annotated.problems];
-  const context: IngressContext = { ingress, object, namespace, annotated, input, problems };
+  const shared = readAllowedNamespaces(object, ingress.metadata.annotations);
+  const problems: ObjectProblem[] = [...annotated.problems, ...shared.problems];
+  const sharesHostWith = shared.namespaces;
+  const context: IngressContext = { ingress, object, namespace, annotated, sharesHostWith, input, problems };
   (ingress.spec?.tls ?? []).forEach((tls, index) => {
     if (tls.secretName === undefined) return;
     const problem = addTlsSecret(
@@ -208,5 +215,6 @@ function candidate(
     options: destination.options,
     origin: { object: context.object, where, keys: destination.keys },
     rank: rankOf(context.object, context.ingress.metadata.creationTimestamp, place),
+    ...(context.sharesHostWith.length === 0 ? {} : { sharesHostWith: context.sharesHostWith }),
   };
 }

@@ -15,6 +15,11 @@
  * Two objects claiming the same host and path: the older object keeps it (then namespace/name,
  * then place in the object), as Kubernetes controllers agree, and the newer one is reported and
  * left out, so one namespace can neither take over another's path nor block every other change.
+ *
+ * Before this, host-ownership.ts leaves out every claim of a namespace on a host that another
+ * namespace owns (the namespace of the oldest Ingress or HTTPRoute claiming it) and has not shared
+ * with `portcullis.dev/allowed_namespaces`: so a newer namespace cannot add a new path (`/login`)
+ * on another's host either, which the path conflict rule alone would let through.
  */
 import { describeObject, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import type { ObjectMeta } from './objects.js';
@@ -51,6 +56,14 @@ export interface RouteCandidate {
    * half, so `/foo/x` becomes `/bar/x` under `prefix: /foo/` and `/foo` becomes `/bar`.
    */
   readonly prefixReplacement?: string;
+  /**
+   * Host ownership (host-ownership.ts): the namespaces this claim on its host counts for, the first
+   * being the one that owns the host when this object is the oldest claiming it. Unset: the
+   * object's own namespace (an Ingress); an HTTPRoute's are its Gateways' namespaces.
+   */
+  readonly tenants?: readonly string[];
+  /** The namespaces (or `*`) the object's `portcullis.dev/allowed_namespaces` shares its hosts with. */
+  readonly sharesHostWith?: readonly string[];
 }
 
 /** The ordered route entries, their origins (same index), and what was left out and why. */

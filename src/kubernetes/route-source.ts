@@ -7,11 +7,13 @@
  * `problems` mean the objects as they stand cannot be served as their authors wrote them (a bad
  * annotation, a missing Secret or Service): the caller must not publish this build; it replaces
  * each object named by its last accepted version or leaves it out (last-accepted.ts), naming each
- * object in an Event. `skipped` are paths left out by rule (a newer
- * object claiming a path an older one serves): the build goes on and the object's status says so.
+ * object in an Event. `skipped` are paths left out by rule (a newer object claiming a path an older
+ * one serves, or a host another namespace owns, host-ownership.ts): the build goes on and the
+ * object's status says so.
  */
 import type { Problem } from '../shared/errors.js';
 import { gatewayListeners } from './gateway-listeners.js';
+import { claimHosts, ownedCertificates, withGatewayTenants } from './host-ownership.js';
 import { httpRouteCandidates } from './httproute-routes.js';
 import { ingressCandidates } from './ingress-routes.js';
 import type {
@@ -66,14 +68,17 @@ export function kubernetesRoutes(input: RouteSourceInput): RouteSourceOutput {
     httpRoutes: input.httpRoutes,
     services,
   });
-  const assembled = assembleRoutes([...ingress.candidates, ...routes.candidates]);
+  const attached = withGatewayTenants(routes.candidates, input.httpRoutes, listeners.gateways);
+  const claimed = claimHosts([...ingress.candidates, ...attached.candidates]);
+  const assembled = assembleRoutes(claimed.kept);
+  const served = ownedCertificates(certificates, claimed.owners);
   return {
     routes: assembled.routes,
     routeOrigins: assembled.origins,
-    certificates: certificates.certificates,
-    certificateOrigins: certificates.origins,
-    problems: [...ingress.problems, ...listeners.problems, ...routes.problems],
-    skipped: assembled.skipped,
+    certificates: served.certificates,
+    certificateOrigins: served.origins,
+    problems: [...ingress.problems, ...listeners.problems, ...routes.problems, ...attached.problems],
+    skipped: [...claimed.skipped, ...served.skipped, ...assembled.skipped],
   };
 }
 

@@ -1,0 +1,144 @@
+// Host ownership on a real etcd + kube-apiserver and the real Envoy: namespace team-a serves
+// app.example.com from an Ingress; an Ingress in team-b adding `/admin` on that host is left out
+// (the request goes to team-a's backend, as team-a's own `/` path says) and a RouteRefused Event
+// on team-b's Ingress names the owner and how to share; once team-a's Ingress shares the host with
+// portcullis.dev/allowed_namespaces, team-b's path serves, and taking the annotation away ends it.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { KubeClient, KubeObject } from '../support/kube-client.js';
+import { startKubeCluster, type KubeCluster } from '../support/kube-cluster.js';
+import {
+  applySettings,
+  endpointSlice,
+  ingress,
+  ingressClass,
+  webService,
+} from '../support/kube-route-objects.js';
+import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
+import { sendToListener } from '../support/listener-request.js';
+import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
+import { waitFor } from '../support/wait.js';
+
+const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
+const SHARE = 'portcullis.dev/allowed_namespaces';
+const HOST = 'app.example.com';
+
+/** `object` (a helper's object in `default`) placed in `namespace`. */
+function inNamespace(object: KubeObject, namespace: string): KubeObject {
+  return { ...object, metadata: { ...(object.metadata as object), namespace } } as KubeObject;
+}
+
+/** Ingress `namespace/name`: Prefix `path` on HOST to that namespace's Service `web`. */
+function tenantIngress(
+  namespace: string,
+  name: string,
+  path: string,
+  annotations: Record<string, string>,
+): KubeObject {
+  const made = inNamespace(ingress(name, HOST, annotations), namespace);
+  const spec = made['spec'] as { rules: { http: { paths: { path: string }[] } }[] };
+  spec.rules[0]!.http.paths[0]!.path = path;
+  return made;
+}
+
+/** Waits (20 s) for a RouteRefused Event about Ingress `namespace/name` whose message matches `pattern`. */
+function waitForRefusal(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  pattern: RegExp,
+): Promise<KubeObject> {
+  return waitFor(
+    async () => {
+      const events = await client.list({ apiVersion: 'v1', kind: 'Event', namespace });
+      return events.find((event) => {
+        const about = event['involvedObject'] as { kind?: string; name?: string; namespace?: string };
+        return (
+          about.kind === 'Ingress' &&
+          about.name === name &&
+          about.namespace === namespace &&
+          event['reason'] === 'RouteRefused' &&
+          pattern.test(String(event['message']))
+        );
+      });
+    },
+    { what: `a RouteRefused Event on Ingress ${namespace}/${name} matching ${pattern}`, timeoutMs: 20_000 },
+  );
+}
+
+describe('portcullis kubernetes: one namespace cannot add paths on a host another namespace owns', () => {
+  let testHost: NetnsHost;
+  let cluster: KubeCluster;
+  let replica: KubePortcullis;
+  const echoes: NetnsEcho[] = [];
+  /** The id of the echo backend that answers `path` on HOST, or the status when none does. */
+  const answerer = async (path: string): Promise<string> => {
+    const answer = await sendToListener(replica.proxyPort, HOST, path);
+    if (answer.status !== 200) return `status ${answer.status}`;
+    const id = /"id":"([^"]*)"/.exec(answer.body)?.[1];
+    return id ?? `status 200 without an echo id: ${answer.body.slice(0, 80)}`;
+  };
+
+  before(async () => {
+    testHost = await startNetnsHost();
+    cluster = await startKubeCluster();
+    await applySettings(cluster.admin);
+    await cluster.admin.apply(ingressClass('portcullis', 'portcullis.dev/ingress-controller'));
+    for (const namespace of ['team-a', 'team-b']) {
+      const echo = await testHost.startEcho(namespace);
+      echoes.push(echo);
+      await cluster.admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      await cluster.admin.apply(inNamespace(webService(echo.port), namespace));
+      await cluster.admin.apply(
+        inNamespace(endpointSlice(`web-${namespace}`, echo.port, [testHost.address]), namespace),
+      );
+    }
+    // team-a first: the older (and, within one second, team-a/web sorts before team-b/admin).
+    await cluster.admin.apply(tenantIngress('team-a', 'web', '/', { [PUBLIC]: 'true' }));
+    await cluster.admin.apply(tenantIngress('team-b', 'admin', '/admin', { [PUBLIC]: 'true' }));
+    replica = await spawnKubePortcullis({
+      kubeconfigPath: cluster.kubeconfigPath,
+      identity: 'replica-own',
+      args: ['--lease-seconds', '3'],
+      ready: 'ready: Envoy is serving routes',
+    });
+  });
+  after(async () => {
+    await replica?.stop('SIGKILL');
+    await cluster?.stop();
+    for (const echo of echoes) await echo.stop();
+    await testHost?.stop();
+  });
+
+  it("team-b's /admin on team-a's host is not served: team-a's backend answers, and an Event names the owner", async () => {
+    await waitFor(async () => (await answerer('/')) === 'team-a', {
+      what: "team-a's Ingress to serve",
+      timeoutMs: 20_000,
+    });
+    assert.equal(await answerer('/admin'), 'team-a', "/admin goes where team-a's own / path sends it");
+    assert.equal(await answerer('/admin/users'), 'team-a');
+    const event = await waitForRefusal(cluster.admin, 'team-b', 'admin', /belongs to namespace team-a/);
+    const message = String(event['message']);
+    assert.match(
+      message,
+      /^Ingress team-b\/admin: spec\.rules\[0\]\.host: host app\.example\.com belongs to namespace team-a \(Ingress team-a\/web/,
+    );
+    assert.match(message, /portcullis\.dev\/allowed_namespaces: "team-b"/);
+    assert.match(replica.output(), /route paths left out/);
+  });
+
+  it("after team-a shares the host with allowed_namespaces, team-b's /admin serves; unsharing ends it", async () => {
+    await cluster.admin.apply(tenantIngress('team-a', 'web', '/', { [PUBLIC]: 'true', [SHARE]: 'team-b' }));
+    await waitFor(async () => (await answerer('/admin')) === 'team-b', {
+      what: "team-b's /admin to serve once shared",
+      timeoutMs: 20_000,
+    });
+    assert.equal(await answerer('/admin/users'), 'team-b');
+    assert.equal(await answerer('/'), 'team-a', 'the rest of the host stays team-a');
+    await cluster.admin.apply(tenantIngress('team-a', 'web', '/', { [PUBLIC]: 'true' }));
+    await waitFor(async () => (await answerer('/admin')) === 'team-a', {
+      what: "team-b's /admin to be left out again",
+      timeoutMs: 20_000,
+    });
+  });
+});
