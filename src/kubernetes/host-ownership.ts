@@ -32,7 +32,7 @@ import type { HTTPRoute } from './objects.js';
 import { annotationWhere, describeObject, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import type { RouteCandidate } from './route-assembly.js';
 import type { CertificateOrigin } from './route-provenance.js';
-import { certificateNames } from './tls-secrets.js';
+import { readCertificateNames, type CertificateNamesOf } from './tls-secrets.js';
 
 /** The owner's opt-in to share its hosts (a controller annotation, see annotations.ts). */
 export const ALLOWED_NAMESPACES_ANNOTATION = `${ANNOTATION_PREFIX}allowed_namespaces`;
@@ -217,6 +217,7 @@ export interface OwnedCertificates {
 export function ownedCertificates(
   set: OwnedCertificates,
   owners: ReadonlyMap<string, HostOwner>,
+  certificateNames: CertificateNamesOf = readCertificateNames,
 ): OwnedCertificates & { readonly skipped: readonly ObjectProblem[] } {
   const certificates: { readonly cert: string; readonly key: string }[] = [];
   const origins: CertificateOrigin[] = [];

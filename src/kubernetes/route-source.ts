@@ -30,7 +30,7 @@ import { assembleRoutes, type RouteOrigin } from './route-assembly.js';
 import { attributeProblem, type CertificateOrigin, type DocumentOrigins } from './route-provenance.js';
 import type { ReadSecret } from './secret-refs.js';
 import { indexServices } from './service-backends.js';
-import { newCertificateSet } from './tls-secrets.js';
+import { newCertificateSet, type CertificateNamesOf } from './tls-secrets.js';
 
 /** The objects the route source reads, as listed from the API (any order). */
 export interface RouteSourceInput {
@@ -42,6 +42,8 @@ export interface RouteSourceInput {
   readonly services: readonly Service[];
   readonly endpointSlices: readonly EndpointSlice[];
   readonly secrets: ReadSecret;
+  /** Reads a certificate's server names (default: readCertificateNames; a watcher passes a remembering one). */
+  readonly certificateNames?: CertificateNamesOf;
 }
 
 /** Route entries and listener certificates for a config document, with their origins. */
@@ -71,7 +73,7 @@ export function kubernetesRoutes(input: RouteSourceInput): RouteSourceOutput {
   const attached = withGatewayTenants(routes.candidates, input.httpRoutes, listeners.gateways);
   const claimed = claimHosts([...ingress.candidates, ...attached.candidates]);
   const assembled = assembleRoutes(claimed.kept);
-  const served = ownedCertificates(certificates, claimed.owners);
+  const served = ownedCertificates(certificates, claimed.owners, input.certificateNames);
   return {
     routes: assembled.routes,
     routeOrigins: assembled.origins,

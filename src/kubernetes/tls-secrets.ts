@@ -5,8 +5,7 @@
  * and their contents never appear in a problem. certificateNames says which hosts a certificate
  * answers for, so host ownership (host-ownership.ts) can leave out one naming another namespace's.
  */
-import { X509Certificate } from 'node:crypto';
-import * as pkijs from 'pkijs';
+import { certificateNames } from '../shared/certificate-names.js';
 import type { ObjectProblem, ObjectRef } from './object-problems.js';
 import type { ReadSecret } from './secret-refs.js';
 import { TLS_CERT_KEY, TLS_KEY_KEY } from './spec-fields.js';
@@ -61,45 +60,34 @@ function pem(bytes: Uint8Array | undefined): string | undefined {
   return text.includes('-----BEGIN ') ? text : undefined;
 }
 
-/** subjectAltName and commonName. */
-const SAN_OID = '2.5.29.17';
-const CN_OID = '2.5.4.3';
+/** A certificate's server names (certificateNames), as the route source reads them. */
+export type CertificateNamesOf = (certPem: string) => readonly string[];
 
 /**
- * The server names Envoy selects `certPem` by (its first certificate): the DNS SANs, or the subject
- * common name when it has none; lower-cased, as written (`*.example.com` stays a wildcard). Parsed
- * with pkijs as src/translate/edge-tls.ts does (kubernetes may not import translate); text that is
- * no certificate names nothing (parseConfig refuses it with its own message).
+ * certificateNames, except that text holding no certificate names nothing (parseConfig refuses it
+ * with its own message).
  */
-export function certificateNames(certPem: string): readonly string[] {
-  const known = NAMES_READ.get(certPem);
-  if (known !== undefined) return known;
-  const names = readNames(certPem);
-  // Every build reads every certificate again (about 2 ms each): keep the last ones read.
-  if (NAMES_READ.size >= NAMES_KEPT) NAMES_READ.clear();
-  NAMES_READ.set(certPem, names);
-  return names;
-}
-
-/** Certificate PEM -> its names, for the certificates of recent builds (certificateNames). */
-const NAMES_READ = new Map<string, readonly string[]>();
-const NAMES_KEPT = 4096;
-
-function readNames(certPem: string): readonly string[] {
-  let cert: pkijs.Certificate;
+export function readCertificateNames(certPem: string): readonly string[] {
   try {
-    cert = pkijs.Certificate.fromBER(new X509Certificate(certPem).raw);
+    return certificateNames(certPem);
   } catch {
     return [];
   }
-  const san = cert.extensions?.find((ext) => ext.extnID === SAN_OID)?.parsedValue as
-    | pkijs.AltName
-    | undefined;
-  const dns = (san?.altNames ?? [])
-    .filter((name) => name.type === 2)
-    .map((name) => String(name.value).toLowerCase());
-  if (dns.length > 0) return dns;
-  return cert.subject.typesAndValues
-    .filter((attribute) => attribute.type === CN_OID)
-    .map((attribute) => String(attribute.value.valueBlock.value).toLowerCase());
+}
+
+/**
+ * A readCertificateNames that remembers the names of the last `kept` certificates it read: every
+ * build reads every certificate again (about 2 ms each), and the watcher that makes builds owns
+ * one of these for its lifetime.
+ */
+export function rememberingCertificateNames(kept = 4096): CertificateNamesOf {
+  const read = new Map<string, readonly string[]>();
+  return (certPem) => {
+    const known = read.get(certPem);
+    if (known !== undefined) return known;
+    const names = readCertificateNames(certPem);
+    if (read.size >= kept) read.clear();
+    read.set(certPem, names);
+    return names;
+  };
 }

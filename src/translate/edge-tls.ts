@@ -10,18 +10,13 @@
  * stays off). So the fallback goes first, and names only hosts no configured certificate covers:
  * for a name both covered, Envoy would take the first loaded, the fallback.
  */
-import { X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import * as pkijs from 'pkijs';
 import type { Config } from '../config/types.js';
 import type { IRHttpRedirect } from '../ir/types.js';
 import { HTTP_REDIRECT_LISTENER } from '../contract/names.js';
-
+import { certificateNames } from '../shared/certificate-names.js';
 import type { CertificatePair, FallbackCertificate } from '../pki/fallback-tls.js';
 
-/** subjectAltName and commonName. */
-const SAN_OID = '2.5.29.17';
-const CN_OID = '2.5.4.3';
 /** A DNS name as a certificate can carry it: lower-case labels, optionally one leading `*.` label. */
 const SAN_NAME = /^(\*\.)?[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?(\.[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?)*$/;
 
@@ -58,24 +53,6 @@ function isCovered(host: string, names: ReadonlySet<string>): boolean {
   if (names.has(host)) return true;
   const dot = host.indexOf('.');
   return !host.startsWith('*') && dot > 0 && names.has(`*${host.slice(dot)}`);
-}
-
-/**
- * The server names Envoy loads from a certificate (the first of a PEM chain): its DNS SANs, or its
- * subject common name when it has none; lower-cased. Parsed with pkijs.
- */
-function certificateNames(certPem: string): string[] {
-  const cert = pkijs.Certificate.fromBER(new X509Certificate(certPem).raw);
-  const san = cert.extensions?.find((ext) => ext.extnID === SAN_OID)?.parsedValue as
-    | pkijs.AltName
-    | undefined;
-  const dns = (san?.altNames ?? [])
-    .filter((name) => name.type === 2)
-    .map((name) => String(name.value).toLowerCase());
-  if (dns.length > 0) return dns;
-  return cert.subject.typesAndValues
-    .filter((attribute) => attribute.type === CN_OID)
-    .map((attribute) => String(attribute.value.valueBlock.value).toLowerCase());
 }
 
 /**

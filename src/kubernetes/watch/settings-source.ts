@@ -30,6 +30,7 @@ import { RouteEvents } from './route-events.js';
 import { IngressStatus } from './ingress-status.js';
 import { GatewayStatusWriter } from './gateway-status-writer.js';
 import { attributeProblems } from '../route-source.js';
+import { rememberingCertificateNames } from '../tls-secrets.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 import {
   acceptedObjects,
@@ -125,6 +126,8 @@ export class SettingsSource {
   /** The environment overrides last warned of: each is logged once, not at every rebuild. */
   private warnedOverrides = new Set<string>();
   /** The passes, one after another (the first runs from `start`, later ones from the debouncer). */
+  /** Certificates' server names, remembered across builds (host ownership reads them each build). */
+  private readonly certificateNames = rememberingCertificateNames();
   private passes: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SettingsSourceOptions) {
@@ -386,7 +389,9 @@ export class SettingsSource {
       settings: object,
       secrets: this.secrets.current().secrets,
       namespace: this.options.namespace,
-      ...(this.routes === undefined ? {} : { routes: this.routes.objects() }),
+      ...(this.routes === undefined
+        ? {}
+        : { routes: { ...this.routes.objects(), certificateNames: this.certificateNames } }),
     };
   }
 }
