@@ -166,7 +166,8 @@ async function runWithHealth(
       lease: `${namespace}/${leaseName}`,
       identity,
       publishAddress:
-        publishAddress ?? '(none: Ingress status is not written; set --publish-address or POD_IP)',
+        publishAddress ??
+        '(none: Ingress status and Gateway addresses are not written; set --publish-address or POD_IP)',
     },
     `watching ${SETTINGS_OBJECT_TEXT} (${SETTINGS_CRD_NAME}) and the Secrets it names, Ingresses of our IngressClasses, their Services and EndpointSlices`,
   );

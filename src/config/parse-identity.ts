@@ -96,7 +96,7 @@ function checkRouteProviders(
     const hint = closestKey(name, names);
     reader.problem(
       `${route.source_path}.identity_provider`,
-      `"${name}" is not a defined identity provider${hint === undefined ? '' : ` (did you mean ${hint}?)`}; the defined ones are ${names.join(', ')} (add it under identity_providers)`,
+      `"${name}" is not a defined identity provider${hint === undefined ? '' : ` (did you mean ${hint}?)`}; the defined ones are ${names.join(', ')} (add it under identity_providers, or spec.identityProviders of the Portcullis object)`,
     );
   }
 }

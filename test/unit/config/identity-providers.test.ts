@@ -85,7 +85,7 @@ test('a named provider alone is enough: no global idp_* keys needed for its rout
 test('an unknown provider name is an error at the route key, listing the defined names', () => {
   const lines = problems(twoProviders({ routes: [{ ...PARTNER_ROUTE, identity_provider: 'partnr' }] }));
   assert.deepEqual(lines, [
-    'routes[0].identity_provider: "partnr" is not a defined identity provider (did you mean partner?); the defined ones are default, partner (add it under identity_providers)',
+    'routes[0].identity_provider: "partnr" is not a defined identity provider (did you mean partner?); the defined ones are default, partner (add it under identity_providers, or spec.identityProviders of the Portcullis object)',
   ]);
   assertProblem(
     problems(base({ routes: [{ ...STAFF_ROUTE, identity_provider: 7 }] })),
