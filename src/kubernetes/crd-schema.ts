@@ -207,7 +207,7 @@ export function specSchema(): Schema {
 function statusSchema(): Schema {
   return {
     type: 'object',
-    description: 'Whether the settings are in force, and every problem found in them.',
+    description: 'Whether the settings are in force, every problem found in them, and who owns each host.',
     properties: {
       observedGeneration: { type: 'integer', format: 'int64', minimum: 0 },
       conditions: {
@@ -237,6 +237,12 @@ function statusSchema(): Schema {
           required: ['field', 'message'],
           properties: { field: { type: 'string' }, message: { type: 'string' } },
         },
+      },
+      hostOwners: {
+        type: 'object',
+        description:
+          'Each host an Ingress or HTTPRoute claims -> the namespace that owns it (the first to claim it; it keeps the host while any object claims it). Written by the replica holding the Lease, read by every replica; see docs/kubernetes.md, Multi-tenant safety.',
+        additionalProperties: { type: 'string' },
       },
     },
   };

@@ -4,50 +4,47 @@
  * a host team-a serves: a page of theirs on a host users trust, receiving team-a's host cookies.
  * Portcullis fails closed, deliberately, so two namespaces sharing a host is an opt-in.
  *
- * - Owner: a host (exact, `*.` wildcard or `*` for every host, compared as written in lower case,
- *   so `*.example.com` and `app.example.com` are two hosts) belongs to the namespace of the OLDEST
- *   object among the Ingresses and HTTPRoutes claiming it (creation time, then `namespace/name`:
- *   the rank route-assembly.ts resolves path conflicts with). Deleting it hands the host to the
- *   next oldest.
- * - Gateways: whom a Gateway listener lets attach (`allowedRoutes.namespaces`) is its owner's
- *   decision, so an HTTPRoute claims a host for the namespace of the Gateway whose listener gave it
- *   that host (its own namespace first when one of its own Gateways did): with `from: All` on a
- *   team-a Gateway, team-b's HTTPRoutes count as team-a's there. The Gateway's age does not count.
+ * - Owner: each host's owner is decided by host-owners.ts: the namespace that claimed it first, as
+ *   recorded in the Portcullis object's `status.hostOwners` and handed in by the caller
+ *   (`recorded`); a host without a record goes to the namespace of the oldest object claiming it,
+ *   and a host under another namespace's wildcard (`app.example.com` under `*.example.com`) to the
+ *   wildcard's owner unless it shares the wildcard. Hosts are compared in lower case.
+ * - Namespace: every claim counts for its object's own namespace. An HTTPRoute attached to a
+ *   shared Gateway (`allowedRoutes.namespaces.from: All`) is no exception: the listener decides
+ *   attachment, never whose host it is.
  * - Sharing: `portcullis.dev/allowed_namespaces` (names separated by commas, or `*`) on an Ingress
  *   or HTTPRoute of the owner namespace lets those namespaces add paths on the hosts that object
- *   claims.
+ *   claims (and, on a wildcard, claim hosts under it).
  * - Others: their paths on the host are left out (`skipped`, reported on the object as a
  *   RouteRefused Event and in its status), one message per object and host naming the owner and
  *   how to share; every other object and host is served as before.
- * - Certificates: a listener certificate from a namespace that names (as an exact SAN string) a
- *   host owned by another namespace that does not share it is left out too: Envoy prefers an exact
- *   name, so team-b's certificate for `app.example.com` would otherwise win over team-a's wildcard.
- *   A wildcard certificate from another namespace is still served for a host the owner has no
- *   certificate of its own for (Envoy's choice; nothing of the owner's is displaced).
+ * - Certificates: a listener certificate from a namespace is left out when one of its names is a
+ *   host, or lies under a wildcard, owned by another namespace that does not share it with the
+ *   certificate's namespace: Envoy prefers the most specific name, so team-b's certificate for
+ *   `app.example.com` would otherwise win over team-a's for `app.example.com` or `*.example.com`.
+ *   A wildcard certificate (`*.example.com`, say a shared Gateway's) is still served for exact
+ *   hosts of other namespaces under it: Envoy prefers an owner's own exact certificate to it, so
+ *   nothing of the owner's is displaced.
  */
 import { ANNOTATION_PREFIX } from './annotations.js';
-import { intersectHosts } from './hosts.js';
-import type { OpenListener } from './gateway-listeners.js';
+import {
+  coveringOwner,
+  decideHostOwners,
+  NAMESPACE_NAME,
+  sharesWith,
+  type HostOwner,
+  type RecordedOwner,
+} from './host-owners.js';
 import type { HTTPRoute } from './objects.js';
 import { annotationWhere, describeObject, type ObjectProblem, type ObjectRef } from './object-problems.js';
 import type { RouteCandidate } from './route-assembly.js';
 import type { CertificateOrigin } from './route-provenance.js';
 import { readCertificateNames, type CertificateNamesOf } from './tls-secrets.js';
 
+export type { HostOwner } from './host-owners.js';
+
 /** The owner's opt-in to share its hosts (a controller annotation, see annotations.ts). */
 export const ALLOWED_NAMESPACES_ANNOTATION = `${ANNOTATION_PREFIX}allowed_namespaces`;
-
-/** A namespace name (an RFC 1123 label, as the API server checks it). */
-const NAMESPACE = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
-
-/** Who owns a host and whom it shares it with. */
-export interface HostOwner {
-  readonly namespace: string;
-  /** The oldest object claiming the host. */
-  readonly object: ObjectRef;
-  /** Namespaces the owner's `allowed_namespaces` annotations name on this host (`*`: every one). */
-  readonly sharedWith: ReadonlySet<string>;
-}
 
 /** The candidates ownership keeps, the claims it left out, and each host's owner. */
 export interface ClaimedHosts {
@@ -68,7 +65,7 @@ export function readAllowedNamespaces(
   const text = annotations?.[ALLOWED_NAMESPACES_ANNOTATION];
   if (text === undefined) return { namespaces: [], problems: [] };
   const items = text.split(',').map((item) => item.trim());
-  const bad = items.filter((item) => item !== '*' && !NAMESPACE.test(item));
+  const bad = items.filter((item) => item !== '*' && !NAMESPACE_NAME.test(item));
   if (bad.length === 0) return { namespaces: items, problems: [] };
   return {
     namespaces: [],
@@ -83,122 +80,67 @@ export function readAllowedNamespaces(
 }
 
 /**
- * `candidates` of HTTPRoutes with the namespaces each claims its host for (`tenants`: the
- * namespaces of the Gateways whose listeners gave the route that host, see the module comment) and
- * their `allowed_namespaces`; the annotation's problems. Attachment is read as
- * httproute-routes.ts reads it (parentRef, sectionName, port, allowedRoutes).
+ * `candidates` with their HTTPRoute's `allowed_namespaces` (Ingress candidates carry theirs from
+ * ingress-routes.ts), and the annotation's problems.
  */
-export function withGatewayTenants(
+export function withRouteShares(
   candidates: readonly RouteCandidate[],
   httpRoutes: readonly HTTPRoute[],
-  gateways: ReadonlyMap<string, readonly OpenListener[]>,
 ): { readonly candidates: readonly RouteCandidate[]; readonly problems: readonly ObjectProblem[] } {
   const byName = new Map(httpRoutes.map((route) => [objectKey(route.metadata), route]));
-  const tenantsOf = new Map<string, ReadonlyMap<string, readonly string[]>>();
   const sharesOf = new Map<string, readonly string[]>();
   const problems: ObjectProblem[] = [];
   const annotated = candidates.map((candidate) => {
+    if (candidate.origin.object.kind !== 'HTTPRoute') return candidate;
     const key = objectKey(candidate.origin.object);
     const route = byName.get(key);
     if (route === undefined) return candidate;
-    if (!tenantsOf.has(key)) {
-      tenantsOf.set(key, routeTenants(route, gateways));
+    if (!sharesOf.has(key)) {
       const read = readAllowedNamespaces(candidate.origin.object, route.metadata.annotations);
       sharesOf.set(key, read.namespaces);
       problems.push(...read.problems);
     }
-    const tenants = tenantsOf.get(key)?.get(candidate.host);
     const shares = sharesOf.get(key) ?? [];
-    return {
-      ...candidate,
-      ...(tenants === undefined ? {} : { tenants }),
-      ...(shares.length === 0 ? {} : { sharesHostWith: shares }),
-    };
+    return shares.length === 0 ? candidate : { ...candidate, sharesHostWith: shares };
   });
   return { candidates: annotated, problems };
 }
 
-/** Host -> the namespaces of the Gateways through which `route` claims it, its own first. */
-function routeTenants(
-  route: HTTPRoute,
-  gateways: ReadonlyMap<string, readonly OpenListener[]>,
-): ReadonlyMap<string, readonly string[]> {
-  const namespace = route.metadata.namespace ?? 'default';
-  const hosts = new Map<string, Set<string>>();
-  for (const parent of route.spec.parentRefs ?? []) {
-    if ((parent.group ?? 'gateway.networking.k8s.io') !== 'gateway.networking.k8s.io') continue;
-    if ((parent.kind ?? 'Gateway') !== 'Gateway') continue;
-    for (const listener of gateways.get(`${parent.namespace ?? namespace}/${parent.name}`) ?? []) {
-      const attaches =
-        (parent.sectionName === undefined || parent.sectionName === listener.name) &&
-        (parent.port === undefined || parent.port === listener.port) &&
-        listener.allowsHttpRoute &&
-        (listener.from === 'All' || listener.gateway.namespace === namespace);
-      if (!attaches) continue;
-      for (const name of route.spec.hostnames ?? ['*']) {
-        const host = intersectHosts(listener.hostname, name.toLowerCase());
-        if (host === undefined) continue;
-        const tenants = hosts.get(host) ?? new Set<string>();
-        tenants.add(listener.gateway.namespace ?? namespace);
-        hosts.set(host, tenants);
-      }
-    }
-  }
-  return new Map(
-    [...hosts].map(([host, tenants]) => [
-      host,
-      [...tenants].sort((a, b) => Number(b === namespace) - Number(a === namespace) || (a < b ? -1 : 1)),
-    ]),
+/**
+ * Decides each host's owner (host-owners.ts, from `recorded` and these candidates' claims) and
+ * leaves out the other namespaces' claims (see the module comment).
+ */
+export function claimHosts(
+  candidates: readonly RouteCandidate[],
+  recorded: ReadonlyMap<string, RecordedOwner> = new Map(),
+): ClaimedHosts {
+  const owners = decideHostOwners(
+    recorded,
+    candidates.map((candidate) => ({
+      host: candidate.host,
+      namespace: namespaceOf(candidate),
+      object: candidate.origin.object,
+      rank: candidate.rank,
+      sharesWith: candidate.sharesHostWith ?? [],
+    })),
   );
-}
-
-/** The namespaces a candidate claims its host for: `tenants`, else its object's namespace. */
-function tenantsOf(candidate: RouteCandidate): readonly string[] {
-  return candidate.tenants ?? [candidate.origin.object.namespace ?? ''];
-}
-
-/** Whether `owner` lets a claim for `tenants` serve on its host. */
-export function mayServe(owner: HostOwner, tenants: readonly string[]): boolean {
-  return (
-    owner.sharedWith.has('*') ||
-    tenants.some((tenant) => tenant === owner.namespace || owner.sharedWith.has(tenant))
-  );
-}
-
-/** Decides each host's owner and leaves out the other namespaces' claims (see the module comment). */
-export function claimHosts(candidates: readonly RouteCandidate[]): ClaimedHosts {
-  const byHost = new Map<string, RouteCandidate[]>();
-  for (const candidate of candidates) {
-    const list = byHost.get(candidate.host) ?? [];
-    list.push(candidate);
-    byHost.set(candidate.host, list);
-  }
-  const owners = new Map<string, HostOwner>();
   const kept: RouteCandidate[] = [];
   const skipped = new Map<string, ObjectProblem>();
-  for (const [host, claims] of byHost) {
-    const oldest = claims.reduce((a, b) => (olderObject(b, a) ? b : a));
-    const namespace = tenantsOf(oldest)[0] ?? '';
-    const sharedWith = new Set(
-      claims
-        .filter((claim) => claim.origin.object.namespace === namespace)
-        .flatMap((claim) => claim.sharesHostWith ?? []),
-    );
-    const owner: HostOwner = { namespace, object: oldest.origin.object, sharedWith };
-    owners.set(host, owner);
-    for (const claim of claims) {
-      if (mayServe(owner, tenantsOf(claim))) {
-        kept.push(claim);
-        continue;
-      }
-      const key = `${claim.origin.object.kind}\u0000${objectKey(claim.origin.object)}\u0000${host}`;
-      if (!skipped.has(key))
-        skipped.set(key, {
-          object: claim.origin.object,
-          where: claim.origin.keys.from ?? claim.origin.where,
-          message: `${ownedMessage(host, owner)}; this object's paths on it are left out. ${shareHint(host, owner, tenantsOf(claim)[0] ?? '')}`,
-        });
+  for (const claim of candidates) {
+    const host = claim.host;
+    const owner = owners.get(host);
+    const namespace = namespaceOf(claim);
+    if (owner === undefined || sharesWith(owner, namespace)) {
+      kept.push(claim);
+      continue;
     }
+    const key = `${claim.origin.object.kind}\u0000${objectKey(claim.origin.object)}\u0000${host}`;
+    if (!skipped.has(key))
+      skipped.set(key, {
+        object: claim.origin.object,
+        where: claim.origin.keys.from ?? claim.origin.where,
+        message: `${ownedMessage(host, owner)}; this object's paths on it are left out. ${shareHint(host, owner, namespace)}`,
+      });
   }
   return { kept, skipped: [...skipped.values()], owners };
 }
@@ -210,9 +152,9 @@ export interface OwnedCertificates {
 }
 
 /**
- * The listener certificates a namespace may serve: one naming a host owned by another namespace
- * that does not share it with the certificate's namespace is left out and reported on the object
- * that referenced its Secret (see the module comment).
+ * The listener certificates a namespace may serve: one with a name that is a host, or lies under a
+ * wildcard, owned by another namespace that does not share it with the certificate's namespace is
+ * left out and reported on the object that referenced its Secret (see the module comment).
  */
 export function ownedCertificates(
   set: OwnedCertificates,
@@ -227,7 +169,7 @@ export function ownedCertificates(
   const closedTo = (namespace: string): boolean => {
     const known = closed.get(namespace);
     if (known !== undefined) return known;
-    const found = [...owners.values()].some((owner) => !mayServe(owner, [namespace]));
+    const found = [...owners.values()].some((owner) => !sharesWith(owner, namespace));
     closed.set(namespace, found);
     return found;
   };
@@ -235,12 +177,15 @@ export function ownedCertificates(
     const origin = set.origins[index];
     const namespace = origin?.object.namespace ?? '';
     const names = closedTo(namespace) ? certificateNames(certificate.cert) : [];
-    const foreign = names.find((name) => {
-      const owner = owners.get(name);
-      return owner !== undefined && !mayServe(owner, [namespace]);
-    });
-    const owner = foreign === undefined ? undefined : owners.get(foreign);
-    if (origin === undefined || foreign === undefined || owner === undefined) {
+    let foreign: { readonly name: string; readonly owner: HostOwner } | undefined;
+    for (const name of names) {
+      const owner = nameOwner(name.toLowerCase(), owners);
+      if (owner !== undefined && !sharesWith(owner, namespace)) {
+        foreign = { name: name.toLowerCase(), owner };
+        break;
+      }
+    }
+    if (origin === undefined || foreign === undefined) {
       certificates.push(certificate);
       if (origin !== undefined) origins.push(origin);
       return;
@@ -248,24 +193,40 @@ export function ownedCertificates(
     skipped.push({
       object: origin.object,
       where: origin.where,
-      message: `the certificate names ${ownedMessage(foreign, owner)}; it is left out, so it never answers for that host. ${shareHint(foreign, owner, namespace)}`,
+      message: `the certificate names ${ownedMessage(foreign.name, foreign.owner)}; it is left out, so it never answers for that host. ${shareHint(foreign.name, foreign.owner, namespace)}`,
     });
   });
   return { certificates, origins, skipped };
 }
 
+/** The owner of a certificate name: of the host itself, else of the nearest wildcard over it. */
+function nameOwner(name: string, owners: ReadonlyMap<string, HostOwner>): HostOwner | undefined {
+  const own = owners.get(name);
+  if (own !== undefined) return own;
+  const cover = coveringOwner(name, owners);
+  return cover === undefined ? undefined : { ...cover.owner, coveredBy: cover.wildcard };
+}
+
+/** `host H belongs to namespace N (why)`: the object that holds it, or the record. */
 function ownedMessage(host: string, owner: HostOwner): string {
-  return `host ${host} belongs to namespace ${owner.namespace} (${describeObject(owner.object)} is the oldest object claiming it)`;
+  const holder = owner.object === undefined ? undefined : describeObject(owner.object);
+  const why =
+    owner.coveredBy !== undefined
+      ? `${holder ?? `namespace ${owner.namespace}`} claims ${owner.coveredBy}, which covers it`
+      : holder !== undefined
+        ? `${holder} claims it; the first namespace to claim a host keeps it`
+        : `recorded in the Portcullis object's status.hostOwners: the first namespace to claim a host keeps it while any object claims it`;
+  return `host ${host} belongs to namespace ${owner.namespace} (${why})`;
 }
 
 /** How the host comes to be shared with `namespace`. */
 function shareHint(host: string, owner: HostOwner, namespace: string): string {
-  return `To share it, an Ingress or HTTPRoute in ${owner.namespace} claiming ${host} takes the annotation ${ALLOWED_NAMESPACES_ANNOTATION}: "${namespace}"`;
+  return `To share it, an Ingress or HTTPRoute in ${owner.namespace} claiming ${owner.coveredBy ?? host} takes the annotation ${ALLOWED_NAMESPACES_ANNOTATION}: "${namespace}"`;
 }
 
-/** Whether `a`'s object is older than `b`'s (creation time, then `namespace/name`). */
-function olderObject(a: RouteCandidate, b: RouteCandidate): boolean {
-  return a.rank[0] < b.rank[0] || (a.rank[0] === b.rank[0] && a.rank[1] < b.rank[1]);
+/** The namespace a candidate's claim counts for: its object's own. */
+function namespaceOf(candidate: RouteCandidate): string {
+  return candidate.origin.object.namespace ?? 'default';
 }
 
 function objectKey(object: { readonly namespace?: string; readonly name: string }): string {

@@ -56,12 +56,6 @@ export interface RouteCandidate {
    * half, so `/foo/x` becomes `/bar/x` under `prefix: /foo/` and `/foo` becomes `/bar`.
    */
   readonly prefixReplacement?: string;
-  /**
-   * Host ownership (host-ownership.ts): the namespaces this claim on its host counts for, the first
-   * being the one that owns the host when this object is the oldest claiming it. Unset: the
-   * object's own namespace (an Ingress); an HTTPRoute's are its Gateways' namespaces.
-   */
-  readonly tenants?: readonly string[];
   /** The namespaces (or `*`) the object's `portcullis.dev/allowed_namespaces` shares its hosts with. */
   readonly sharesHostWith?: readonly string[];
 }

@@ -13,7 +13,8 @@
  */
 import type { Problem } from '../shared/errors.js';
 import { gatewayListeners } from './gateway-listeners.js';
-import { claimHosts, ownedCertificates, withGatewayTenants } from './host-ownership.js';
+import { claimHosts, ownedCertificates, withRouteShares } from './host-ownership.js';
+import type { RecordedOwner } from './host-owners.js';
 import { httpRouteCandidates } from './httproute-routes.js';
 import { ingressCandidates } from './ingress-routes.js';
 import type {
@@ -44,6 +45,12 @@ export interface RouteSourceInput {
   readonly secrets: ReadSecret;
   /** Reads a certificate's server names (default: readCertificateNames; a watcher passes a remembering one). */
   readonly certificateNames?: CertificateNamesOf;
+  /**
+   * Each host's owner as recorded and decided from the live objects (host-owners.ts; the watcher
+   * passes heldHostOwners of its decision): a refused object's host stays its namespace's though
+   * its candidates are replaced or left out. Unset: decided from these objects alone.
+   */
+  readonly hostOwners?: ReadonlyMap<string, RecordedOwner>;
 }
 
 /** Route entries and listener certificates for a config document, with their origins. */
@@ -70,8 +77,8 @@ export function kubernetesRoutes(input: RouteSourceInput): RouteSourceOutput {
     httpRoutes: input.httpRoutes,
     services,
   });
-  const attached = withGatewayTenants(routes.candidates, input.httpRoutes, listeners.gateways);
-  const claimed = claimHosts([...ingress.candidates, ...attached.candidates]);
+  const attached = withRouteShares(routes.candidates, input.httpRoutes);
+  const claimed = claimHosts([...ingress.candidates, ...attached.candidates], input.hostOwners);
   const assembled = assembleRoutes(claimed.kept);
   const served = ownedCertificates(certificates, claimed.owners, input.certificateNames);
   return {

@@ -1,6 +1,7 @@
 /**
  * The Portcullis object's status for one build outcome: conditions Valid and Ready (with reason,
- * message and observedGeneration), the generation observed, and every problem with its field.
+ * message and observedGeneration), the generation observed, every problem with its field, and
+ * each claimed host's owner namespace (`hostOwners`, host-owners.ts: every replica reads it back).
  * Pure, so the watcher only writes what this returns; a condition that did not change keeps its
  * lastTransitionTime, and a status equal to the one written is not written again (the write
  * itself is a change the watcher sees). Messages come from validate and settings-document, which
@@ -17,6 +18,8 @@ export interface SettingsVerdict {
   readonly problems: readonly Problem[];
   /** Whether some earlier settings are in force (a refused change keeps them). */
   readonly serving: boolean;
+  /** Each claimed host's owner namespace, recorded for every replica (host-owners.ts); unset: routes are not read. */
+  readonly hostOwners?: Readonly<Record<string, string>>;
 }
 
 /** One condition, as the CRD's status schema has it. */
@@ -34,6 +37,7 @@ export interface SettingsStatus {
   readonly observedGeneration?: number;
   readonly conditions: readonly Condition[];
   readonly errors: readonly { readonly field: string; readonly message: string }[];
+  readonly hostOwners?: Readonly<Record<string, string>>;
 }
 
 /** A condition's message is bounded; the errors list carries every problem. */
@@ -100,6 +104,9 @@ export function settingsStatus(verdict: SettingsVerdict, previous: unknown, now:
       field: problem.path === '' ? 'spec' : problem.path,
       message: problem.message,
     })),
+    ...(verdict.hostOwners === undefined || Object.keys(verdict.hostOwners).length === 0
+      ? {}
+      : { hostOwners: verdict.hostOwners }),
   };
 }
 

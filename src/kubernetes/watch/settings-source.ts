@@ -31,6 +31,8 @@ import { IngressStatus } from './ingress-status.js';
 import { GatewayStatusWriter } from './gateway-status-writer.js';
 import { attributeProblems } from '../route-source.js';
 import { rememberingCertificateNames } from '../tls-secrets.js';
+import { nextHostOwners } from '../host-claims.js';
+import { hostOwnersRecord, type RecordedOwner } from '../host-owners.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 import {
   acceptedObjects,
@@ -129,6 +131,8 @@ export class SettingsSource {
   /** Certificates' server names, remembered across builds (host ownership reads them each build). */
   private readonly certificateNames = rememberingCertificateNames();
   private passes: Promise<void> = Promise.resolve();
+  /** Each host's owner for this pass: the recorded ones carried over the live claims (host-claims.ts). */
+  private hostOwners: ReadonlyMap<string, RecordedOwner> = new Map();
 
   constructor(private readonly options: SettingsSourceOptions) {
     const custom = options.kubeConfig.makeApiClient(CustomObjectsApi);
@@ -230,6 +234,7 @@ export class SettingsSource {
   private async pass(): Promise<void> {
     if (!this.settings.synced() || (this.routes !== undefined && !this.routes.synced())) return;
     const object = this.settings.objects()[0] as SettingsObject | undefined;
+    if (this.routes !== undefined) this.hostOwners = nextHostOwners(object?.status, this.routes.objects());
     // The Secrets to follow come from the object, the routes and the routes' last accepted
     // versions (which may stand in for them); once followed (listed), read it again.
     await this.secrets.follow([
@@ -279,6 +284,8 @@ export class SettingsSource {
         : fateText(fates.get(refKey(problem.object)));
     });
     this.verdict = { generation: desired.generation, problems, serving: this.serving };
+    if (this.routes !== undefined)
+      this.verdict = { ...this.verdict, hostOwners: hostOwnersRecord(this.hostOwners) };
     if (problems.length > 0) {
       this.options.logger.error(
         {
@@ -391,7 +398,13 @@ export class SettingsSource {
       namespace: this.options.namespace,
       ...(this.routes === undefined
         ? {}
-        : { routes: { ...this.routes.objects(), certificateNames: this.certificateNames } }),
+        : {
+            routes: {
+              ...this.routes.objects(),
+              certificateNames: this.certificateNames,
+              hostOwners: this.hostOwners,
+            },
+          }),
     };
   }
 }

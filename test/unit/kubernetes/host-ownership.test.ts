@@ -89,7 +89,7 @@ test("another namespace's path on an owned host is left out, with a message nami
   assert.deepEqual(out.skipped[0]?.object, { kind: 'Ingress', namespace: 'team-b', name: 'admin' });
   assert.equal(
     formatObjectProblem(out.skipped[0]!),
-    'Ingress team-b/admin: spec.rules[0].host: host app.example.com belongs to namespace team-a (Ingress team-a/web is the oldest object claiming it); ' +
+    'Ingress team-b/admin: spec.rules[0].host: host app.example.com belongs to namespace team-a (Ingress team-a/web claims it; the first namespace to claim a host keeps it); ' +
       'this object\'s paths on it are left out. To share it, an Ingress or HTTPRoute in team-a claiming app.example.com takes the annotation portcullis.dev/allowed_namespaces: "team-b"',
   );
 });
@@ -156,17 +156,35 @@ test('the owner is the oldest object, whatever the list order; deleting it hands
   assert.match(routesOf([B_ADMIN, c]).skipped[0]?.message ?? '', /belongs to namespace team-b/);
 });
 
-test('a wildcard host is owned as written: *.example.com and app.example.com are two hosts', () => {
+test("a host under another namespace's wildcard belongs to the wildcard's owner unless it shares the wildcard", () => {
   const wildcard = tenantIngress('team-b', 'any', '*.example.com', ['/'], '2025-12-01T00:00:00Z');
   const out = routesOf([wildcard, A_WEB]);
-  assert.deepEqual(out.skipped, []);
-  assert.deepEqual(served(out), [
+  assert.deepEqual(served(out), ['https://*.example.com / <- team-b/any']);
+  assert.equal(
+    out.skipped[0]?.message,
+    'host app.example.com belongs to namespace team-b (Ingress team-b/any claims *.example.com, which covers it); ' +
+      'this object\'s paths on it are left out. To share it, an Ingress or HTTPRoute in team-b claiming *.example.com takes the annotation portcullis.dev/allowed_namespaces: "team-a"',
+  );
+  // Deeper names and longer wildcards are covered too; `*` covers nothing.
+  const deep = tenantIngress('team-a', 'deep', 'a.b.example.com', ['/'], '2026-01-01T00:00:00Z');
+  const longer = tenantIngress('team-a', 'longer', '*.b.example.com', ['/'], '2026-01-01T00:00:00Z');
+  assert.equal(routesOf([wildcard, deep, longer]).skipped.length, 2);
+  const secondWildcard = tenantIngress('team-a', 'any', '*.example.com', ['/x'], '2026-01-01T00:00:00Z');
+  assert.match(
+    routesOf([wildcard, secondWildcard]).skipped[0]?.message ?? '',
+    /host \*\.example\.com belongs to namespace team-b/,
+  );
+  // Shared: team-a owns its exact host under team-b's wildcard.
+  const sharing = { ...wildcard, metadata: { ...wildcard.metadata, annotations: { [SHARE]: 'team-a' } } };
+  const shared = routesOf([sharing, A_WEB]);
+  assert.deepEqual(shared.skipped, []);
+  assert.deepEqual(served(shared), [
     'https://*.example.com / <- team-b/any',
     'https://app.example.com / <- team-a/web',
   ]);
-  const secondWildcard = tenantIngress('team-a', 'any', '*.example.com', ['/x'], '2026-01-01T00:00:00Z');
-  const refused = routesOf([wildcard, secondWildcard]);
-  assert.match(refused.skipped[0]?.message ?? '', /host \*\.example\.com belongs to namespace team-b/);
+  // The exact host claimed first (older) stays its owner's: a later wildcard does not take it.
+  const laterWildcard = tenantIngress('team-b', 'any', '*.example.com', ['/'], '2026-02-01T00:00:00Z');
+  assert.deepEqual(routesOf([laterWildcard, A_WEB]).skipped, []);
 });
 
 test('a host without a name (every host, *) has an owner too; other hosts are not affected', () => {
@@ -259,18 +277,20 @@ test('an HTTPRoute and an Ingress of different namespaces on one host: the oldes
   assert.deepEqual(routesOf([A_WEB], { gateways, httpRoutes: [sharing] }).skipped, []);
 });
 
-test("an HTTPRoute attached through the owner's Gateway (allowedRoutes All) counts as the owner's", () => {
+test('an HTTPRoute counts for its own namespace, whatever Gateway it attaches through', () => {
+  // Through team-a's own Gateway with from: All, team-b's route is still team-b's: left out.
   const gateways = [edge('team-a', 'app.example.com', 'All')];
   const route = tenantRoute('team-b', 'r', '/admin', '2026-01-02T00:00:00Z', 'team-a');
   const out = routesOf([A_WEB], { gateways, httpRoutes: [route] });
-  assert.deepEqual(out.skipped, []);
-  assert.ok(served(out).includes('https://app.example.com /admin/ <- team-b/r'));
-  // Through a third namespace's Gateway it does not.
-  const third = routesOf([A_WEB], {
-    gateways: [edge('team-c', 'app.example.com', 'All')],
-    httpRoutes: [tenantRoute('team-b', 'r', '/admin', '2026-01-02T00:00:00Z', 'team-c')],
-  });
-  assert.match(third.skipped[0]?.message ?? '', /belongs to namespace team-a/);
+  assert.deepEqual(served(out), ['https://app.example.com / <- team-a/web']);
+  assert.match(out.skipped[0]?.message ?? '', /belongs to namespace team-a/);
+  // Shared by the owner, it serves.
+  const shared = { ...A_WEB, metadata: { ...A_WEB.metadata, annotations: { [SHARE]: 'team-b' } } };
+  assert.ok(
+    served(routesOf([shared], { gateways, httpRoutes: [route] })).includes(
+      'https://app.example.com /admin/ <- team-b/r',
+    ),
+  );
 });
 
 test("a certificate naming another namespace's host is left out; the owner's and shared ones serve", () => {
