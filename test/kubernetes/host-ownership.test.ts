@@ -3,6 +3,8 @@
 // (the request goes to team-a's backend, as team-a's own `/` path says) and a RouteRefused Event
 // on team-b's Ingress names the owner and how to share; once team-a's Ingress shares the host with
 // portcullis.dev/allowed_namespaces, team-b's path serves, and taking the annotation away ends it.
+// The Lease holder records the owners in the Portcullis object's status.hostOwners, and a host
+// recorded for team-a stays team-a's when team-b edits an Ingress OLDER than team-a's to claim it.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeClient, KubeObject } from '../support/kube-client.js';
@@ -22,20 +24,27 @@ import { waitFor } from '../support/wait.js';
 const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
 const SHARE = 'portcullis.dev/allowed_namespaces';
 const HOST = 'app.example.com';
+const PAY = 'pay.example.com';
+
+/** The settings object's status.hostOwners (empty when it has none). */
+function hostOwnersOf(object: KubeObject): Record<string, string> {
+  return (object['status'] as { hostOwners?: Record<string, string> } | undefined)?.hostOwners ?? {};
+}
 
 /** `object` (a helper's object in `default`) placed in `namespace`. */
 function inNamespace(object: KubeObject, namespace: string): KubeObject {
   return { ...object, metadata: { ...(object.metadata as object), namespace } } as KubeObject;
 }
 
-/** Ingress `namespace/name`: Prefix `path` on HOST to that namespace's Service `web`. */
+/** Ingress `namespace/name`: Prefix `path` on `host` (default HOST) to that namespace's Service `web`. */
 function tenantIngress(
   namespace: string,
   name: string,
   path: string,
   annotations: Record<string, string>,
+  host = HOST,
 ): KubeObject {
-  const made = inNamespace(ingress(name, HOST, annotations), namespace);
+  const made = inNamespace(ingress(name, host, annotations), namespace);
   const spec = made['spec'] as { rules: { http: { paths: { path: string }[] } }[] };
   spec.rules[0]!.http.paths[0]!.path = path;
   return made;
@@ -71,9 +80,9 @@ describe('portcullis kubernetes: one namespace cannot add paths on a host anothe
   let cluster: KubeCluster;
   let replica: KubePortcullis;
   const echoes: NetnsEcho[] = [];
-  /** The id of the echo backend that answers `path` on HOST, or the status when none does. */
-  const answerer = async (path: string): Promise<string> => {
-    const answer = await sendToListener(replica.proxyPort, HOST, path);
+  /** The id of the echo backend that answers `path` on `host`, or the status when none does. */
+  const answerer = async (path: string, host = HOST): Promise<string> => {
+    const answer = await sendToListener(replica.proxyPort, host, path);
     if (answer.status !== 200) return `status ${answer.status}`;
     const id = /"id":"([^"]*)"/.exec(answer.body)?.[1];
     return id ?? `status 200 without an echo id: ${answer.body.slice(0, 80)}`;
@@ -140,5 +149,60 @@ describe('portcullis kubernetes: one namespace cannot add paths on a host anothe
       what: "team-b's /admin to be left out again",
       timeoutMs: 20_000,
     });
+  });
+
+  it("records the owners in the Portcullis object's status.hostOwners, for every replica to read", async () => {
+    const global = await cluster.admin.waitFor(
+      { apiVersion: 'portcullis.dev/v1alpha1', kind: 'Portcullis', metadata: { name: 'global' } },
+      (object) => hostOwnersOf(object)[HOST] === 'team-a',
+      `status.hostOwners to name team-a for ${HOST}`,
+      20_000,
+    );
+    assert.deepEqual(hostOwnersOf(global), { [HOST]: 'team-a' }, 'only claimed hosts, each once');
+  });
+
+  it("a host recorded for team-a stays team-a's when team-b edits an OLDER Ingress to claim it", async () => {
+    // team-b's Ingress first, on a host of its own; team-a's strictly later (creation times are seconds).
+    const legacy = await cluster.admin.apply(
+      tenantIngress('team-b', 'legacy', '/login', { [PUBLIC]: 'true' }, 'legacy.example.com'),
+    );
+    const legacyCreated = String((legacy.metadata as { creationTimestamp?: string }).creationTimestamp);
+    await waitFor(async () => new Date().toISOString().replace(/\.\d+Z$/, 'Z') > legacyCreated, {
+      what: 'the clock to pass the second team-b/legacy was created in',
+      timeoutMs: 3_000,
+      intervalMs: 50,
+    });
+    const pay = await cluster.admin.apply(tenantIngress('team-a', 'pay', '/', { [PUBLIC]: 'true' }, PAY));
+    const payCreated = String((pay.metadata as { creationTimestamp?: string }).creationTimestamp);
+    assert.ok(
+      legacyCreated < payCreated,
+      `team-b/legacy (${legacyCreated}) is older than team-a/pay (${payCreated})`,
+    );
+    await cluster.admin.waitFor(
+      { apiVersion: 'portcullis.dev/v1alpha1', kind: 'Portcullis', metadata: { name: 'global' } },
+      (object) => hostOwnersOf(object)[PAY] === 'team-a',
+      `status.hostOwners to record team-a for ${PAY}`,
+      20_000,
+    );
+    await waitFor(async () => (await answerer('/login', PAY)) === 'team-a', {
+      what: `team-a's Ingress to serve ${PAY}`,
+      timeoutMs: 20_000,
+    });
+    // The older team-b Ingress now claims /login on team-a's host: the record decides, not age.
+    await cluster.admin.apply(tenantIngress('team-b', 'legacy', '/login', { [PUBLIC]: 'true' }, PAY));
+    const event = await waitForRefusal(
+      cluster.admin,
+      'team-b',
+      'legacy',
+      /host pay\.example\.com belongs to namespace team-a/,
+    );
+    assert.match(String(event['message']), /Ingress team-a\/pay claims it/);
+    assert.equal(await answerer('/login', PAY), 'team-a', "/login stays with team-a's / path");
+    const global = await cluster.admin.get({
+      apiVersion: 'portcullis.dev/v1alpha1',
+      kind: 'Portcullis',
+      metadata: { name: 'global' },
+    });
+    assert.equal(hostOwnersOf(global)[PAY], 'team-a');
   });
 });

@@ -24,6 +24,8 @@ import {
   type RouteSourceOutput,
 } from '../../../src/kubernetes/route-source.js';
 import type { HTTPRoute, Ingress } from '../../../src/kubernetes/objects.js';
+import { sameStatus, settingsStatus } from '../../../src/kubernetes/settings-status.js';
+import { settingsCrd } from '../../../src/kubernetes/crd-schema.js';
 import { gateway, httpRoute, ingress, input, path, service, slice, tlsSecret } from './fixtures.js';
 
 const SHARE = 'portcullis.dev/allowed_namespaces';
@@ -334,4 +336,43 @@ test('claims come from the live objects: an Ingress without a host or with a def
     claims.map((claim) => `${claim.host} ${claim.namespace} ${claim.object.kind}`),
     ['* team-a Ingress', 'app.example.com team-b HTTPRoute'],
   );
+});
+
+test('the status records the owners (none: no field), and an unchanged record is not a change', () => {
+  const verdict = { generation: 1, problems: [], serving: true };
+  const now = new Date('2026-11-29T10:00:00Z');
+  const recorded = settingsStatus(
+    { ...verdict, hostOwners: { 'app.example.com': 'team-a' } },
+    undefined,
+    now,
+  );
+  assert.deepEqual(recorded.hostOwners, { 'app.example.com': 'team-a' });
+  assert.equal(
+    sameStatus(
+      settingsStatus({ ...verdict, hostOwners: { 'app.example.com': 'team-a' } }, recorded, now),
+      recorded,
+    ),
+    true,
+  );
+  assert.equal(
+    sameStatus(
+      settingsStatus({ ...verdict, hostOwners: { 'app.example.com': 'team-b' } }, recorded, now),
+      recorded,
+    ),
+    false,
+  );
+  assert.equal('hostOwners' in settingsStatus({ ...verdict, hostOwners: {} }, undefined, now), false);
+  // The CRD's status schema has the field, so the API server keeps it.
+  const status = (
+    settingsCrd().spec as {
+      versions: {
+        schema: { openAPIV3Schema: { properties: { status: { properties: Record<string, unknown> } } } };
+      }[];
+    }
+  ).versions[0]!.schema.openAPIV3Schema.properties.status;
+  assert.deepEqual(status.properties.hostOwners, {
+    type: 'object',
+    description: (status.properties.hostOwners as { description: string }).description,
+    additionalProperties: { type: 'string' },
+  });
 });
