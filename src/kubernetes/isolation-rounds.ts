@@ -8,11 +8,13 @@
  * accepted version -> left out), so the rounds end within twice the route objects plus one. The
  * bound is a guard only; if it is ever hit, or route problems remain that no substitution can set
  * aside, nothing new is published and that is said as a problem of the settings (`unresolved`),
- * never left silent. No I/O here: `build` does it.
+ * never left silent. A problem found in an object's last accepted version says so (see
+ * `aboutBuiltVersion`). No I/O here: `build` does it.
  */
 import type { Problem } from '../shared/errors.js';
 import { describeObject, type ObjectProblem } from './object-problems.js';
 import {
+  refKey,
   routeObjectCount,
   substituteProblemObjects,
   type AcceptedObjects,
@@ -57,7 +59,7 @@ export async function isolationRounds<B extends RoundBuild>(
   let rounds = 1;
   let stuck = false;
   while (found.length > 0 && built.problems.length === 0 && !built.ok) {
-    routeProblems.push(...found);
+    routeProblems.push(...found.map((problem) => aboutBuiltVersion(problem, inputs)));
     const next =
       inputs === undefined || rounds >= bound
         ? undefined
@@ -75,9 +77,22 @@ export async function isolationRounds<B extends RoundBuild>(
     built = await build(inputs, found);
     rounds += 1;
   }
-  if (!stuck) routeProblems.push(...found);
+  if (!stuck) routeProblems.push(...found.map((problem) => aboutBuiltVersion(problem, inputs)));
   const unresolved = stuck ? unresolvedProblem(found, rounds, rounds >= bound) : undefined;
   return { built, inputs, routeProblems, rounds, unresolved };
+}
+
+/**
+ * `problem` as found in a build of `inputs`: when its object was built as its last accepted
+ * version there, the problem is that version's, not the live object's. Its message says so, and
+ * its field (`where`) moves into the message: the live object's generation may have other
+ * listeners or rules at those indexes, so status must not map it to a listener or parent of the
+ * live object (gateway-status.ts, httproute-status.ts); it is reported for the object as a whole.
+ */
+function aboutBuiltVersion(problem: ObjectProblem, inputs: Substitution | undefined): ObjectProblem {
+  if (inputs?.fates.get(refKey(problem.object)) !== 'previous') return problem;
+  const where = problem.where === undefined ? '' : `${problem.where}: `;
+  return { object: problem.object, message: `its last good version: ${where}${problem.message}` };
 }
 
 /** The settings-level problem for route problems no round could set aside. */

@@ -1,6 +1,7 @@
 // The build rounds of a watcher pass (isolation-rounds.ts): they go on while each round changes an
 // object's fate (not a fixed number), and route problems no round can set aside become a problem of
-// the settings rather than a pass that silently publishes nothing.
+// the settings rather than a pass that silently publishes nothing. A problem of a last accepted
+// version is reported as that version's, for the object as a whole.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { RouteObjects } from '../../../src/kubernetes/cluster-state.js';
@@ -40,6 +41,7 @@ function oneProblemPerRound(calls: Substitution[]) {
     if (bad === undefined) return { ok: true, problems: [] };
     found.push({
       object: { kind: 'Ingress', namespace: 'shop', name: bad.metadata.name },
+      where: `spec.rules[0] (version ${bad.metadata.resourceVersion})`,
       message: 'does not build',
     });
     return { ok: false, problems: [] };
@@ -62,6 +64,15 @@ test('rounds go on while fates change: 3 objects whose last good versions fail t
       'previous-fails',
     );
   assert.equal(result.routeProblems.length, 6);
+  // A problem found in a last accepted version says so, and carries no field of the live object.
+  const about = (name: string) =>
+    result.routeProblems
+      .filter((problem) => problem.object.name === name)
+      .map(({ where, message }) => ({ where, message }));
+  assert.deepEqual(about('a'), [
+    { where: 'spec.rules[0] (version 2)', message: 'does not build' },
+    { where: undefined, message: 'its last good version: spec.rules[0] (version 1): does not build' },
+  ]);
 });
 
 test('the other objects change while one is left out; a good object is never touched', async () => {
