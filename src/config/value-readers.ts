@@ -1,4 +1,5 @@
 import type { Problem } from '../shared/errors.js';
+import { setOwn } from '../shared/own-property.js';
 import { formatDurationMs, MAX_DURATION_MS, parseDurationMs } from './duration.js';
 
 /**
@@ -165,7 +166,8 @@ export class Reader {
     const out: Record<string, string> = {};
     for (const [key, member] of Object.entries(object)) {
       const text = this.string(`${path}.${key}`, member);
-      if (text !== undefined) out[key] = text;
+      // setOwn: a `__proto__` key (a header or parameter name) stays an entry, not the prototype.
+      if (text !== undefined) setOwn(out, key, text);
     }
     return out;
   }

@@ -11,6 +11,7 @@ import { secretText, type SecretData, type SecretName } from './secret-refs.js';
 import type { ObjectProblem } from './object-problems.js';
 import type { DocumentOrigins } from './route-provenance.js';
 import { kubernetesRoutes, withKubernetesRoutes, type RouteSourceInput } from './route-source.js';
+import { setOwn } from '../shared/own-property.js';
 
 /** The route source's objects as the watcher last listed them (Secrets come from `secrets`). */
 export type RouteObjects = Omit<RouteSourceInput, 'secrets'>;
@@ -84,7 +85,9 @@ export const SETTINGS_CRD_NAME = `${SETTINGS_PLURAL}.${SETTINGS_GROUP}`;
 /** A Secret's `data` decoded (base64 -> bytes); the values stay bytes and are never logged. */
 export function secretData(secret: SecretObject): SecretData {
   const data: Record<string, Uint8Array> = {};
-  for (const [key, value] of Object.entries(secret.data ?? {})) data[key] = Buffer.from(value, 'base64');
+  // setOwn: a Secret key `__proto__` (a valid key) is kept as a key, not made the prototype.
+  for (const [key, value] of Object.entries(secret.data ?? {}))
+    setOwn(data, key, Buffer.from(value, 'base64'));
   return data;
 }
 

@@ -10,7 +10,7 @@
  * version (it never built) is left out.
  *
  * When the last accepted version itself has a problem now, the object is left out (the next
- * round), with one exception: a TLS Secret it read that no longer exists. Then the Secret's data
+ * round), its accepted version kept while it exists (`acceptedAfter`), with one exception: a TLS Secret it read that no longer exists. Then the Secret's data
  * as the last served build read it stands in for the missing Secret (`Substitution.secrets`), so a
  * certificate deleted by mistake does not take a host off the air. That data only ever serves the
  * replaced object: every other object naming the missing Secret has a problem too and is itself
@@ -84,6 +84,37 @@ export function acceptedObjects(
     }
   }
   return accepted;
+}
+
+/**
+ * The accepted versions after a build of `built` (the inputs after substitution, with `secrets`)
+ * served while the cluster held `live`: each built object as in `acceptedObjects`, and each live
+ * object left out with an accepted version in `previous` (its last good version fails too: a
+ * Service it routes to is briefly gone) keeps that version, while the same object (same uid)
+ * exists. So once the last good version works again it serves again, rather than the object
+ * staying out as if it never built until someone fixes its live version. A deleted or re-created
+ * object has no live counterpart and drops out.
+ */
+export function acceptedAfter(
+  built: RouteObjects,
+  secrets: ReadonlyMap<string, SecretObject | undefined>,
+  live: RouteObjects,
+  previous: AcceptedObjects,
+): AcceptedObjects {
+  const accepted = new Map(acceptedObjects(built, secrets));
+  for (const kind of Object.keys(LISTS) as RouteKind[]) {
+    for (const object of live[LISTS[kind]] as readonly RouteObject[]) {
+      const key = objectKey(kind, object.metadata);
+      const kept = previous.get(key);
+      if (kept !== undefined && !accepted.has(key)) accepted.set(key, kept);
+    }
+  }
+  return accepted;
+}
+
+/** How many route objects (Ingresses, Gateways, HTTPRoutes) `routes` holds. */
+export function routeObjectCount(routes: RouteObjects): number {
+  return (Object.keys(LISTS) as RouteKind[]).reduce((sum, kind) => sum + routes[LISTS[kind]].length, 0);
 }
 
 /** The Secrets the last accepted versions read: the watcher keeps following them. */

@@ -13,6 +13,7 @@ import type { Problem } from '../shared/errors.js';
 import { closestKey, isPlainObject } from '../config/value-readers.js';
 import { below, fieldProblem, type Origin } from './settings-problems.js';
 import { SecretReads, secretText, type ReadSecret, type SecretName } from './secret-refs.js';
+import { setOwn } from '../shared/own-property.js';
 import { entryKeyOf, specFields, TLS_CERT_KEY, TLS_KEY_KEY, type SpecField } from './spec-fields.js';
 
 /** What settingsDocument reads. */
@@ -222,8 +223,12 @@ function readProviders(
       const option = dot < 0 ? key : key.slice(0, dot);
       return `${prefix}.${entryKeyOf(option) ?? option}${dot < 0 ? '' : key.slice(dot)}`;
     };
-    providers[name] = Object.fromEntries(
-      Object.entries(own.document).map(([key, text]) => [entryKeyOf(key) ?? key, text]),
+    // Not `providers[name] = `: a provider named `__proto__` would set the prototype and vanish
+    // rather than reach validate (which refuses the name, naming the field).
+    setOwn(
+      providers,
+      name,
+      Object.fromEntries(Object.entries(own.document).map(([key, text]) => [entryKeyOf(key) ?? key, text])),
     );
     for (const [key, origin] of own.origins) out.origins.set(rename(key), origin);
     for (const key of own.unread) out.unread.add(rename(key));
@@ -254,7 +259,7 @@ function readSecretMap(
     }
     const text = reads.value(at, ref, data, name, true);
     if (text === undefined) continue;
-    merged[name] = text;
+    setOwn(merged, name, text);
     out.origins.set(`${key}.${name}`, { field: at, note: `key ${name} of Secret ${secretText(ref)}` });
   }
   out.document[key] = merged;

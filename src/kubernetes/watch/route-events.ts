@@ -36,6 +36,13 @@ const LISTS: Readonly<Record<string, keyof RouteObjects>> = {
   GatewayClass: 'gatewayClasses',
 };
 
+/** What an Event and its "already reported" key read of a problem's object. */
+interface FoundMeta {
+  readonly uid?: string;
+  readonly resourceVersion?: string;
+  readonly generation?: number;
+}
+
 /** Events about a cluster-scoped object live in `default` (the API server refuses other namespaces). */
 const CLUSTER_EVENT_NAMESPACE = 'default';
 
@@ -47,7 +54,11 @@ const CLUSTER_EVENT_NAMESPACE = 'default';
  * Lease holder calls it; failures are logged and left to the next change.
  */
 export class RouteEvents {
-  /** The problems last reported (formatObjectProblem), each with the object's resourceVersion. */
+  /**
+   * The problems last reported (formatObjectProblem and outcome), each with the object's uid and
+   * generation: not its resourceVersion, which every status write (ours included) moves, so an
+   * Event would be written again after each Gateway API status patch.
+   */
   private reported = new Set<string>();
 
   constructor(private readonly options: RouteEventsOptions) {}
@@ -65,7 +76,9 @@ export class RouteEvents {
     for (const problem of problems) {
       const found = findObject(problem.object, objects);
       const outcome = outcomeOf(problem);
-      const key = `${found?.resourceVersion ?? ''}\u0000${formatObjectProblem(problem)}\u0000${outcome}`;
+      const key = [found?.uid ?? '', found?.generation ?? '', formatObjectProblem(problem), outcome].join(
+        '\u0000',
+      );
       if (now.has(key)) continue;
       now.add(key);
       if (this.reported.has(key)) continue;
@@ -82,11 +95,7 @@ export class RouteEvents {
     this.reported = now;
   }
 
-  private async event(
-    problem: ObjectProblem,
-    found: { readonly uid?: string; readonly resourceVersion?: string } | undefined,
-    outcome: string,
-  ): Promise<void> {
+  private async event(problem: ObjectProblem, found: FoundMeta | undefined, outcome: string): Promise<void> {
     const { object } = problem;
     await createWarningEvent(this.options.core, {
       namespace: object.namespace ?? CLUSTER_EVENT_NAMESPACE,
@@ -105,15 +114,12 @@ export class RouteEvents {
   }
 }
 
-/** The listed object `ref` names (its uid and resourceVersion), if it is one the route source read. */
-function findObject(
-  ref: ObjectRef,
-  objects: RouteObjects,
-): { readonly uid?: string; readonly resourceVersion?: string } | undefined {
+/** The listed object `ref` names (its metadata), if it is one the route source read. */
+function findObject(ref: ObjectRef, objects: RouteObjects): FoundMeta | undefined {
   const list = LISTS[ref.kind];
   if (list === undefined) return undefined;
   const items = objects[list] as readonly {
-    readonly metadata: { name: string; namespace?: string; uid?: string; resourceVersion?: string };
+    readonly metadata: FoundMeta & { readonly name: string; readonly namespace?: string };
   }[];
   return items.find(
     ({ metadata }) => metadata.name === ref.name && (metadata.namespace ?? undefined) === ref.namespace,

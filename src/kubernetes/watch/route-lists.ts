@@ -31,6 +31,7 @@ const HTTPROUTE_CRD = `httproutes.${GATEWAY_GROUP}`;
 
 /** The collections that exist only with the Gateway API. */
 type GatewayKey = 'gatewayClasses' | 'gateways' | 'httpRoutes';
+const GATEWAY_KEYS: readonly string[] = ['gatewayClasses', 'gateways', 'httpRoutes'] satisfies GatewayKey[];
 
 type Lists = { readonly [K in keyof RouteObjects]: FollowedList<KubernetesObject> | undefined };
 
@@ -48,12 +49,19 @@ interface CrdObject extends KubernetesObject {
  * serves v1, the Gateway API lists start and a build follows, so installing the Gateway API on a
  * running cluster needs no restart. Only the lists live here; turning them into routes is
  * cluster-state.ts's pure work.
+ *
+ * A Gateway API list that fails to list (its CRD missing in a partial install, 404; RBAC refusing
+ * it, 403) does not hold the others back: it counts as what it last listed (nothing, until it
+ * lists once) with a warning, and keeps being retried (FollowedList); once it lists, its objects
+ * count and a build follows. Otherwise a missing Gateway CRD would freeze every Ingress change.
  */
 export class RouteLists {
   private lists: Lists | undefined;
   /** Watches the HTTPRoute CRD while the Gateway API is not installed. */
   private crdWatch: FollowedList<KubernetesObject> | undefined;
   private gatewayStarting = false;
+  /** The Gateway API lists last warned of as unreadable (what and why), so each is said once. */
+  private warnedUnreadable = '';
 
   constructor(private readonly options: RouteListsOptions) {}
 
@@ -88,9 +96,24 @@ export class RouteLists {
     await Promise.all([...Object.values(this.lists).map((list) => list?.start()), this.crdWatch?.start()]);
   }
 
-  /** Whether every collection has been listed, so `objects()` is the cluster rather than a part of it. */
+  /**
+   * Whether every collection has been listed, so `objects()` is the cluster rather than a part of
+   * it; a Gateway API list that failed to list counts as listed (see the class comment).
+   */
   synced(): boolean {
-    return this.lists !== undefined && Object.values(this.lists).every((list) => list?.synced() ?? true);
+    if (this.lists === undefined) return false;
+    const unreadable: { what: string; error: string }[] = [];
+    for (const [key, list] of Object.entries(this.lists) as [
+      string,
+      FollowedList<KubernetesObject> | undefined,
+    ][]) {
+      if (list === undefined || list.synced()) continue;
+      const error = GATEWAY_KEYS.includes(key) ? list.error() : undefined;
+      if (error === undefined) return false;
+      unreadable.push({ what: key, error });
+    }
+    this.warnUnreadable(unreadable);
+    return true;
   }
 
   /** The collections as last seen (empty Gateway API lists when it is not installed). */
@@ -115,6 +138,18 @@ export class RouteLists {
     this.crdWatch = undefined;
     await crdWatch?.stop();
     if (lists !== undefined) await Promise.all(Object.values(lists).map((list) => list?.stop()));
+  }
+
+  /** Warns once of each Gateway API list that cannot be listed (and when that changes). */
+  private warnUnreadable(unreadable: readonly { what: string; error: string }[]): void {
+    const text = JSON.stringify(unreadable);
+    if (text === this.warnedUnreadable) return;
+    this.warnedUnreadable = text;
+    if (unreadable.length === 0) return;
+    this.options.logger.warn(
+      { lists: unreadable.map(({ what, error }) => `${what}: ${error}`) },
+      'some Gateway API collections cannot be listed: routes are built without them until they can be (retrying)',
+    );
   }
 
   /** The Gateway API's three collections (GatewayClasses cluster-wide, the others in every namespace). */

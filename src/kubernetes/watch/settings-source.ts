@@ -35,15 +35,15 @@ import { nextHostOwners } from '../host-claims.js';
 import { hostOwnersRecord, type RecordedOwner } from '../host-owners.js';
 import { formatObjectProblem, type ObjectProblem } from '../object-problems.js';
 import {
-  acceptedObjects,
+  acceptedAfter,
   acceptedSecretNames,
   fateText,
   liveInputs,
   refKey,
-  substituteProblemObjects,
   type AcceptedObjects,
   type ObjectFate,
 } from '../last-accepted.js';
+import { isolationRounds } from '../isolation-rounds.js';
 
 /** A document and the environment it is read with, as the reload loop takes it. */
 export interface SourceDocument {
@@ -77,12 +77,6 @@ export interface SettingsSourceOptions {
   /** The address written to our Ingresses' status (undefined: status is not written). */
   readonly publishAddress?: string;
 }
-
-/**
- * Build rounds in one pass: each round with route problems replaces or leaves out the objects
- * named, and an object goes at most from live to its last accepted version to left out.
- */
-const MAX_ROUNDS = 4;
 
 /** How many refused documents a source remembers (see `SettingsSource.refused`). */
 const REFUSED_KEPT = 8;
@@ -228,8 +222,9 @@ export class SettingsSource {
   /**
    * One pass: read the state, build when it asks for something new, report the verdict. Problems
    * in route objects do not stop the build: each such object is replaced by its last accepted
-   * version or left out (last-accepted.ts) and the rest is built, for a few rounds since a build
-   * may find problems only validate sees. A problem in the settings keeps the last good config.
+   * version or left out (last-accepted.ts) and the rest is built, in as many rounds as that takes
+   * (isolation-rounds.ts; route problems no round can set aside become a settings problem). A
+   * problem in the settings keeps the last good config.
    */
   private async pass(): Promise<void> {
     if (!this.settings.synced() || (this.routes !== undefined && !this.routes.synced())) return;
@@ -248,33 +243,25 @@ export class SettingsSource {
     }
     let state = this.state(object);
     let desired = desiredConfig(state);
-    let inputs = state.routes === undefined ? undefined : liveInputs(state.routes, state.secrets);
-    const routeProblems: ObjectProblem[] = [];
-    let found: ObjectProblem[] = [];
-    let built =
-      desired.document === undefined
-        ? { problems: desired.problems, ok: false }
-        : await this.outcome(desired, found);
-    for (let round = 0; round < MAX_ROUNDS && found.length > 0 && built.problems.length === 0; round++) {
-      routeProblems.push(...found);
-      const next =
-        inputs === undefined
-          ? undefined
-          : substituteProblemObjects(
-              inputs,
-              found.map((p) => p.object),
-              this.accepted,
-            );
-      found = [];
-      if (next === undefined) break;
-      inputs = next;
-      state = { ...state, routes: next.routes, secrets: next.secrets };
-      desired = desiredConfig(state);
-      built = await this.outcome(desired, found);
-    }
-    routeProblems.push(...found);
-    const problems = built.problems;
-    if (built.ok && state.routes !== undefined) this.accepted = acceptedObjects(state.routes, state.secrets);
+    const live = state.routes;
+    const rounds = await isolationRounds(
+      live === undefined ? undefined : liveInputs(live, state.secrets),
+      this.accepted,
+      async (next, found) => {
+        // The first round's inputs are the live state `desired` was made from.
+        if (next !== undefined && next.routes !== live) {
+          state = { ...state, routes: next.routes, secrets: next.secrets };
+          desired = desiredConfig(state);
+        }
+        return desired.document === undefined
+          ? { problems: desired.problems, ok: false }
+          : await this.outcome(desired, found);
+      },
+    );
+    const { built, inputs, routeProblems, unresolved } = rounds;
+    const problems = unresolved === undefined ? built.problems : [...built.problems, unresolved];
+    if (built.ok && state.routes !== undefined && live !== undefined)
+      this.accepted = acceptedAfter(state.routes, state.secrets, live, this.accepted);
     const fates = inputs?.fates ?? new Map<string, ObjectFate>();
     const kept = this.serving ? 'the last good config keeps serving' : 'nothing is served yet';
     await this.reportRoutes(routeProblems, desired.skipped, (problem) => {

@@ -12,6 +12,7 @@ import {
   type SecretObject,
 } from '../../../src/kubernetes/cluster-state.js';
 import {
+  acceptedAfter,
   acceptedObjects,
   acceptedSecretNames,
   fateText,
@@ -71,7 +72,7 @@ function rounds(
     if (next === undefined) return { inputs, desired, count };
     inputs = next;
     count++;
-    assert.ok(count <= 4, 'rounds are bounded');
+    assert.ok(count <= 2 * (routes.ingresses.length + routes.gateways.length) + 1, 'rounds are bounded');
   }
 }
 
@@ -231,4 +232,30 @@ test('accepted versions cover only the objects of the build that served; no prob
     undefined,
     'not a route object',
   );
+});
+
+test('a last good version that failed (its Service briefly gone) serves again once the Service is back', () => {
+  const appV1 = ingress('app', [path('/', 'Prefix')], { annotations: PUBLIC });
+  let accepted = acceptedObjects(routesOf({ ingresses: [appV1] }), new Map());
+  const appV2 = version(ingress('app', [path('/', 'Prefix')], { annotations: BAD }), '200');
+  const key = refKey({ kind: 'Ingress', namespace: 'shop', name: 'app' });
+  // Pass 1: the live version has a typo and the Service `web` its last good version routes to is gone.
+  const gone = routesOf({ ingresses: [appV2], services: [], endpointSlices: [] });
+  const first = rounds(gone, new Map(), accepted);
+  assert.equal(first.inputs.fates.get(key), 'previous-fails');
+  assert.deepEqual(first.inputs.routes.ingresses, []);
+  // What the watcher keeps after that build served: the object still exists, so its entry stays.
+  accepted = acceptedAfter(first.inputs.routes, first.inputs.secrets, gone, accepted);
+  assert.equal(accepted.size, 1);
+  assert.equal([...accepted.values()][0]?.object, appV1);
+  // Pass 2: the Service is back; the last good version serves again (the typo is still there).
+  const back = routesOf({ ingresses: [appV2] });
+  const second = rounds(back, new Map(), accepted);
+  assert.equal(second.inputs.fates.get(key), 'previous');
+  assert.equal(servedHosts(second.desired)[0]?.['allow_public_unauthenticated_access'], true);
+  // Deleted, or re-created (a new uid): the carried entry drops out.
+  assert.equal(acceptedAfter(routesOf({}), new Map(), routesOf({}), accepted).size, 0);
+  const recreated = { ...appV2, metadata: { ...appV2.metadata, uid: 'uid-app-2' } };
+  const again = routesOf({ ingresses: [recreated] });
+  assert.equal(acceptedAfter(routesOf({}), new Map(), again, accepted).size, 0);
 });
