@@ -90,7 +90,7 @@ function routeHosts(route: HTTPRoute, gateways: ReadonlyMap<string, readonly Ope
       if (!attaches) continue;
       for (const name of route.spec.hostnames ?? ['*']) {
         const host = intersectHosts(listener.hostname, name.toLowerCase());
-        if (host !== undefined) hosts.add(host);
+        if (host !== undefined && (host === '*' || hostProblem(host) === undefined)) hosts.add(host);
       }
     }
   }

@@ -23,7 +23,7 @@
 import { readAnnotations, type AnnotatedOptions } from './annotations.js';
 import { destinationUrls, type WeightedBackend } from './destinations.js';
 import type { OpenListener } from './gateway-listeners.js';
-import { intersectHosts } from './hosts.js';
+import { hostProblem, intersectHosts } from './hosts.js';
 import { readFilters } from './httproute-filters.js';
 import type { HTTPRoute, HTTPRouteMatch, HTTPRouteRule, ParentReference } from './objects.js';
 import { refOf, type ObjectProblem, type ObjectRef } from './object-problems.js';
@@ -65,6 +65,14 @@ export function httpRouteCandidates(input: HttpRouteInput): HttpRouteOutput {
           where: 'spec.parentRefs',
           message: 'no listener of the Gateway accepts this route (sectionName, port, allowedRoutes)',
         });
+      continue;
+    }
+    const refused = (route.spec.hostnames ?? []).flatMap((name, index) => {
+      const problem = hostProblem(name.toLowerCase());
+      return problem === undefined ? [] : [{ object, where: `spec.hostnames[${index}]`, message: problem }];
+    });
+    if (refused.length > 0) {
+      problems.push(...refused);
       continue;
     }
     const hosts = new Set<string>();

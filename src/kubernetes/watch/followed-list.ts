@@ -6,7 +6,7 @@ import {
   type ListPromise,
 } from '@kubernetes/client-node';
 import type { Logger } from '../../shared/logger.js';
-import { describeKubeError } from './kube-errors.js';
+import { apiStatusCode, describeKubeError } from './kube-errors.js';
 
 /** What one FollowedList watches. */
 export interface FollowedListOptions<T extends KubernetesObject> {
@@ -42,6 +42,7 @@ export class FollowedList<T extends KubernetesObject> {
   private resync: NodeJS.Timeout | undefined;
   private stopped = false;
   private lastError: string | undefined;
+  private lastStatus: number | undefined;
 
   constructor(private readonly options: FollowedListOptions<T>) {
     this.informer = new ListWatch<T>(
@@ -74,6 +75,11 @@ export class FollowedList<T extends KubernetesObject> {
     return this.synced() ? undefined : this.lastError;
   }
 
+  /** The HTTP status the API server answered the last failed list or watch with, while not synced. */
+  errorStatus(): number | undefined {
+    return this.synced() ? undefined : this.lastStatus;
+  }
+
   objects(): readonly T[] {
     return this.informer.list();
   }
@@ -88,6 +94,7 @@ export class FollowedList<T extends KubernetesObject> {
   private failed(err: unknown): void {
     if (this.stopped) return;
     this.lastError = describeKubeError(err);
+    this.lastStatus = apiStatusCode(err);
     const { minMs, maxMs } = this.options.backoff ?? { minMs: 500, maxMs: 30_000 };
     const delay = Math.min(maxMs, minMs * 2 ** this.failures);
     this.failures += 1;

@@ -26,6 +26,9 @@ export interface RouteListsOptions {
 const GATEWAY_GROUP = 'gateway.networking.k8s.io';
 const GATEWAY_VERSION = 'v1';
 
+/** The answers that mean a Gateway API collection is not there to read: not installed, or not granted. */
+const ABSENT_STATUSES: ReadonlySet<number> = new Set([403, 404]);
+
 /** The CRD whose arrival turns the Gateway API on (the collection Portcullis checks for). */
 const HTTPROUTE_CRD = `httproutes.${GATEWAY_GROUP}`;
 
@@ -54,6 +57,8 @@ interface CrdObject extends KubernetesObject {
  * it, 403) does not hold the others back: it counts as what it last listed (nothing, until it
  * lists once) with a warning, and keeps being retried (FollowedList); once it lists, its objects
  * count and a build follows. Otherwise a missing Gateway CRD would freeze every Ingress change.
+ * Any other failure (a timeout, 429, 503) is waited out: building without HTTPRoutes that merely
+ * failed to list would take every Gateway route down, and drop their hosts' recorded owners.
  */
 export class RouteLists {
   private lists: Lists | undefined;
@@ -98,7 +103,7 @@ export class RouteLists {
 
   /**
    * Whether every collection has been listed, so `objects()` is the cluster rather than a part of
-   * it; a Gateway API list that failed to list counts as listed (see the class comment).
+   * it; a Gateway API list the API server answered 404 or 403 counts as listed (see the class comment).
    */
   synced(): boolean {
     if (this.lists === undefined) return false;
@@ -108,7 +113,11 @@ export class RouteLists {
       FollowedList<KubernetesObject> | undefined,
     ][]) {
       if (list === undefined || list.synced()) continue;
-      const error = GATEWAY_KEYS.includes(key) ? list.error() : undefined;
+      // Only an API server that says the collection is not there (404) or not ours to read (403)
+      // lets the build go on without it; any other failure (a timeout, 429, 503) waits for the
+      // retry, so a replica never builds without HTTPRoutes that merely failed to list.
+      const absent = GATEWAY_KEYS.includes(key) && ABSENT_STATUSES.has(list.errorStatus() ?? 0);
+      const error = absent ? list.error() : undefined;
       if (error === undefined) return false;
       unreadable.push({ what: key, error });
     }
