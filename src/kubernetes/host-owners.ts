@@ -18,9 +18,11 @@
  *   covers nothing: it is a default, owned only as itself. A host recorded before the wildcard was
  *   claimed stays its owner's.
  *
- * The one weakness left: before a host has a record (a new cluster, or the first pass after an
- * upgrade, or while the Lease holder cannot write status), the oldest-object rule decides, so an
- * old object of another namespace that claims the host in that same moment wins it.
+ * Where it does not protect yet (docs/kubernetes.md, "Multi-tenant safety", lists them): before a
+ * host has a record (a new cluster, the first pass after an upgrade, a re-created `global`), or while
+ * the Lease holder cannot write status (a record grown past the object size limit), the
+ * oldest-object rule decides; and a record dropped when the last claim goes away (a delete and
+ * create) lets another namespace's wildcard over the host take it.
  */
 import { isPlainObject } from '../config/value-readers.js';
 import type { ObjectRef } from './object-problems.js';
