@@ -18,13 +18,17 @@
  * - Others: their paths on the host are left out (`skipped`, reported on the object as a
  *   RouteRefused Event and in its status), one message per object and host naming the owner and
  *   how to share; every other object and host is served as before.
- * - Certificates: a listener certificate from a namespace is left out when one of its names is a
- *   host, or lies under a wildcard, owned by another namespace that does not share it with the
- *   certificate's namespace: Envoy prefers the most specific name, so team-b's certificate for
- *   `app.example.com` would otherwise win over team-a's for `app.example.com` or `*.example.com`.
- *   A wildcard certificate (`*.example.com`, say a shared Gateway's) is still served for exact
- *   hosts of other namespaces under it: Envoy prefers an owner's own exact certificate to it, so
- *   nothing of the owner's is displaced.
+ * - Certificates: ordered, never left out. Envoy picks a listener certificate by SNI, an exact
+ *   name before a wildcard, and among certificates with the same name the first loaded
+ *   (arch_overview/security/ssl, "Certificate selection"; edge-tls.ts relies on the same rule).
+ *   So every certificate serves, in the order given (oldest object first), except that one naming
+ *   a host, or a name under a wildcard, owned by another namespace that does not share it with the
+ *   certificate's namespace goes after all the others and is reported (`skipped`, a warning on the
+ *   object that referenced its Secret, naming the owner): the owner's own certificate for that
+ *   name wins, and one tenant's claim never takes a certificate (a shared Gateway's for
+ *   `example.com` and `*.example.com`, or team-a's naming a host team-b claimed later) away from
+ *   the other hosts it serves. What stays: a foreign certificate naming a host exactly answers for
+ *   it while the owner has no certificate with that very name (an owner's wildcard loses to it).
  */
 import { ANNOTATION_PREFIX } from './annotations.js';
 import {
@@ -32,6 +36,7 @@ import {
   decideHostOwners,
   NAMESPACE_NAME,
   sharesWith,
+  type HostClaim,
   type HostOwner,
   type RecordedOwner,
 } from './host-owners.js';
@@ -108,21 +113,36 @@ export function withRouteShares(
 
 /**
  * Decides each host's owner (host-owners.ts, from `recorded` and these candidates' claims) and
- * leaves out the other namespaces' claims (see the module comment).
+ * leaves out the other namespaces' claims (see the module comment). Every host of `recorded` the
+ * owner holds itself counts as claimed by its owner, with the namespaces a decided owner
+ * (HostOwner) shares it with, whether or not an object of the owner is among `candidates`: an
+ * owner's wildcard keeps covering the hosts under it while the owner's object is refused or left
+ * out of this build. Hosts `recorded` has through a wildcard (`coveredBy`) are decided again from
+ * that wildcard.
  */
 export function claimHosts(
   candidates: readonly RouteCandidate[],
-  recorded: ReadonlyMap<string, RecordedOwner> = new Map(),
+  recorded: ReadonlyMap<string, RecordedOwner | HostOwner> = new Map(),
 ): ClaimedHosts {
-  const owners = decideHostOwners(
-    recorded,
-    candidates.map((candidate) => ({
+  const held = [...recorded].filter(([, owner]) => !('coveredBy' in owner && owner.coveredBy !== undefined));
+  // Each recorded claim's stand-in object, and the object the record names (if any) in its place.
+  const standIns = new Map<ObjectRef, ObjectRef | undefined>();
+  const decided = decideHostOwners(new Map(held), [
+    ...candidates.map((candidate) => ({
       host: candidate.host,
       namespace: namespaceOf(candidate),
       object: candidate.origin.object,
       rank: candidate.rank,
       sharesWith: candidate.sharesHostWith ?? [],
     })),
+    ...held.map(([host, owner]) => recordedClaim(host, owner, standIns)),
+  ]);
+  const owners = new Map(
+    [...decided].map(([host, owner]) =>
+      owner.object !== undefined && standIns.has(owner.object)
+        ? [host, { ...owner, object: standIns.get(owner.object) }]
+        : [host, owner],
+    ),
   );
   const kept: RouteCandidate[] = [];
   const skipped = new Map<string, ObjectProblem>();
@@ -152,17 +172,25 @@ export interface OwnedCertificates {
 }
 
 /**
- * The listener certificates a namespace may serve: one with a name that is a host, or lies under a
- * wildcard, owned by another namespace that does not share it with the certificate's namespace is
- * left out and reported on the object that referenced its Secret (see the module comment).
+ * Every listener certificate, ordered so that an owner's own certificate wins by SNI: first, in
+ * the order given (oldest first), those whose names are all hosts their namespace may serve or
+ * that no one owns; after them, in the order given, those naming a host (or lying under a
+ * wildcard) owned by another namespace that does not share it with the certificate's namespace,
+ * each reported on the object that referenced its Secret as a warning naming the owner. Nothing is
+ * left out: one tenant's claim never takes a certificate away from another's hosts (see the
+ * module comment).
  */
 export function ownedCertificates(
   set: OwnedCertificates,
   owners: ReadonlyMap<string, HostOwner>,
   certificateNames: CertificateNamesOf = readCertificateNames,
 ): OwnedCertificates & { readonly skipped: readonly ObjectProblem[] } {
-  const certificates: { readonly cert: string; readonly key: string }[] = [];
-  const origins: CertificateOrigin[] = [];
+  type Entry = {
+    readonly certificate: { readonly cert: string; readonly key: string };
+    readonly origin: CertificateOrigin | undefined;
+  };
+  const servable: Entry[] = [];
+  const after: Entry[] = [];
   const skipped: ObjectProblem[] = [];
   // Whether any owned host is closed to a namespace: when none is, its certificates need no reading.
   const closed = new Map<string, boolean>();
@@ -176,27 +204,61 @@ export function ownedCertificates(
   set.certificates.forEach((certificate, index) => {
     const origin = set.origins[index];
     const namespace = origin?.object.namespace ?? '';
-    const names = closedTo(namespace) ? certificateNames(certificate.cert) : [];
-    let foreign: { readonly name: string; readonly owner: HostOwner } | undefined;
-    for (const name of names) {
-      const owner = nameOwner(name.toLowerCase(), owners);
-      if (owner !== undefined && !sharesWith(owner, namespace)) {
-        foreign = { name: name.toLowerCase(), owner };
-        break;
-      }
-    }
+    const foreign =
+      origin === undefined || !closedTo(namespace)
+        ? undefined
+        : foreignName(certificateNames(certificate.cert), namespace, owners);
     if (origin === undefined || foreign === undefined) {
-      certificates.push(certificate);
-      if (origin !== undefined) origins.push(origin);
+      servable.push({ certificate, origin });
       return;
     }
+    after.push({ certificate, origin });
     skipped.push({
       object: origin.object,
       where: origin.where,
-      message: `the certificate names ${ownedMessage(foreign.name, foreign.owner)}; it is left out, so it never answers for that host. ${shareHint(foreign.name, foreign.owner, namespace)}`,
+      message: `the certificate names ${ownedMessage(foreign.name, foreign.owner)}; it is still served, after that namespace's certificates, so for ${foreign.name} it answers only while namespace ${foreign.owner.namespace} has no certificate of its own with that very name. ${shareHint(foreign.name, foreign.owner, namespace)}`,
     });
   });
-  return { certificates, origins, skipped };
+  const ordered = [...servable, ...after];
+  return {
+    certificates: ordered.map((entry) => entry.certificate),
+    origins: ordered.flatMap((entry) => (entry.origin === undefined ? [] : [entry.origin])),
+    skipped,
+  };
+}
+
+/** The first of `names` (lower-cased) owned by a namespace that does not share it with `namespace`. */
+function foreignName(
+  names: readonly string[],
+  namespace: string,
+  owners: ReadonlyMap<string, HostOwner>,
+): { readonly name: string; readonly owner: HostOwner } | undefined {
+  for (const name of names.map((item) => item.toLowerCase())) {
+    const owner = nameOwner(name, owners);
+    if (owner !== undefined && !sharesWith(owner, namespace)) return { name, owner };
+  }
+  return undefined;
+}
+
+/**
+ * The claim a recorded owner makes on its host: ranked after every object (so an object of the
+ * owner claiming the host is still the one its messages name), with what a decided owner shares.
+ */
+function recordedClaim(
+  host: string,
+  owner: RecordedOwner | HostOwner,
+  standIns: Map<ObjectRef, ObjectRef | undefined>,
+): HostClaim {
+  // A claim needs an object; the record may name none, so a stand-in, swapped back after deciding.
+  const standIn: ObjectRef = { kind: 'status.hostOwners', name: host };
+  standIns.set(standIn, owner.object);
+  return {
+    host,
+    namespace: owner.namespace,
+    object: standIn,
+    rank: ['\uffff', owner.namespace],
+    sharesWith: 'sharedWith' in owner ? [...owner.sharedWith] : [],
+  };
 }
 
 /** The owner of a certificate name: of the host itself, else of the nearest wildcard over it. */

@@ -8,8 +8,9 @@
  * annotation, a missing Secret or Service): the caller must not publish this build; it replaces
  * each object named by its last accepted version or leaves it out (last-accepted.ts), naming each
  * object in an Event. `skipped` are paths left out by rule (a newer object claiming a path an older
- * one serves, or a host another namespace owns, host-ownership.ts): the build goes on and the
- * object's status says so.
+ * one serves, or a host another namespace owns, host-ownership.ts), and certificates naming
+ * another namespace's host, served after that namespace's own: the build goes on and the
+ * object's status or Events say so.
  */
 import type { Problem } from '../shared/errors.js';
 import { gatewayListeners } from './gateway-listeners.js';

@@ -5,6 +5,9 @@
 // portcullis.dev/allowed_namespaces, team-b's path serves, and taking the annotation away ends it.
 // The Lease holder records the owners in the Portcullis object's status.hostOwners, and a host
 // recorded for team-a stays team-a's when team-b edits an Ingress OLDER than team-a's to claim it.
+// Certificates are ordered, never left out: team-a's older Ingress bringing a certificate for
+// team-b's host (and one of its own) is served for it only until team-b has its own, which then
+// goes first and wins by SNI; team-a's keeps its other name, and a RouteRefused Event names the owner.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { KubeClient, KubeObject } from '../support/kube-client.js';
@@ -17,9 +20,11 @@ import {
   webService,
 } from '../support/kube-route-objects.js';
 import { spawnKubePortcullis, type KubePortcullis } from '../support/kube-portcullis.js';
-import { sendToListener } from '../support/listener-request.js';
+import { sendTlsToListener, sendToListener } from '../support/listener-request.js';
 import { startNetnsHost, type NetnsEcho, type NetnsHost } from '../support/netns-host.js';
 import { waitFor } from '../support/wait.js';
+import { fingerprintOf, servedFingerprint } from '../support/churn-portcullis.js';
+import { generateTestCertificate } from '../support/test-certs.js';
 
 const PUBLIC = 'portcullis.dev/allow_public_unauthenticated_access';
 const SHARE = 'portcullis.dev/allowed_namespaces';
@@ -48,6 +53,33 @@ function tenantIngress(
   const spec = made['spec'] as { rules: { http: { paths: { path: string }[] } }[] };
   spec.rules[0]!.http.paths[0]!.path = path;
   return made;
+}
+
+/** A kubernetes.io/tls Secret `namespace/name` whose certificate names `names`, and its PEM. */
+function tlsSecret(
+  namespace: string,
+  name: string,
+  names: readonly string[],
+): { readonly secret: KubeObject; readonly certPem: string } {
+  const made = generateTestCertificate(names[0], names);
+  return {
+    certPem: made.certPem,
+    secret: {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name, namespace },
+      type: 'kubernetes.io/tls',
+      data: {
+        'tls.crt': Buffer.from(made.certPem).toString('base64'),
+        'tls.key': Buffer.from(made.keyPem).toString('base64'),
+      },
+    } as KubeObject,
+  };
+}
+
+/** `made` with `spec.tls` naming Secret `secretName`. */
+function withTls(made: KubeObject, secretName: string): KubeObject {
+  return { ...made, spec: { ...(made['spec'] as object), tls: [{ secretName }] } } as KubeObject;
 }
 
 /** Waits (20 s) for a RouteRefused Event about Ingress `namespace/name` whose message matches `pattern`. */
@@ -204,5 +236,94 @@ describe('portcullis kubernetes: one namespace cannot add paths on a host anothe
       metadata: { name: 'global' },
     });
     assert.equal(hostOwnersOf(global)[PAY], 'team-a');
+  });
+});
+
+describe("portcullis kubernetes: a certificate naming another namespace's host is ordered after the owner's, not left out", () => {
+  let testHost: NetnsHost;
+  let cluster: KubeCluster;
+  let replica: KubePortcullis;
+  const echoes: NetnsEcho[] = [];
+  const theirs = tlsSecret('team-a', 'legacy-tls', [PAY, 'legacy.example.com']);
+  const mine = tlsSecret('team-b', 'pay-tls', [PAY]);
+
+  before(async () => {
+    testHost = await startNetnsHost();
+    cluster = await startKubeCluster();
+    await applySettings(cluster.admin, undefined, { insecureServer: false });
+    await cluster.admin.apply(ingressClass('portcullis', 'portcullis.dev/ingress-controller'));
+    for (const namespace of ['team-a', 'team-b']) {
+      const echo = await testHost.startEcho(namespace);
+      echoes.push(echo);
+      await cluster.admin.apply({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: namespace } });
+      await cluster.admin.apply(inNamespace(webService(echo.port), namespace));
+      await cluster.admin.apply(
+        inNamespace(endpointSlice(`web-${namespace}`, echo.port, [testHost.address]), namespace),
+      );
+    }
+    await cluster.admin.apply(theirs.secret);
+    await cluster.admin.apply(mine.secret);
+    // The intruder team-a's Ingress first, on a host of its own: older, and its namespace sorts
+    // first, so its certificate comes first in the order given. The owner team-b's later, on PAY.
+    const legacy = await cluster.admin.apply(
+      withTls(
+        tenantIngress('team-a', 'legacy', '/login', { [PUBLIC]: 'true' }, 'legacy.example.com'),
+        'legacy-tls',
+      ),
+    );
+    const legacyCreated = String((legacy.metadata as { creationTimestamp?: string }).creationTimestamp);
+    await waitFor(async () => new Date().toISOString().replace(/\.\d+Z$/, 'Z') > legacyCreated, {
+      what: 'the clock to pass the second team-a/legacy was created in',
+      timeoutMs: 3_000,
+      intervalMs: 50,
+    });
+    await cluster.admin.apply(tenantIngress('team-b', 'pay', '/', { [PUBLIC]: 'true' }, PAY));
+    replica = await spawnKubePortcullis({
+      kubeconfigPath: cluster.kubeconfigPath,
+      identity: 'replica-cert',
+      args: ['--lease-seconds', '3'],
+      ready: 'ready: Envoy is serving routes',
+    });
+  });
+  after(async () => {
+    await replica?.stop('SIGKILL');
+    await cluster?.stop();
+    for (const echo of echoes) await echo.stop();
+    await testHost?.stop();
+  });
+
+  it("team-a's certificate naming team-b's host serves only until team-b has its own, and keeps its other name", async () => {
+    const theirPrint = fingerprintOf(theirs.certPem);
+    const minePrint = fingerprintOf(mine.certPem);
+    const shown = (servername: string): Promise<string> =>
+      servedFingerprint(replica.proxyPort, servername).catch((err: unknown) => `error: ${String(err)}`);
+    // team-b has no certificate for PAY: team-a's, naming it, is served for it (nothing is left out).
+    await waitFor(async () => (await shown(PAY)) === theirPrint, {
+      what: `team-a's certificate to be served for ${PAY} while team-b has none`,
+      timeoutMs: 20_000,
+    });
+    const event = await waitForRefusal(cluster.admin, 'team-a', 'legacy', /the certificate names host/);
+    assert.match(
+      String(event['message']),
+      /^Ingress team-a\/legacy: spec\.tls\[0\]\.secretName \(Secret team-a\/legacy-tls\): the certificate names host pay\.example\.com belongs to namespace team-b \(Ingress team-b\/pay claims it.*\); it is still served, after that namespace's certificates/,
+    );
+    // team-b brings its own: it goes before team-a's older one, and Envoy shows it for PAY.
+    await cluster.admin.apply(
+      withTls(tenantIngress('team-b', 'pay', '/', { [PUBLIC]: 'true' }, PAY), 'pay-tls'),
+    );
+    await waitFor(async () => (await shown(PAY)) === minePrint, {
+      what: `team-b's own certificate to win for ${PAY}`,
+      timeoutMs: 20_000,
+    });
+    const answer = await sendTlsToListener(replica.proxyPort, PAY, '/login', mine.certPem);
+    assert.equal(answer.status, 200);
+    assert.match(answer.body, /"id":"team-b"/);
+    assert.equal(
+      await shown('legacy.example.com'),
+      theirPrint,
+      "team-a's certificate still serves its own host",
+    );
+    const own = await sendTlsToListener(replica.proxyPort, 'legacy.example.com', '/login', theirs.certPem);
+    assert.match(own.body, /"id":"team-a"/);
   });
 });

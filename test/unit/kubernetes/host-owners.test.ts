@@ -234,34 +234,70 @@ test("an exact host under another namespace's owned wildcard is the wildcard own
   assert.deepEqual(pass(cluster({ ingresses: [older, later] }), before.status).out.skipped, []);
 });
 
-test("a certificate naming a host under another namespace's wildcard is left out unless shared (review own4)", () => {
+test("a certificate naming a host under another namespace's wildcard is kept after the owner's, with a warning, unless shared (review own4)", () => {
   const wildcard = tenantIngress('team-a', 'web', '*.example.com', '/', '2025-01-01T00:00:00Z', {
     tls: [{ secretName: 'wild' }],
   });
-  const other = tenantIngress('team-b', 'b', 'b.other.com', '/', '2026-01-01T00:00:00Z', {
+  const other = tenantIngress('team-b', 'b', 'b.other.com', '/', '2024-01-01T00:00:00Z', {
     tls: [{ secretName: 'sneaky' }],
   });
   const secrets = [
     inNamespace(tlsSecret('wild', '*.example.com'), 'team-a'),
     inNamespace(tlsSecret('sneaky', 'app.example.com'), 'team-b'),
   ];
+  const order = (out: RouteSourceOutput): string[] =>
+    out.certificateOrigins.map((origin) => `${origin.object.namespace}/${origin.object.name}`);
   const out = pass(cluster({ ingresses: [wildcard, other] }, secrets), undefined).out;
-  assert.deepEqual(
-    out.certificateOrigins.map((origin) => `${origin.object.namespace}/${origin.object.name}`),
-    ['team-a/web'],
-  );
+  // team-b's is older, yet it goes after team-a's: nothing is left out.
+  assert.deepEqual(order(out), ['team-a/web', 'team-b/b']);
   assert.match(
     out.skipped[0]?.message ?? '',
-    /^the certificate names host app\.example\.com belongs to namespace team-a \(Ingress team-a\/web claims \*\.example\.com, which covers it\); .*claiming \*\.example\.com takes the annotation portcullis\.dev\/allowed_namespaces: "team-b"$/,
+    /^the certificate names host app\.example\.com belongs to namespace team-a \(Ingress team-a\/web claims \*\.example\.com, which covers it\); it is still served, after that namespace's certificates, .*claiming \*\.example\.com takes the annotation portcullis\.dev\/allowed_namespaces: "team-b"$/,
   );
   const sharing = { ...wildcard, metadata: { ...wildcard.metadata, annotations: { [SHARE]: 'team-b' } } };
-  assert.equal(pass(cluster({ ingresses: [sharing, other] }, secrets), undefined).out.certificates.length, 2);
-  // A wildcard certificate over another namespace's exact host still serves (an exact one wins in Envoy).
+  const shared = pass(cluster({ ingresses: [sharing, other] }, secrets), undefined).out;
+  assert.deepEqual(order(shared), ['team-b/b', 'team-a/web']);
+  assert.deepEqual(shared.skipped, []);
+  // A wildcard certificate over another namespace's exact host is no warning (an exact one wins in Envoy).
   const wideSecrets = [inNamespace(tlsSecret('sneaky', '*.example.com'), 'team-b')];
   const exact = tenantIngress('team-a', 'web', 'app.example.com', '/', '2025-01-01T00:00:00Z');
-  assert.equal(
-    pass(cluster({ ingresses: [exact, other] }, wideSecrets), undefined).out.certificates.length,
-    1,
+  const wide = pass(cluster({ ingresses: [exact, other] }, wideSecrets), undefined).out;
+  assert.deepEqual(order(wide), ['team-b/b']);
+  assert.deepEqual(wide.skipped, []);
+});
+
+test("a recorded wildcard keeps covering its hosts while its owner's object is refused (review #8)", () => {
+  const wildcard = tenantIngress('team-a', 'web', '*.example.com', '/', '2025-01-01T00:00:00Z');
+  const A = { ...wildcard, metadata: { ...wildcard.metadata, uid: 'ua' } };
+  const squat = tenantIngress('team-b', 'squat', 'app.example.com', '/login', '2026-02-01T00:00:00Z');
+  const B = { ...squat, metadata: { ...squat.metadata, uid: 'ub' } };
+  const healthy = cluster({ ingresses: [A, B] });
+  const first = pass(healthy, undefined);
+  assert.deepEqual(first.status.hostOwners, { '*.example.com': 'team-a' });
+  // team-a's Service is gone and it has no accepted version: its Ingress is left out of the build.
+  const broken = cluster({
+    ingresses: [A, B],
+    services: [inNamespace(service('web'), 'team-b')],
+    endpointSlices: [inNamespace(slice('web', [['10.1.0.5', true]]), 'team-b')],
+  });
+  const hostOwners = nextHostOwners(first.status, broken);
+  let inputs = liveInputs({ ...broken, hostOwners }, new Map());
+  let out = kubernetesRoutes({ ...broken, ...inputs.routes });
+  for (let round = 0; round < 4 && out.problems.length > 0; round++) {
+    const next = substituteProblemObjects(
+      inputs,
+      out.problems.map((problem) => problem.object),
+      new Map(),
+    );
+    if (next === undefined) break;
+    inputs = next;
+    out = kubernetesRoutes({ ...broken, ...inputs.routes });
+  }
+  assert.equal(inputs.fates.size, 1, 'team-a/web is left out');
+  assert.deepEqual(served(out), [], "team-b's /login does not serve under team-a's wildcard");
+  assert.match(
+    out.skipped[0]?.message ?? '',
+    /belongs to namespace team-a .*claims \*\.example\.com, which covers it/,
   );
 });
 

@@ -1,14 +1,15 @@
 // Host ownership through the whole route source: a namespace's paths on a host another namespace
 // owns (the namespace of the oldest Ingress or HTTPRoute claiming it) are left out with a message
 // naming the owner and how to share, unless the owner shares with portcullis.dev/allowed_namespaces;
-// a certificate naming another namespace's host is left out the same way.
+// a certificate naming another namespace's host is kept, after the owner's own, with a warning.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { formatObjectProblem } from '../../../src/kubernetes/object-problems.js';
 import { kubernetesRoutes, type RouteSourceOutput } from '../../../src/kubernetes/route-source.js';
 import { CONTROLLER_ANNOTATIONS, readAnnotations } from '../../../src/kubernetes/annotations.js';
-import type { Gateway, HTTPRoute, Ingress } from '../../../src/kubernetes/objects.js';
+import type { Gateway, HTTPRoute, Ingress, Secret } from '../../../src/kubernetes/objects.js';
+import { generateTestCertificate } from '../../support/test-certs.js';
 import {
   gateway,
   httpRoute,
@@ -293,7 +294,28 @@ test('an HTTPRoute counts for its own namespace, whatever Gateway it attaches th
   );
 });
 
-test("a certificate naming another namespace's host is left out; the owner's and shared ones serve", () => {
+/** A `kubernetes.io/tls` Secret `namespace/name` whose certificate names `names`. */
+function namesSecret(namespace: string, name: string, names: readonly string[]): Secret {
+  const made = generateTestCertificate(names[0], names);
+  return {
+    metadata: { name, namespace },
+    type: 'kubernetes.io/tls',
+    data: {
+      'tls.crt': Buffer.from(made.certPem).toString('base64'),
+      'tls.key': Buffer.from(made.keyPem).toString('base64'),
+    },
+  };
+}
+
+/** `namespace/name (Secret id)` of each served certificate, in the order Envoy gets them. */
+function certificateOrder(out: RouteSourceOutput): string[] {
+  return out.certificateOrigins.map(
+    (origin) =>
+      `${origin.object.namespace}/${origin.object.name} ${/\(Secret (.*)\)/.exec(origin.where)?.[1]}`,
+  );
+}
+
+test("a certificate naming another namespace's host is kept after the owner's, with a warning naming the owner", () => {
   const aTls = inNamespace(tlsSecret('a-tls', 'app.example.com'), 'team-a');
   const bTls = inNamespace(tlsSecret('b-tls', 'app.example.com'), 'team-b');
   const bOwn = tenantIngress('team-b', 'own', 'b.example.com', ['/'], '2025-01-01T00:00:00Z', undefined, [
@@ -306,19 +328,96 @@ test("a certificate naming another namespace's host is left out; the owner's and
     kubernetesRoutes(input({ ingresses, ...servicesIn(TENANTS) }, [aTls, bTls]));
   const out = build([bOwn, aWeb]);
   assert.deepEqual(out.problems, []);
-  assert.deepEqual(
-    out.certificateOrigins.map((origin) => origin.where),
-    ['spec.tls[0].secretName (Secret team-a/a-tls)'],
-  );
-  assert.equal(out.certificates.length, 1);
+  // team-b's (older) certificate is not left out; team-a's own goes first, so it wins by SNI.
+  assert.deepEqual(certificateOrder(out), ['team-a/web team-a/a-tls', 'team-b/own team-b/b-tls']);
+  assert.equal(out.certificates.length, 2);
+  assert.equal(out.skipped.length, 1);
   assert.match(
     formatObjectProblem(out.skipped[0]!),
-    /^Ingress team-b\/own: spec\.tls\[0\]\.secretName \(Secret team-b\/b-tls\): the certificate names host app\.example\.com belongs to namespace team-a/,
+    /^Ingress team-b\/own: spec\.tls\[0\]\.secretName \(Secret team-b\/b-tls\): the certificate names host app\.example\.com belongs to namespace team-a .*; it is still served, after that namespace's certificates, so for app\.example\.com it answers only while namespace team-a has no certificate of its own with that very name\. To share it/,
   );
+  // Shared: no warning, the order given (oldest object first).
   const shared = { ...aWeb, metadata: { ...aWeb.metadata, annotations: { [SHARE]: 'team-b' } } };
-  assert.equal(build([bOwn, shared]).certificates.length, 2);
-  // No one claims app.example.com: team-b's certificate serves.
-  assert.equal(build([bOwn]).certificates.length, 1);
+  const sharedOut = build([bOwn, shared]);
+  assert.deepEqual(certificateOrder(sharedOut), ['team-b/own team-b/b-tls', 'team-a/web team-a/a-tls']);
+  assert.deepEqual(sharedOut.skipped, []);
+  // No one claims app.example.com: team-b's certificate serves, no warning.
+  assert.deepEqual(certificateOrder(build([bOwn])), ['team-b/own team-b/b-tls']);
+  assert.deepEqual(build([bOwn]).skipped, []);
+});
+
+test("a tenant claiming one name of another namespace's certificate does not take the certificate away (review: certs)", () => {
+  const aTls = namesSecret('team-a', 'a-tls', ['a.example.com', 'b.example.com']);
+  const aWeb = tenantIngress('team-a', 'web', 'a.example.com', ['/'], '2026-01-01T00:00:00Z', undefined, [
+    { secretName: 'a-tls' },
+  ]);
+  const bClaim = tenantIngress('team-b', 'grab', 'b.example.com', ['/'], '2026-11-29T00:00:00Z');
+  const out = kubernetesRoutes(input({ ingresses: [aWeb, bClaim], ...servicesIn(TENANTS) }, [aTls]));
+  assert.deepEqual(out.problems, []);
+  assert.deepEqual(certificateOrder(out), ['team-a/web team-a/a-tls']);
+  assert.match(out.skipped[0]?.message ?? '', /names host b\.example\.com belongs to namespace team-b/);
+  assert.deepEqual(served(out), [
+    'https://a.example.com / <- team-a/web',
+    'https://b.example.com / <- team-b/grab',
+  ]);
+});
+
+test("a shared Gateway's certificate is kept when a tenant claims one of its names, and orders after the tenant's own", () => {
+  const infraTls = namesSecret('infra', 'edge-tls', ['example.com', '*.example.com']);
+  const edge = inNamespace(
+    gateway([
+      {
+        ...httpsListener('*.example.com'),
+        allowedRoutes: { namespaces: { from: 'All' } },
+      },
+      { ...httpsListener('example.com'), name: 'apex', allowedRoutes: { namespaces: { from: 'All' } } },
+    ]),
+    'infra',
+  );
+  // team-b is first to claim example.com, with no certificate of its own.
+  const apex = tenantIngress('team-b', 'apex', 'example.com', ['/'], '2026-11-29T00:00:00Z');
+  const build = (ingresses: readonly Ingress[], secrets: readonly Secret[] = []): RouteSourceOutput =>
+    kubernetesRoutes(
+      input({ ingresses, gateways: [edge], ...servicesIn([...TENANTS, 'infra']) }, [infraTls, ...secrets]),
+    );
+  const out = build([apex]);
+  assert.deepEqual(out.problems, []);
+  assert.deepEqual(certificateOrder(out), ['infra/edge infra/edge-tls']);
+  assert.match(
+    formatObjectProblem(out.skipped[0]!),
+    /^Gateway infra\/edge: spec\.listeners\[0\]\.tls\.certificateRefs\[0\] \(Secret infra\/edge-tls\): the certificate names host example\.com belongs to namespace team-b \(Ingress team-b\/apex/,
+  );
+  // Once team-b brings its own certificate for example.com, it goes first and wins by SNI.
+  const withOwn = { ...apex, spec: { ...apex.spec, tls: [{ secretName: 'b-tls' }] } };
+  const bTls = inNamespace(tlsSecret('b-tls', 'example.com'), 'team-b');
+  assert.deepEqual(certificateOrder(build([withOwn], [bTls])), [
+    'team-b/apex team-b/b-tls',
+    'infra/edge infra/edge-tls',
+  ]);
+});
+
+test("an exact certificate on an infra Gateway listener serves a tenant HTTPRoute's host (reported, not left out)", () => {
+  const infraTls = inNamespace(tlsSecret('edge-tls', 'app.example.com'), 'infra');
+  const edge = inNamespace(
+    gateway([{ ...httpsListener('app.example.com'), allowedRoutes: { namespaces: { from: 'All' } } }]),
+    'infra',
+  );
+  const route = httpRoute('r', {
+    parentRefs: [{ name: 'edge', namespace: 'infra' }],
+    hostnames: ['app.example.com'],
+    rules: [{ backendRefs: [{ name: 'web', port: 80 }] }],
+  });
+  const teamRoute: HTTPRoute = {
+    ...route,
+    metadata: { ...route.metadata, namespace: 'team-a', creationTimestamp: '2026-01-01T00:00:00Z' },
+  };
+  const out = kubernetesRoutes(
+    input({ gateways: [edge], httpRoutes: [teamRoute], ...servicesIn(TENANTS) }, [infraTls]),
+  );
+  assert.deepEqual(out.problems, []);
+  assert.deepEqual(served(out), ['https://app.example.com / <- team-a/r']);
+  assert.deepEqual(certificateOrder(out), ['infra/edge infra/edge-tls']);
+  assert.match(out.skipped[0]?.message ?? '', /belongs to namespace team-a \(HTTPRoute team-a\/r/);
 });
 
 test('the HTTPRoute fixtures of one namespace are unaffected (the Gateway shares its namespace)', () => {
