@@ -79,13 +79,24 @@ interface Entry {
   readonly standing: 0 | 1 | 2;
 }
 
-/** The conflict rank of an object: older first; objects without a timestamp after those with one. */
+/**
+ * The conflict rank of an object: older first; objects without a timestamp after those with one.
+ * The time is compared as epoch milliseconds: the watcher's objects carry `creationTimestamp` as
+ * the API's RFC 3339 text when a watch event delivered them, but as a Date when client-node's
+ * typed list deserialized them, and the two must order alike.
+ */
 export function rankOf(
   object: ObjectRef,
-  creationTimestamp: string | undefined,
+  creationTimestamp: string | Date | undefined,
   place: number,
 ): readonly [string, string, number] {
-  return [creationTimestamp ?? '\uffff', `${object.namespace ?? ''}/${object.name}`, place];
+  return [timestampKey(creationTimestamp), `${object.namespace ?? ''}/${object.name}`, place];
+}
+
+/** A creation time as fixed-width epoch milliseconds (text order is time order); none or unreadable: last. */
+function timestampKey(value: string | Date | undefined): string {
+  const ms = value instanceof Date ? value.getTime() : typeof value === 'string' ? Date.parse(value) : NaN;
+  return Number.isFinite(ms) && ms >= 0 ? String(ms).padStart(16, '0') : '\uffff';
 }
 
 /**

@@ -249,3 +249,25 @@ test("translate's problems map back too, naming Kubernetes routes by object and 
     'never matches: Ingress shop/app (spec.rules[0].http.paths[0]) comes first',
   );
 });
+
+test('creation times order alike whether an object came as text (a watch event) or a Date (a typed list)', () => {
+  const older = ingress('older', [path('/', 'Prefix')], { created: '2026-01-01T00:00:00Z' });
+  const newer = ingress('newer', [path('/', 'Prefix')], { created: '2026-01-01T00:00:01Z' });
+  // client-node's typed list gives the newer object's time as a Date; the older one came by watch, as text.
+  const asDate = {
+    ...newer,
+    metadata: { ...newer.metadata, creationTimestamp: new Date('2026-01-01T00:00:01Z') },
+  } as unknown as typeof newer;
+  for (const ingresses of [
+    [older, asDate],
+    [asDate, older],
+  ]) {
+    const out = kubernetesRoutes(input({ ingresses }));
+    assert.equal(out.routes.length, 1);
+    assert.equal(out.routeOrigins[0]?.object.name, 'older', 'the older object keeps the path');
+    assert.match(
+      out.skipped.map(formatObjectProblem).join('\n'),
+      /Ingress shop\/newer: .*already served by Ingress shop\/older/,
+    );
+  }
+});
