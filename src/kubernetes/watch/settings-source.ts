@@ -267,7 +267,9 @@ export class SettingsSource {
     await this.reportRoutes(routeProblems, desired.skipped, (problem) => {
       if (!built.ok) return kept;
       return desired.skipped.includes(problem)
-        ? 'its other paths serve'
+        ? /(^|\.)tls\b|certificateRefs/.test(problem.where ?? '')
+          ? "the certificate stays served after the owner namespace's own"
+          : 'its other paths serve'
         : fateText(fates.get(refKey(problem.object)));
     });
     this.verdict = { generation: desired.generation, problems, serving: this.serving };
