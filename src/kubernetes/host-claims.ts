@@ -21,19 +21,17 @@ import {
 } from './host-owners.js';
 import { hostProblem, intersectHosts } from './hosts.js';
 import { classFilter } from './ingress-routes.js';
-import type { Gateway, GatewayClass, HTTPRoute, Ingress, IngressClass } from './objects.js';
+import type { HTTPRoute, Ingress } from './objects.js';
 import { refOf, type ObjectRef } from './object-problems.js';
 import { rankOf } from './route-assembly.js';
+import type { RouteSourceInput } from './route-source.js';
 import { newCertificateSet } from './tls-secrets.js';
 
-/** The objects claims are read from (a RouteObjects has them). */
-export interface ClaimSources {
-  readonly ingressClasses: readonly IngressClass[];
-  readonly ingresses: readonly Ingress[];
-  readonly gatewayClasses: readonly GatewayClass[];
-  readonly gateways: readonly Gateway[];
-  readonly httpRoutes: readonly HTTPRoute[];
-}
+/** The objects claims are read from: the route source's own lists of them. */
+export type ClaimSources = Pick<
+  RouteSourceInput,
+  'ingressClasses' | 'ingresses' | 'gatewayClasses' | 'gateways' | 'httpRoutes'
+>;
 
 /** Every host claim of the live objects (see the module comment); a bad host claims nothing. */
 export function liveHostClaims(sources: ClaimSources): HostClaim[] {

@@ -3,7 +3,7 @@
  * does not resolve `*.localhost`, so tests send to the listener's IP and name the host (over TLS,
  * as SNI too). 10 s bound.
  */
-import { request, type IncomingHttpHeaders } from 'node:http';
+import { request, type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 
@@ -43,17 +43,7 @@ export function sendToListener(
         agent: false,
         timeout: 10_000,
       },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-      },
+      (res) => readAnswer(res, resolve),
     );
     req.on('timeout', () => req.destroy(new Error(`${host}${path} timed out`)));
     req.on('error', reject);
@@ -92,13 +82,9 @@ export function sendTlsToListener(
       },
       (res) => {
         const peer = (res.socket as TLSSocket).getPeerCertificate();
-        const chunks: Buffer[] = [];
-        res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () =>
+        readAnswer(res, (answer) =>
           resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
+            ...answer,
             certificate: {
               commonName: String(peer.subject?.CN ?? ''),
               subjectAltName: peer.subjectaltname ?? '',
@@ -111,4 +97,13 @@ export function sendTlsToListener(
     req.on('error', reject);
     req.end();
   });
+}
+
+/** Reads `res` to its end and hands its status, headers and body to `done`. */
+function readAnswer(res: IncomingMessage, done: (answer: ListenerAnswer) => void): void {
+  const chunks: Buffer[] = [];
+  res.on('data', (chunk: Buffer) => chunks.push(chunk));
+  res.on('end', () =>
+    done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+  );
 }
